@@ -1,0 +1,66 @@
+"""minitensor: a small, readable reverse-mode autograd library on numpy, with PyTorch's API.
+
+    import minitensor as torch
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = (x @ x.T).softmax(dim=-1)
+    y.backward(torch.randn(2, 2))
+    x.grad
+"""
+from . import _dtype
+from ._dtype import (  # noqa: F401
+    bool_ as bool, double, float, float16, float32, float64, get_default_dtype, half, int, int8, int16,
+    int32, int64, long, set_default_dtype, uint8,
+)
+from .tensor import Size, Tensor, device  # noqa: F401
+from . import ops as _ops  # noqa: F401  (attaches the op methods to Tensor)
+from .ops.elementwise import (  # noqa: F401
+    abs, add, clamp, clip, clone, cos, div, divide, erf, exp, gelu, log, maximum, minimum, mul, multiply, neg,
+    negative, pow, reciprocal, relu, rsqrt, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh, true_divide,
+)
+from .ops.compare import (  # noqa: F401
+    allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater, greater_equal, gt,
+    isclose, isfinite, isinf, isnan, le, less, less_equal, logical_and, logical_not, logical_or, logical_xor,
+    lt, ne, not_equal,
+)
+from .ops.reduce import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, count_nonzero, logsumexp, max, mean, min, norm, prod, std, sum, var,
+)
+from .ops.shape import (  # noqa: F401
+    broadcast_to, cat, chunk, concat, concatenate, expand, flatten, flip, movedim, narrow, permute, repeat,
+    reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
+)
+from .ops.indexing import gather, index_select, masked_fill, nonzero, tril, triu, where  # noqa: F401
+from .ops.linalg import bmm, dot, einsum, matmul, mm, outer  # noqa: F401
+from .ops.softmax import log_softmax, softmax  # noqa: F401
+from .ops.selection import argsort, cumsum, multinomial, sort, topk  # noqa: F401
+from .factories import (  # noqa: F401
+    arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal, ones,
+    ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
+)
+from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state  # noqa: F401
+from . import autograd  # noqa: F401
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+
+# Names tutorials use in annotations and isinstance checks.
+FloatTensor = DoubleTensor = LongTensor = ByteTensor = BoolTensor = IntTensor = Tensor
+dtype = type(float32)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, sci_mode=None):
+    import numpy as _np
+
+    _np.set_printoptions(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth)
+
+
+from . import nn, optim  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,112 @@
+"""dtypes under PyTorch's names, the default dtype, and PyTorch's type-promotion rules.
+
+numpy does the arithmetic, but two of its rules differ from PyTorch's and learners notice both:
+an integer tensor times a Python float is float64 in numpy and the *default* dtype in PyTorch,
+and an int64 tensor plus a float32 tensor is float64 in numpy and float32 in PyTorch.
+`result_dtype` applies PyTorch's rules so the result of every op matches what a tutorial prints.
+"""
+import numpy as np
+
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+float16 = np.dtype("float16")
+int64 = np.dtype("int64")
+int32 = np.dtype("int32")
+int16 = np.dtype("int16")
+int8 = np.dtype("int8")
+uint8 = np.dtype("uint8")
+bool_ = np.dtype("bool")
+
+float = float32  # torch.float is float32
+double = float64
+long = int64
+int = int32  # noqa: A001 - torch.int is int32
+half = float16
+
+_default = float32
+
+_ALIASES = {
+    "float32": float32, "float": float32, "float64": float64, "double": float64,
+    "float16": float16, "half": float16, "int64": int64, "long": int64, "int32": int32,
+    "int": int32, "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_,
+}
+
+
+def as_dtype(dtype):
+    """Turn anything naming a dtype (np.dtype, numpy type, 'float32', Python float/int/bool) into an np.dtype."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, np.dtype):
+        return dtype
+    if isinstance(dtype, str):
+        try:
+            return _ALIASES[dtype.replace("torch.", "")]
+        except KeyError:
+            raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_ALIASES)}") from None
+    if dtype is builtins_float:
+        return _default
+    if dtype is builtins_int:
+        return int64
+    if dtype is builtins_bool:
+        return bool_
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"unknown dtype {dtype!r}") from None
+
+
+import builtins as _b  # noqa: E402 - the names float/int above shadow the builtins on purpose
+
+builtins_float, builtins_int, builtins_bool = _b.float, _b.int, _b.bool
+
+
+def set_default_dtype(dtype):
+    """Set the dtype that Python floats and float factories produce (float32 or float64)."""
+    global _default
+    d = as_dtype(dtype)
+    if d not in (float32, float64, float16):
+        raise TypeError(f"set_default_dtype: only floating dtypes are allowed, got {d}")
+    _default = d
+
+
+def get_default_dtype():
+    return _default
+
+
+def is_floating(dtype):
+    return dtype.kind == "f"
+
+
+def _category(dtype):
+    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(dtype.kind, 3)
+
+
+def _scalar_category(x):
+    if isinstance(x, (bool, np.bool_)):
+        return 0
+    if isinstance(x, (_b.int, np.integer)):
+        return 1
+    return 2
+
+
+def result_dtype(a, b):
+    """PyTorch's promotion of two operands, each an np.ndarray (a tensor's data) or a Python scalar.
+
+    Higher category wins (bool < integer < float). Within a category a dimensioned tensor beats a
+    0-d tensor, which beats a Python scalar; two dimensioned tensors promote as numpy does.
+    """
+    a_arr, b_arr = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
+    if a_arr and b_arr:
+        ca, cb = _category(a.dtype), _category(b.dtype)
+        if ca != cb:
+            return a.dtype if ca > cb else b.dtype
+        if (a.ndim == 0) != (b.ndim == 0):
+            return b.dtype if a.ndim == 0 else a.dtype
+        return np.promote_types(a.dtype, b.dtype)
+    if not a_arr and not b_arr:
+        raise TypeError("result_dtype needs at least one tensor operand")
+    arr, scalar = (a, b) if a_arr else (b, a)
+    cs, ct = _scalar_category(scalar), _category(arr.dtype)
+    if cs <= ct:
+        return arr.dtype
+    return _default if cs == 2 else int64

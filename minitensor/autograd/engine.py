@@ -1,0 +1,236 @@
+"""The backward pass: walk the graph from the outputs back to the leaves, calling each node's VJP once.
+
+1. Collect every node reachable from the outputs and count, for each, how many edges lead into it
+   (its consumers). The walk uses an explicit stack, so a 100 000-op chain needs no recursion.
+2. Run nodes in topological order (Kahn's algorithm): a node runs once all its consumers have
+   sent their gradient, so it runs once, with the sum of everything that flows into it.
+3. Check each returned gradient against its input (same shape; dtype cast like PyTorch does) and
+   name the op when it is wrong, so a buggy VJP is found where it is, not three ops later.
+4. Unless `retain_graph`, free each node's saved tensors once it has run.
+"""
+import numpy as np
+
+from . import grad_mode
+from .function import _freed_message
+from .. import _anomaly
+
+
+def _as_tensor(x):
+    from ..tensor import Tensor
+
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+
+
+def _root_grad(t, g):
+    from ..tensor import Tensor
+
+    if g is None:
+        if t.data.size != 1:
+            raise RuntimeError(
+                f"backward: grad can be implicitly created only for scalar outputs; this output has "
+                f"shape {tuple(t.shape)}, so pass gradient= (a tensor of that shape)"
+            )
+        return Tensor._make(np.ones_like(t.data))
+    g = g if isinstance(g, Tensor) else Tensor._make(np.asarray(g, dtype=t.dtype))
+    if g.shape != t.shape:
+        raise RuntimeError(
+            f"backward: gradient has shape {tuple(g.shape)} but the output has shape {tuple(t.shape)}"
+        )
+    return g
+
+
+def _check_grad(node, i, inp, g):
+    if not hasattr(g, "data"):
+        g = _as_tensor(g)
+    if g.data.shape != inp.data.shape:
+        raise RuntimeError(
+            f"backward of '{node.name()}' returned a gradient of shape {tuple(g.data.shape)} for "
+            f"input {i}, which has shape {tuple(inp.data.shape)}"
+        )
+    if g.data.dtype != inp.data.dtype:
+        if g.data.dtype.kind != "f":
+            raise RuntimeError(
+                f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {inp.dtype}"
+            )
+        g = g.to(inp.data.dtype)  # mixed-precision ops: the gradient takes its input's dtype
+    return g
+
+
+def _collect(roots):
+    """Nodes reachable from `roots` and, for each, the number of graph edges that lead into it."""
+    consumers = {}
+    stack = [r for r in roots]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        if node.inputs is None:
+            raise RuntimeError(_freed_message(node))
+        for _, t in node.edges:
+            child = t.grad_fn
+            if child is not None:
+                consumers[child] = consumers.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+    return consumers
+
+
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, visit=None):
+    """Backpropagate. With `capture` (a list of tensors) return their gradients instead of touching `.grad`.
+
+    `visit(node, g, grads)` is called after each node's VJP (used by `explain`).
+    """
+    node_grads = {}
+    leaf_grads = {}  # id(leaf) -> [leaf, accumulated gradient]
+    for t, g in zip(outputs, grad_outputs):
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
+                "(did you forget requires_grad=True, or compute it under no_grad?)"
+            )
+        g = _root_grad(t, g)
+        if t.grad_fn is None:
+            _accumulate(leaf_grads, t, g)
+        else:
+            node_grads[t.grad_fn] = node_grads[t.grad_fn] + g if t.grad_fn in node_grads else g
+    roots = list(node_grads)
+    consumers = _collect(roots)
+    captured = {}
+    capture_nodes = {}
+    if capture is not None:
+        for t in capture:
+            if t.grad_fn is not None:
+                capture_nodes[t.grad_fn] = t
+    ready = [n for n in roots if consumers.get(n, 0) == 0]
+    prev = grad_mode._enabled
+    grad_mode._enabled = bool(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            g = node_grads.pop(node, None)
+            edges = node.edges
+            if g is not None:
+                if node.hooks:
+                    for hook in node.hooks:
+                        new = hook(g)
+                        g = g if new is None else _as_tensor(new)
+                if node.retain and capture is None:
+                    out = node.output
+                    gg = g if create_graph else _as_tensor(g.data.copy())
+                    out.grad = gg if out.grad is None else out.grad + gg
+                if node in capture_nodes:
+                    captured[id(capture_nodes[node])] = g
+                for (_, t), v in zip(edges, node.versions):
+                    if t._version != v:
+                        raise RuntimeError(
+                            f"backward of '{node.name()}': one of its input tensors (shape {tuple(t.shape)}) "
+                            "was modified by an in-place operation after it was used; its backward would be wrong"
+                        )
+                grads = node.backward(node, g)
+                if not isinstance(grads, tuple):
+                    grads = (grads,)
+                if len(grads) != len(node.inputs):
+                    raise RuntimeError(
+                        f"backward of '{node.name()}' returned {len(grads)} gradients, but forward took "
+                        f"{len(node.inputs)} arguments (return one per argument, None where there is none)"
+                    )
+                if _anomaly.enabled:
+                    _anomaly.check_backward(node, g, grads)
+                if visit is not None:
+                    visit(node, g, grads)
+            for i, t in edges:
+                gi = grads[i] if g is not None else None
+                if gi is not None:
+                    gi = _check_grad(node, i, t, gi)
+                child = t.grad_fn
+                if child is None:
+                    if gi is not None:
+                        _accumulate(leaf_grads, t, gi)
+                    continue
+                if gi is not None:
+                    node_grads[child] = node_grads[child] + gi if child in node_grads else gi
+                consumers[child] -= 1
+                if consumers[child] == 0:
+                    ready.append(child)
+            if not retain_graph:
+                node.inputs = None
+                node.saved = ()
+    finally:
+        grad_mode._enabled = prev
+    for t, g in leaf_grads.values():
+        if t._hooks:
+            for hook in t._hooks:
+                new = hook(g)
+                g = g if new is None else _as_tensor(new)
+        if capture is not None:
+            captured[id(t)] = g
+        else:
+            if not create_graph:
+                g = _as_tensor(g.data.copy())  # .grad never aliases another tensor's memory
+            t.grad = g if t.grad is None else t.grad + g
+    return captured
+
+
+def _accumulate(leaf_grads, t, g):
+    entry = leaf_grads.get(id(t))
+    if entry is None:
+        leaf_grads[id(t)] = [t, g]
+    else:
+        entry[1] = entry[1] + g
+
+
+def _tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
+    tensors = _tuple(tensors)
+    grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _tuple(inputs)
+        grads = run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=list(inputs))
+        for t in inputs:
+            g = grads.get(id(t))
+            if g is not None:
+                g = g if create_graph else _as_tensor(g.data.copy())
+                t.grad = g if t.grad is None else t.grad + g
+        return
+    run_backward(tensors, grad_tensors, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
+         materialize_grads=False):
+    """Return d(outputs)/d(inputs) weighted by `grad_outputs`, without touching any `.grad`.
+
+    With `create_graph=True` the returned gradients carry a graph of their own, so they can be
+    differentiated again (Hessian-vector products, gradient penalties).
+    """
+    outputs = _tuple(outputs)
+    inputs_t = _tuple(inputs)
+    grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, t in enumerate(inputs_t):
+        if not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=list(inputs_t))
+    result = []
+    for i, t in enumerate(inputs_t):
+        g = found.get(id(t))
+        if g is None:
+            if materialize_grads:
+                g = _as_tensor(np.zeros_like(t.data))
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
+                    "pass allow_unused=True if this is expected"
+                )
+        result.append(g)
+    return tuple(result)

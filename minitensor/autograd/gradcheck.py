@@ -1,0 +1,218 @@
+r"""Checking analytic gradients against finite differences, and finding the op that is wrong.
+
+For a function with outputs y_k(x) and random upstream weights u_k, the scalar
+f(x) = \sum_k <u_k, y_k(x)> has gradient \sum_k J_k^T u_k, which backward computes in one pass.
+Central differences (f(x + eps e_j) - f(x - eps e_j)) / (2 eps) estimate each of its elements
+with error O(eps^2) + O(machine eps / eps), about 1e-9 in float64 at eps = 1e-6, hopeless in
+float32 (hence float64 only). The weights u are random, never all ones: the sum of a softmax is
+constant, so `.sum()` would hide every softmax bug.
+
+When the check fails, each node of the graph is checked again on its own recorded inputs, so the
+error can name the op whose backward is wrong instead of only the function that contains it.
+"""
+import numpy as np
+
+from . import grad_mode
+from .engine import grad as _grad
+
+
+class GradcheckError(RuntimeError):
+    """Analytic and numeric gradients disagree; the message names input, element, values and op."""
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _fresh_inputs(inputs):
+    """Copies of the inputs (own memory, never a broadcast view), keeping requires_grad."""
+    from ..tensor import Tensor
+
+    out = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            t = Tensor._make(np.array(x.data, copy=True))
+            if x.requires_grad:
+                t.requires_grad_(True)
+            out.append(t)
+        else:
+            out.append(x)
+    return out
+
+
+def _outputs(fn, args):
+    from ..tensor import Tensor
+
+    outs = _as_tuple(fn(*args))
+    return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f")
+
+
+def _weighted(outs, us):
+    return sum(float(np.sum(o.data.astype(np.float64) * u)) for o, u in zip(outs, us))
+
+
+def _analytic_and_numeric(fn, args, eps, rng):
+    """Return (outputs, [(arg position, analytic, numeric)]) for every arg that requires grad."""
+    from ..tensor import Tensor
+
+    with grad_mode.enable_grad():
+        outs = _outputs(fn, args)
+    us = [rng.standard_normal(o.shape) for o in outs]
+    wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    diff = [o for o in outs if o.requires_grad]
+    if diff:
+        grads = _grad(
+            diff, [args[i] for i in wanted],
+            grad_outputs=[Tensor._make(u.astype(o.dtype)) for o, u in zip(outs, us) if o.requires_grad],
+            retain_graph=True, allow_unused=True,
+        )
+    else:
+        grads = [None] * len(wanted)
+    results = []
+    with grad_mode.no_grad():
+        for i, g in zip(wanted, grads):
+            x = args[i]
+            analytic = np.zeros(x.shape) if g is None else g.data.astype(np.float64)
+            numeric = np.zeros(x.shape)
+            flat = x.data.reshape(-1)  # x owns its memory (see _fresh_inputs), so this is a view into it
+            for j in range(flat.size):
+                orig = flat[j]
+                flat[j] = orig + eps
+                plus = _weighted(_outputs(fn, args), us)
+                flat[j] = orig - eps
+                minus = _weighted(_outputs(fn, args), us)
+                flat[j] = orig
+                numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
+            results.append((i, analytic, numeric))
+    return outs, results
+
+
+def _worst(analytic, numeric, atol, rtol):
+    """The index and values of the element that fails the tolerance by the most, or None."""
+    err = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+    bad = ~(err <= 0)  # nan counts as a failure
+    if not bad.any():
+        return None
+    score = np.where(np.isnan(err), np.inf, err)
+    j = tuple(int(i) for i in np.unravel_index(int(np.argmax(score)), analytic.shape)) if analytic.ndim else ()
+    return j, float(analytic[j]), float(numeric[j]), int(bad.sum())
+
+
+def _graph_nodes(outs):
+    """Every node reachable from `outs` (iteratively), outputs first."""
+    stack = [o.grad_fn for o in outs if o.grad_fn is not None]
+    seen, order = set(stack), []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for _, t in node.edges if node.inputs is not None else ():
+            if t.grad_fn is not None and t.grad_fn not in seen:
+                seen.add(t.grad_fn)
+                stack.append(t.grad_fn)
+    return order
+
+
+def _blame(outs, eps, atol, rtol, rng, max_numel=4096):
+    """Check each node's VJP on its own recorded inputs; describe the ones that are wrong."""
+    from ..tensor import Tensor
+
+    found = []
+    for node in reversed(_graph_nodes(outs)):  # inputs-side ops first: the earliest wrong op leads
+        args = node.inputs
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if any(a.requires_grad and a.dtype != np.float64 for a in tensors):
+            continue
+        if sum(a.data.size for a in tensors if a.requires_grad) > max_numel:
+            continue
+        local = _fresh_inputs(args)
+        try:
+            _, results = _analytic_and_numeric(lambda *a: type(node).apply(*a), local, eps, rng)
+        except Exception:  # an op that can't be re-run on its own is not the one to blame here
+            continue
+        for i, analytic, numeric in results:
+            w = _worst(analytic, numeric, atol, rtol)
+            if w is not None:
+                j, a, n, count = w
+                found.append(
+                    f"the backward of '{node.name()}' is wrong: checked alone on its recorded inputs, "
+                    f"the gradient of its argument {i} (shape {tuple(local[i].shape)}) at element {j} is "
+                    f"{a:.6g} analytically but {n:.6g} numerically"
+                )
+                break
+    return found
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0, **_ignored):
+    """True if the analytic gradients of `fn` at `inputs` match central differences.
+
+    Every input that `requires_grad` is checked; they must be float64. Outputs are reduced with
+    random weights (seeded by `seed`). On failure raises `GradcheckError` naming the input, its
+    worst element, both values and the op whose backward is wrong (or returns False when
+    `raise_exception=False`).
+    """
+    from ..tensor import Tensor
+
+    inputs = _as_tuple(inputs)
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
+            raise GradcheckError(
+                f"gradcheck: input {i} is {x.dtype}; finite differences need float64 (in float32 their "
+                "error is ~1e-2 and correct code fails). Use .double()."
+            )
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        raise GradcheckError("gradcheck: no input requires grad, so there is nothing to check")
+    rng = np.random.default_rng(seed)
+    args = _fresh_inputs(inputs)
+    outs, results = _analytic_and_numeric(fn, args, eps, rng)
+    for i, analytic, numeric in results:
+        w = _worst(analytic, numeric, atol, rtol)
+        if w is None:
+            continue
+        if not raise_exception:
+            return False
+        j, a, n, count = w
+        msg = (
+            f"gradcheck: the gradient of input {i} (shape {tuple(args[i].shape)}) disagrees with finite "
+            f"differences at {count} of {analytic.size} elements. Worst: element {j}, analytic {a:.6g} vs "
+            f"numeric {n:.6g} (atol={atol}, rtol={rtol})."
+        )
+        blamed = _blame(outs, eps, atol, rtol, rng)
+        if blamed:
+            msg += "\n" + "\n".join("  " + b for b in blamed)
+        else:
+            msg += "\n  every op's backward passes on its own inputs; check how the function combines them"
+        raise GradcheckError(msg)
+    return True
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0,
+                  **_ignored):
+    """Check second derivatives: gradcheck of (inputs, v) -> vector-Jacobian product v^T J(inputs).
+
+    The VJP is computed with `create_graph=True`, so this verifies that every backward is itself
+    correctly differentiable.
+    """
+    from ..tensor import Tensor
+
+    inputs = _as_tuple(inputs)
+    rng = np.random.default_rng(seed + 1)
+    with grad_mode.enable_grad():
+        outs = _outputs(fn, _fresh_inputs(inputs))
+    if grad_outputs is None:
+        vs = [Tensor._make(rng.standard_normal(o.shape)).requires_grad_(True) for o in outs]
+    else:
+        vs = [Tensor._make(np.array(v.data, dtype=np.float64)).requires_grad_(True) for v in _as_tuple(grad_outputs)]
+    n = len(inputs)
+    wanted = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def vjp(*args):
+        xs, v = args[:n], args[n:]
+        with grad_mode.enable_grad():  # also while gradcheck evaluates it for finite differences
+            ys = _outputs(fn, xs)
+            pairs = [(y, g) for y, g in zip(ys, v) if y.requires_grad]
+            grads = _grad([y for y, _ in pairs], [xs[i] for i in wanted], grad_outputs=[g for _, g in pairs],
+                          create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(vjp, tuple(inputs) + tuple(vs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, seed=seed)

@@ -1,0 +1,159 @@
+"""Making tensors: from data, filled with a value, ranges, identity, and random draws.
+
+Every factory takes PyTorch's keywords `dtype`, `device` ('cpu' only) and `requires_grad`; float
+factories use the default dtype (float32 unless `set_default_dtype` changed it).
+"""
+import numpy as np
+
+from . import _dtype
+from .random import _gen
+from .tensor import Tensor, _to_array, check_device
+
+
+def _finish(arr, requires_grad, device, where):
+    check_device(device, where)
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size, where):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        return tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"{where}: size must be ints or one tuple of ints, got {size!r}") from None
+
+
+def _float_dtype(dtype):
+    return _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor that owns a copy of `data` (lists, numbers, numpy arrays, tensors)."""
+    arr = np.array(_to_array(data, dtype, "tensor"), copy=True)
+    return _finish(arr, requires_grad, device, "tensor")
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like `tensor`, but shares memory with a numpy array (or returns a tensor as it is) when it can."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == _dtype.as_dtype(dtype)):
+        return data
+    return _finish(_to_array(data, dtype, "as_tensor"), False, device, "as_tensor")
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with `ndarray`, keeping its dtype."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
+    if ndarray.dtype.kind not in "biuf":
+        raise TypeError(f"from_numpy: can't convert an array of dtype {ndarray.dtype}")
+    return Tensor._make(ndarray)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
+    return _finish(np.zeros(_size(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
+    return _finish(np.full(_size((size,), "full"), fill_value, _dtype.as_dtype(dtype)), requires_grad, device, "full")
+
+
+def _like(input, dtype):
+    return _dtype.as_dtype(dtype) or input.dtype
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad, device, "zeros_like")
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad, device, "ones_like")
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return zeros_like(input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad, device, "full_like")
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """[start, end) in steps; int64 when all arguments are integers, else the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
+    return _finish(np.arange(start, end, step).astype(_dtype.as_dtype(dtype)), requires_grad, device, "arange")
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    return _finish(np.linspace(start, end, int(steps)).astype(_float_dtype(dtype)), requires_grad, device, "linspace")
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device, "eye")
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
+    g = generator or _gen()
+    return _finish(g.random(_size(size, "rand")).astype(_float_dtype(dtype)), requires_grad, device, "rand")
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Standard normal, from the global generator (seeded by manual_seed)."""
+    g = generator or _gen()
+    return _finish(g.standard_normal(_size(size, "randn")).astype(_float_dtype(dtype)), requires_grad, device, "randn")
+
+
+def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None):
+    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    if high is None or size is None:
+        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+    g = generator or _gen()
+    arr = g.integers(low, high, size=_size((size,), "randint"))
+    return _finish(arr.astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randint")
+
+
+def randperm(n, dtype=None, device=None, requires_grad=False, generator=None):
+    g = generator or _gen()
+    return _finish(g.permutation(n).astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randperm")
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    return rand(*input.shape, dtype=_like(input, dtype), device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    return randn(*input.shape, dtype=_like(input, dtype), device=device, requires_grad=requires_grad)
+
+
+def normal(mean, std, size=None, generator=None):
+    g = generator or _gen()
+    return Tensor._make(np.asarray(g.normal(mean, std, size), dtype=_dtype.get_default_dtype()))
+
+
+def bernoulli(input, p=None, generator=None):
+    g = generator or _gen()
+    probs = input.data if p is None else np.full(input.shape, p)
+    return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))

@@ -1,0 +1,72 @@
+"""Helpers every op module shares: operands, dims, and `unbroadcast` (the adjoint of broadcasting)."""
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from ..tensor import Tensor, _wrap_dim
+
+
+def operand(x, op):
+    """A Tensor or a Python scalar. numpy scalars act as Python scalars (weak), as they do in PyTorch."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (numbers.Number, bool)):
+        return x
+    if isinstance(x, (np.ndarray, list, tuple)):
+        from ..factories import tensor
+
+        return tensor(x)
+    raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
+
+
+def raw(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def broadcast_shapes(op, *shapes):
+    """The broadcast shape, or an error naming the op and every shape."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " and ".join(str(tuple(s)) for s in shapes)
+        raise RuntimeError(f"{op}: shapes {listed} cannot be broadcast together") from None
+
+
+def binary_result(op, a, b, value):
+    """Cast a numpy result to PyTorch's promoted dtype of operands `a`, `b` (checked for shape first)."""
+    want = _dtype.result_dtype(raw(a), raw(b))
+    return value if value.dtype == want else value.astype(want)
+
+
+def unbroadcast(g, shape):
+    r"""The adjoint of broadcasting `shape` up to `g.shape`: sum `g` over every broadcast dimension.
+
+    Broadcasting copies an input along new leading dims and along its size-1 dims, so each copy's
+    gradient flows back to the one element it came from: sum over those dims, keep the rest.
+    """
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def norm_dims(dim, ndim, op):
+    """`dim` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(sorted({_wrap_dim(d, ndim, op) for d in dim}))
+        return dims or tuple(range(ndim))  # PyTorch reads dim=() as "every dim"
+    return (_wrap_dim(dim, ndim, op),)
+
+
+def float_only(x, op):
+    if x.data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")

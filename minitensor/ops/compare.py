@@ -1,0 +1,94 @@
+"""Comparisons and logic: bool results, no gradient (a step function has zero slope almost everywhere)."""
+import numpy as np
+
+from ..tensor import Tensor, tensor_method
+from ._util import broadcast_shapes, operand, raw
+
+
+def _compare(name, fn):
+    def op(input, other):
+        a, b = raw(operand(input, name)), raw(operand(other, name))
+        try:
+            return Tensor._make(np.asarray(fn(a, b)))
+        except ValueError:
+            broadcast_shapes(name, np.shape(a), np.shape(b))
+            raise
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise `{name}`: a bool tensor, no gradient."
+    return tensor_method()(op)
+
+
+eq = _compare("eq", np.equal)
+ne = _compare("ne", np.not_equal)
+lt = _compare("lt", np.less)
+le = _compare("le", np.less_equal)
+gt = _compare("gt", np.greater)
+ge = _compare("ge", np.greater_equal)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+logical_and = _compare("logical_and", np.logical_and)
+logical_or = _compare("logical_or", np.logical_or)
+logical_xor = _compare("logical_xor", np.logical_xor)
+bitwise_and = _compare("bitwise_and", np.bitwise_and)
+bitwise_or = _compare("bitwise_or", np.bitwise_or)
+bitwise_xor = _compare("bitwise_xor", np.bitwise_xor)
+
+Tensor.__eq__ = eq
+Tensor.__ne__ = ne
+Tensor.__lt__ = lt
+Tensor.__le__ = le
+Tensor.__gt__ = gt
+Tensor.__ge__ = ge
+Tensor.__and__ = bitwise_and
+Tensor.__or__ = bitwise_or
+Tensor.__xor__ = bitwise_xor
+Tensor.__rand__ = lambda self, other: bitwise_and(other, self)
+Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
+
+
+@tensor_method()
+def logical_not(input):
+    """True where input is zero/False."""
+    return Tensor._make(np.logical_not(input.data))
+
+
+@tensor_method()
+def bitwise_not(input):
+    """`~x`: logical not on bool tensors, bitwise not on integers."""
+    if input.dtype.kind == "f":
+        raise TypeError(f"bitwise_not (~): only integer and bool tensors are supported, got {input.dtype}")
+    return Tensor._make(np.invert(input.data))
+
+
+Tensor.__invert__ = bitwise_not
+
+
+@tensor_method()
+def isnan(input):
+    return Tensor._make(np.isnan(input.data))
+
+
+@tensor_method()
+def isinf(input):
+    return Tensor._make(np.isinf(input.data))
+
+
+@tensor_method()
+def isfinite(input):
+    return Tensor._make(np.isfinite(input.data))
+
+
+@tensor_method()
+def equal(input, other):
+    """True if both have the same shape and elements (a Python bool)."""
+    return input.shape == other.shape and bool(np.array_equal(input.data, other.data))
+
+
+@tensor_method()
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input.data, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@tensor_method()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return Tensor._make(np.isclose(input.data, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -1,0 +1,528 @@
+r"""Elementwise ops: arithmetic with broadcasting, and the unary math functions.
+
+Notation in every docstring: `g` is the gradient flowing into the op's output, `out` is the
+forward result, and `unbroadcast(·, a.shape)` sums a gradient back down to the shape of input `a`
+(the adjoint of broadcasting). Each VJP is written with Tensor ops, so it can be differentiated
+again (`create_graph=True`).
+"""
+import math
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method
+from ._erf import erf as _np_erf
+from ._util import binary_result, broadcast_shapes, operand, raw, unbroadcast, float_only
+
+
+def _numpy_binary(name, fn, a, b):
+    try:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return binary_result(name, a, b, np.asarray(fn(raw(a), raw(b))))
+    except ValueError:
+        broadcast_shapes(name, np.shape(raw(a)), np.shape(raw(b)))
+        raise
+
+
+class Add(Function):
+    r"""out = a + b
+    VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("add", np.add, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g, b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Sub(Function):
+    r"""out = a - b
+    VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(-g, b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("sub", np.subtract, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g, b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    r"""out = a * b
+    VJP: ga = unbroadcast(g * b, a.shape);  gb = unbroadcast(g * a, b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("mul", np.multiply, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g * b, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * a, b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Div(Function):
+    r"""out = a / b   (true division: integer inputs give the default float dtype)
+    VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * a / b^2, b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = _numpy_binary("div", np.true_divide, a, b)
+        if out.dtype.kind != "f":
+            from .. import _dtype
+
+            out = out.astype(_dtype.get_default_dtype())
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g / b, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Pow(Function):
+    r"""out = a ** b   (either may be a Python number)
+    VJP: ga = unbroadcast(g * b * a^(b-1), a.shape)
+         gb = unbroadcast(g * out * log(a), b.shape), taken as 0 where a == 0 (the limit for b > 0)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("pow", np.power, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = unbroadcast(g * b * a ** (b - 1), a.shape)
+        if ctx.needs_input_grad[1]:
+            out = ctx.output
+            if isinstance(a, Tensor):  # log(a) with a = 0 replaced by log(1) = 0
+                log_a = log(a + Tensor._make((a.data == 0).astype(a.dtype)))
+            else:
+                log_a = math.log(a) if a != 0 else 0.0
+            gb = unbroadcast(g * out * log_a, b.shape)
+        return ga, gb
+
+
+class Maximum(Function):
+    r"""out = max(a, b) elementwise
+    VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
+         where w = 1 if a > b, 1/2 if a == b (a tie splits the gradient), 0 otherwise"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("maximum", np.maximum, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        w = Tensor._make(((a.data > b.data) + 0.5 * (a.data == b.data)).astype(g.dtype))
+        return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Minimum(Function):
+    r"""out = min(a, b) elementwise
+    VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
+         where w = 1 if a < b, 1/2 if a == b, 0 otherwise"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _numpy_binary("minimum", np.minimum, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        w = Tensor._make(((a.data < b.data) + 0.5 * (a.data == b.data)).astype(g.dtype))
+        return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
+
+
+def _binary(cls, name):
+    def fn(input, other):
+        return cls.apply(operand(input, name), operand(other, name))
+
+    fn.__name__ = name
+    fn.__doc__ = cls.__doc__
+    return fn
+
+
+add_ = _binary(Add, "add")
+
+
+@tensor_method()
+def add(input, other, alpha=1):
+    """input + alpha * other"""
+    return add_(input, other if alpha == 1 else other * alpha)
+
+
+sub_ = _binary(Sub, "sub")
+
+
+@tensor_method()
+def sub(input, other, alpha=1):
+    """input - alpha * other"""
+    return sub_(input, other if alpha == 1 else other * alpha)
+
+
+mul = tensor_method()(_binary(Mul, "mul"))
+div = tensor_method()(_binary(Div, "div"))
+maximum = tensor_method()(_binary(Maximum, "maximum"))
+minimum = tensor_method()(_binary(Minimum, "minimum"))
+subtract, multiply, divide, true_divide = sub, mul, div, div
+tensor_method("subtract")(sub)
+tensor_method("multiply")(mul)
+tensor_method("divide", "true_divide")(div)
+
+
+@tensor_method()
+def pow(input, exponent):
+    """input ** exponent (either may be a number)."""
+    return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
+
+
+Tensor.__add__ = lambda self, other: Add.apply(self, operand(other, "add"))
+Tensor.__radd__ = lambda self, other: Add.apply(operand(other, "add"), self)
+Tensor.__sub__ = lambda self, other: Sub.apply(self, operand(other, "sub"))
+Tensor.__rsub__ = lambda self, other: Sub.apply(operand(other, "sub"), self)
+Tensor.__mul__ = lambda self, other: Mul.apply(self, operand(other, "mul"))
+Tensor.__rmul__ = lambda self, other: Mul.apply(operand(other, "mul"), self)
+Tensor.__truediv__ = lambda self, other: Div.apply(self, operand(other, "div"))
+Tensor.__rtruediv__ = lambda self, other: Div.apply(operand(other, "div"), self)
+Tensor.__pow__ = lambda self, other: Pow.apply(self, operand(other, "pow"))
+Tensor.__rpow__ = lambda self, other: Pow.apply(operand(other, "pow"), self)
+
+
+def _inplace_or_rebind(op, fn):
+    """`x += y`: in place when nothing is recorded (PyTorch semantics), else the recorded result."""
+
+    def method(self, other):
+        from ..autograd import grad_mode
+
+        if self._rg and grad_mode._enabled:
+            if self.grad_fn is None:
+                self._inplace(op)  # raises: a leaf that requires grad can't change in place
+            return fn(self, other)
+        result = fn(self, other)
+        if result.dtype != self.dtype:
+            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
+        self._inplace(op)
+        self.data[...] = result.data
+        return self
+
+    return method
+
+
+Tensor.__iadd__ = _inplace_or_rebind("__iadd__", Tensor.__add__)
+Tensor.__isub__ = _inplace_or_rebind("__isub__", Tensor.__sub__)
+Tensor.__imul__ = _inplace_or_rebind("__imul__", Tensor.__mul__)
+Tensor.__itruediv__ = _inplace_or_rebind("__itruediv__", Tensor.__truediv__)
+
+
+# ---- unary ops ----------------------------------------------------------------------------------
+
+class Neg(Function):
+    r"""out = -x;   VJP: gx = -g"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.negative(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Abs(Function):
+    r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.abs(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.inputs
+        return g * Tensor._make(np.sign(x.data))
+
+
+class Exp(Function):
+    r"""out = e^x;   VJP: gx = g * out"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "exp")
+        with np.errstate(over="ignore"):
+            return np.exp(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.output
+
+
+class Log(Function):
+    r"""out = ln x;   VJP: gx = g / x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "log")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / ctx.inputs[0]
+
+
+class Sqrt(Function):
+    r"""out = sqrt(x);   VJP: gx = g / (2 out)   (infinite at x = 0: sqrt has no slope there)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "sqrt")
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        with np.errstate(divide="ignore"):
+            return g / (2 * ctx.output)
+
+
+class Rsqrt(Function):
+    r"""out = 1 / sqrt(x);   VJP: gx = -g * out^3 / 2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "rsqrt")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1 / np.sqrt(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return -0.5 * g * out * out * out
+
+
+class Sin(Function):
+    r"""out = sin x;   VJP: gx = g * cos x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "sin")
+        return np.sin(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * cos(ctx.inputs[0])
+
+
+class Cos(Function):
+    r"""out = cos x;   VJP: gx = -g * sin x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "cos")
+        return np.cos(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g * sin(ctx.inputs[0])
+
+
+class Tanh(Function):
+    r"""out = tanh x;   VJP: gx = g * (1 - out^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "tanh")
+        return np.tanh(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return g * (1 - out * out)
+
+
+class Sigmoid(Function):
+    r"""out = 1 / (1 + e^-x)   (computed without overflow for large |x|);   VJP: gx = g * out * (1 - out)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "sigmoid")
+        e = np.exp(-np.abs(x.data))  # never overflows: the exponent is <= 0
+        return np.where(x.data >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return g * out * (1 - out)
+
+
+class Relu(Function):
+    r"""out = max(x, 0);   VJP: gx = g * [x > 0]   (0 at x = 0, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.maximum(x.data, 0).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Tensor._make((ctx.inputs[0].data > 0).astype(g.dtype))
+
+
+class Erf(Function):
+    r"""out = erf x = 2/sqrt(pi) \int_0^x e^{-t^2} dt;   VJP: gx = g * 2/sqrt(pi) * e^{-x^2}"""
+
+    @staticmethod
+    def forward(ctx, x):
+        float_only(x, "erf")
+        return _np_erf(x.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * (2 / math.sqrt(math.pi)) * exp(-x * x)
+
+
+class Gelu(Function):
+    r"""out = x * Phi(x), Phi the standard normal CDF: Phi(x) = (1 + erf(x / sqrt 2)) / 2
+    approximate='tanh':  out = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3)
+    VJP: gx = g * (Phi(x) + x * phi(x)),  phi(x) = e^{-x^2/2} / sqrt(2 pi)
+         tanh: gx = g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2))"""
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        float_only(x, "gelu")
+        d = x.data
+        if approximate == "tanh":
+            return 0.5 * d * (1 + np.tanh(math.sqrt(2 / math.pi) * (d + 0.044715 * d * d * d)))
+        return 0.5 * d * (1 + _np_erf(d * (1 / math.sqrt(2))))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, approximate = ctx.inputs
+        if approximate == "tanh":
+            k = math.sqrt(2 / math.pi)
+            t = tanh(k * (x + 0.044715 * x * x * x))
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)), None
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+        pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + x * pdf), None
+
+
+class Clamp(Function):
+    r"""out = min(max(x, lo), hi)   (either bound may be None)
+    VJP: gx = g * [lo <= x <= hi]   (the bound's own value passes the gradient, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        if lo is None and hi is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        return binary_result("clamp", x, lo if lo is not None else hi, np.clip(x.data, lo, hi))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.inputs
+        keep = np.ones(x.shape, dtype=bool)
+        if lo is not None:
+            keep &= x.data >= lo
+        if hi is not None:
+            keep &= x.data <= hi
+        return g * Tensor._make(keep.astype(g.dtype)), None, None
+
+
+class Cast(Function):
+    r"""out = x converted to `dtype`;   VJP: gx = g converted back to x's dtype (0 into integer inputs)"""
+
+    @staticmethod
+    def forward(ctx, x, dtype, copy):
+        return x.data.astype(dtype, copy=copy)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return cast(g, x.dtype, False), None, None
+
+
+def cast(x, dtype, copy=False):
+    if x.dtype == dtype and not copy:
+        return x
+    return Cast.apply(x, dtype, copy)
+
+
+def _unary(cls, name):
+    def fn(input):
+        return cls.apply(input)
+
+    fn.__name__ = name
+    fn.__doc__ = cls.__doc__
+    return tensor_method()(fn)
+
+
+neg = _unary(Neg, "neg")
+abs = _unary(Abs, "abs")
+exp = _unary(Exp, "exp")
+log = _unary(Log, "log")
+sqrt = _unary(Sqrt, "sqrt")
+rsqrt = _unary(Rsqrt, "rsqrt")
+sin = _unary(Sin, "sin")
+cos = _unary(Cos, "cos")
+tanh = _unary(Tanh, "tanh")
+sigmoid = _unary(Sigmoid, "sigmoid")
+relu = _unary(Relu, "relu")
+erf = _unary(Erf, "erf")
+negative = tensor_method("negative")(neg)
+Tensor.__neg__ = neg
+Tensor.__abs__ = abs
+
+
+@tensor_method()
+def square(input):
+    """input * input"""
+    return input * input
+
+
+@tensor_method()
+def reciprocal(input):
+    """1 / input"""
+    return 1 / input
+
+
+@tensor_method()
+def gelu(input, approximate="none"):
+    """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(input, approximate)
+
+
+@tensor_method("clamp", "clip")
+def clamp(input, min=None, max=None):
+    """Limit every element to [min, max]."""
+    return Clamp.apply(input, raw(min), raw(max))
+
+
+clip = clamp
+
+
+@tensor_method()
+def sign(input):
+    """-1, 0 or 1 (no gradient)."""
+    return Tensor._make(np.sign(input.data))
+
+
+@tensor_method()
+def clone(input):
+    """A copy with its own memory; gradients flow through it unchanged."""
+    return Cast.apply(input, input.dtype, True)

@@ -1,0 +1,196 @@
+r"""Indexing and masking: `x[...]`, `where`, `masked_fill`, `tril`/`triu`, `gather`, `index_select`.
+
+The adjoint of reading `x[key]` is *scattering* `g` back into a zero tensor of x's shape. With
+integer-array keys an element can be read more than once (an embedding lookup of a repeated
+token), and then its gradients must add up: `np.add.at` accumulates, `gx[key] += g` would keep
+only one of them.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method, _wrap_dim
+from .. import _dtype
+from ._util import broadcast_shapes, operand, raw, unbroadcast
+
+
+def _index_key(index, shape=None):
+    """A user's index (ints, slices, None, ..., lists, int/bool tensors) as a numpy key."""
+    items = index if isinstance(index, tuple) else (index,)
+    key = []
+    for item in items:
+        if isinstance(item, Tensor):
+            item = item.data
+        elif isinstance(item, list):
+            item = np.asarray(item)
+        if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
+            raise IndexError(f"__getitem__: tensors used as indices must be long, int or bool, got {item.dtype}")
+        key.append(item)
+    return tuple(key)
+
+
+def _is_advanced(key):
+    return any(isinstance(k, np.ndarray) for k in key)
+
+
+def _scatter_key(key):
+    """The key with bool arrays replaced by their nonzero() indices, as `np.add.at` needs."""
+    out = []
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype == bool:
+            out.extend(np.nonzero(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+class Index(Function):
+    r"""out = x[key]   (ints, slices, None, ..., integer arrays, bool masks)
+    VJP: gx = zeros(x.shape) with g added at [key] (repeated indices accumulate)"""
+
+    @staticmethod
+    def forward(ctx, x, key):
+        try:
+            return x.data[key]
+        except IndexError as e:
+            raise IndexError(f"__getitem__: index {_describe(key)} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
+
+    @staticmethod
+    def backward(ctx, g):
+        x, key = ctx.inputs
+        return IndexAdd.apply(g, key, tuple(x.shape)), None
+
+
+class IndexAdd(Function):
+    r"""out = zeros(shape) with g added at [key]: the scatter that is the adjoint of indexing
+    VJP: gg = gout[key]   (reading back where it was scattered)"""
+
+    @staticmethod
+    def forward(ctx, g, key, shape):
+        out = np.zeros(shape, dtype=g.dtype)
+        if _is_advanced(key):
+            np.add.at(out, _scatter_key(key), g.data)
+        else:
+            out[key] = g.data  # basic indexing never reads an element twice
+        return out
+
+    @staticmethod
+    def backward(ctx, gout):
+        _, key, _ = ctx.inputs
+        return Index.apply(gout, key), None, None
+
+
+def _describe(key):
+    return "[" + ", ".join(f"array{tuple(k.shape)}" if isinstance(k, np.ndarray) else repr(k) for k in key) + "]"
+
+
+def getitem(input, index):
+    """`x[index]` with PyTorch/numpy semantics; gradients scatter back (accumulating)."""
+    key = _index_key(index)
+    if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
+        return input  # x[...] and x[:] select everything
+    return Index.apply(input, key)
+
+
+Tensor.__getitem__ = getitem
+
+
+class Where(Function):
+    r"""out = a where cond else b   (a, b broadcast with cond)
+    VJP: ga = unbroadcast(where(cond, g, 0), a.shape);  gb = unbroadcast(where(cond, 0, g), b.shape)
+    Selecting, not multiplying by a 0/1 mask, so an inf in the unselected branch can't make 0 * inf = nan."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        c, x, y = raw(cond), raw(a), raw(b)
+        try:
+            np.broadcast_shapes(np.shape(c), np.shape(x), np.shape(y))
+        except ValueError:
+            raise RuntimeError(
+                f"where: condition of shape {np.shape(c)}, input of shape {np.shape(x)} and other of shape "
+                f"{np.shape(y)} cannot be broadcast together"
+            ) from None
+        out = np.where(c, x, y)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            out = out.astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        cond, a, b = ctx.inputs
+        zero = Tensor._make(np.zeros((), dtype=g.dtype))
+        ga = unbroadcast(where(cond, g, zero), a.shape) if ctx.needs_input_grad[1] else None
+        gb = unbroadcast(where(cond, zero, g), b.shape) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+def where(condition, input=None, other=None):
+    """Elementwise select; with only a condition, the indices where it holds (like nonzero)."""
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(raw(condition)))
+    cond = condition if isinstance(condition, Tensor) else Tensor._make(np.asarray(condition))
+    if cond.dtype != np.bool_:
+        cond = Tensor._make(cond.data.astype(bool))
+    return Where.apply(cond, operand(input, "where"), operand(other, "where"))
+
+
+@tensor_method()
+def masked_fill(input, mask, value):
+    """`value` where `mask` is True, `input` elsewhere; the mask must broadcast to input's shape."""
+    m = raw(mask)
+    m = np.asarray(m)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
+    if broadcast_shapes("masked_fill", m.shape, input.data.shape) != input.data.shape:
+        raise RuntimeError(f"masked_fill: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"masked_fill: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    if not isinstance(value, Tensor):
+        value = Tensor._make(np.asarray(value, dtype=input.dtype))  # PyTorch casts the fill value to input's dtype
+    return where(Tensor._make(m), value, input)
+
+
+def _tri(input, diagonal, upper, op):
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape {tuple(input.shape)}")
+    n, m = input.shape[-2:]
+    keep = np.triu(np.ones((n, m), dtype=bool), diagonal) if upper else np.tril(np.ones((n, m), dtype=bool), diagonal)
+    return where(Tensor._make(keep), input, Tensor._make(np.zeros((), dtype=input.dtype)))
+
+
+@tensor_method()
+def tril(input, diagonal=0):
+    """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
+    return _tri(input, diagonal, False, "tril")
+
+
+@tensor_method()
+def triu(input, diagonal=0):
+    """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+    return _tri(input, diagonal, True, "triu")
+
+
+@tensor_method()
+def gather(input, dim, index):
+    """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
+    d = _wrap_dim(dim, input.ndim, "gather")
+    idx = raw(index)
+    if idx.ndim != input.ndim:
+        raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    return getitem(input, tuple(grids))
+
+
+@tensor_method()
+def index_select(input, dim, index):
+    """The entries of `index` along `dim` (a 1-d integer tensor)."""
+    d = _wrap_dim(dim, input.ndim, "index_select")
+    return getitem(input, (slice(None),) * d + (raw(index),))
+
+
+@tensor_method()
+def nonzero(input, as_tuple=False):
+    idx = np.nonzero(input.data)
+    if as_tuple:
+        return tuple(Tensor._make(i) for i in idx)
+    return Tensor._make(np.stack(idx, axis=-1).astype(np.int64))

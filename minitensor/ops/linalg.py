@@ -1,0 +1,109 @@
+r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcast batch dims."""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method
+from ._util import operand, unbroadcast, binary_result
+
+
+class Matmul(Function):
+    r"""out = a @ b:  out[..., i, j] = \sum_k a[..., i, k] b[..., k, j]
+    VJP: ga = unbroadcast(g @ b^T, a.shape);  gb = unbroadcast(a^T @ g, b.shape)
+    (a 1-D `a` is a row (1, k) and a 1-D `b` a column (k, 1) for the formulas; the dims are removed after)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = a.data, b.data
+        if x.ndim == 0 or y.ndim == 0:
+            raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
+        try:
+            out = np.matmul(x, y)
+        except ValueError:
+            k_a = x.shape[-1]
+            k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
+            why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
+            raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})") from None
+        return binary_result("matmul", a, b, np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a  # (..., n, k)
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b  # (..., k, m)
+        g2 = g.unsqueeze(-1) if b.ndim == 1 else g
+        g2 = g2.unsqueeze(-2) if a.ndim == 1 else g2  # (..., n, m)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = unbroadcast(g2 @ b2.mT, a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
+        return ga, gb
+
+
+@tensor_method()
+def matmul(input, other):
+    """Matrix product with numpy's rules for 1-D and batched inputs."""
+    return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
+
+
+Tensor.__matmul__ = lambda self, other: Matmul.apply(self, operand(other, "matmul"))
+Tensor.__rmatmul__ = lambda self, other: Matmul.apply(operand(other, "matmul"), self)
+
+
+@tensor_method()
+def mm(input, mat2):
+    """Product of two 2-D matrices."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
+@tensor_method()
+def bmm(input, mat2):
+    """Batched product of (B, n, k) and (B, k, m)."""
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: expects (B, n, k) and (B, k, m), got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
+@tensor_method()
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
+    return matmul(input, other)
+
+
+@tensor_method()
+def outer(input, vec2):
+    return input.unsqueeze(-1) * vec2
+
+
+def einsum(equation, *operands):
+    """A small einsum: the pairwise products of matmul only are not enough for learners, so this
+    composes broadcasting multiply and sum (differentiable, not fast)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    inputs, _, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum: equation {equation!r} names {len(terms)} operands, got {len(operands)}")
+    if not _:
+        letters = sorted(set("".join(terms)))
+        output = "".join(c for c in letters if "".join(terms).count(c) == 1)
+    letters = list(dict.fromkeys("".join(terms) + output))
+    for term, op in zip(terms, operands):
+        if len(term) != op.ndim or len(set(term)) != len(term):
+            raise RuntimeError(f"einsum: term {term!r} does not fit operand of shape {tuple(op.shape)} (no repeated letters)")
+    result = None
+    for term, op in zip(terms, operands):
+        order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
+        x = op.permute([*order]) if order else op
+        present = [term[i] for i in order]
+        shape = [x.shape[present.index(c)] if c in present else 1 for c in letters]
+        x = x.reshape(shape)
+        result = x if result is None else result * x
+    summed = tuple(i for i, c in enumerate(letters) if c not in output)
+    if summed:
+        result = result.sum(dim=summed)
+    kept = [c for c in letters if c in output]
+    return result.permute([kept.index(c) for c in output]) if len(output) > 1 else result

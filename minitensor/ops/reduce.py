@@ -1,0 +1,319 @@
+r"""Reductions over dims: sum, mean, var/std, prod, amax/amin (and max/min), logsumexp, norm.
+
+Every VJP first puts the reduced dims back as size 1 (`_keep`) and then broadcasts `g` over them
+with `expand`: a reduction's adjoint copies the gradient to every element that was reduced.
+"""
+import builtins
+import collections
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method, _wrap_dim
+from ._util import norm_dims, float_only
+
+
+def _keep(g, shape, dims, keepdim):
+    """`g` reshaped to `shape` with size 1 at each reduced dim (a no-op when keepdim was True)."""
+    if keepdim:
+        return g
+    return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
+
+
+def _count(shape, dims):
+    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+
+
+class Sum(Function):
+    r"""out = \sum_{dims} x
+    VJP: gx = expand(g, x.shape)   (each summed element gets the full gradient)"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out = np.sum(x.data, axis=dims, keepdims=keepdim)
+        return out.astype(np.int64) if x.dtype.kind in "biu" else out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, keepdim = ctx.inputs
+        return _keep(g, x.shape, dims, keepdim).expand(x.shape), None, None
+
+
+class Mean(Function):
+    r"""out = (1/n) \sum_{dims} x,  n = number of elements reduced
+    VJP: gx = expand(g, x.shape) / n"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        float_only(x, "mean")
+        return np.mean(x.data, axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, keepdim = ctx.inputs
+        return _keep(g, x.shape, dims, keepdim).expand(x.shape) * (1.0 / builtins.max(_count(x.shape, dims), 1)), None, None
+
+
+class Var(Function):
+    r"""out = \sum_{dims} (x - mean)^2 / (n - correction)   (two passes: never negative)
+    VJP: gx = expand(g) * 2 (x - mean) / (n - correction)"""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        float_only(x, "var")
+        d = x.data - np.mean(x.data, axis=dims, keepdims=True)
+        denom = builtins.max(_count(x.shape, dims) - correction, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.sum(d * d, axis=dims, keepdims=keepdim) / denom).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, correction, keepdim = ctx.inputs
+        denom = builtins.max(_count(x.shape, dims) - correction, 0)
+        centered = x - x.mean(dim=dims, keepdim=True)
+        return _keep(g, x.shape, dims, keepdim) * centered * (2.0 / denom), None, None, None
+
+
+class Prod(Function):
+    r"""out = \prod_{dim} x
+    VJP: gx_i = g * \prod_{j != i} x_j   (computed without dividing by x_i, so zeros are fine)"""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        if dim is None:
+            return np.prod(x.data)
+        return np.prod(x.data, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dim, keepdim = ctx.inputs
+        if dim is None:
+            flat = x.reshape(-1)
+            return (_prod_of_others(flat, 0) * g).reshape(x.shape), None, None
+        return _prod_of_others(x, dim) * _keep(g, x.shape, (dim,), keepdim), None, None
+
+
+def _prod_of_others(x, dim):
+    """For each i along `dim`: the product of all the other elements (a Tensor op, so differentiable)."""
+    from .indexing import where
+
+    xt = x.transpose(dim, -1)  # (..., n)
+    n = xt.shape[-1]
+    eye = Tensor._make(np.eye(n, dtype=bool))
+    others = where(eye, 1.0, xt.unsqueeze(-2))  # (..., n, n): row i is x with x_i replaced by 1
+    return others.prod(dim=-1).transpose(dim, -1)
+
+
+class Amax(Function):
+    r"""out = max_{dims} x
+    VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        if x.data.size == 0:
+            raise RuntimeError(f"amax: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+        return np.max(x.data, axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _tie_split(ctx, g)
+
+
+class Amin(Function):
+    r"""out = min_{dims} x
+    VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        if x.data.size == 0:
+            raise RuntimeError(f"amin: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+        return np.min(x.data, axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _tie_split(ctx, g)
+
+
+def _tie_split(ctx, g):
+    x, dims, keepdim = ctx.inputs
+    hit = x.data == _keep(ctx.output, x.shape, dims, keepdim).data
+    share = hit / np.sum(hit, axis=dims, keepdims=True)
+    return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None
+
+
+class Logsumexp(Function):
+    r"""out = log \sum_{dims} e^x = m + log \sum e^{x - m},  m = max x (so nothing overflows)
+    VJP: gx = expand(g) * e^{x - out} = expand(g) * softmax(x)"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        float_only(x, "logsumexp")
+        m = np.max(x.data, axis=dims, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)  # a row of -inf gives -inf, not nan
+        with np.errstate(divide="ignore"):
+            out = m + np.log(np.sum(np.exp(x.data - m), axis=dims, keepdims=True))
+        return out if keepdim else np.squeeze(out, axis=dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, keepdim = ctx.inputs
+        return _keep(g, x.shape, dims, keepdim) * (x - _keep(ctx.output, x.shape, dims, keepdim)).exp(), None, None
+
+
+class Norm(Function):
+    r"""out = sqrt(\sum_{dims} x^2)   (the 2-norm)
+    VJP: gx = expand(g) * x / out, and 0 where out = 0 (the subgradient: |x| has no slope at 0)"""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        float_only(x, "norm")
+        return np.sqrt(np.sum(x.data * x.data, axis=dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, keepdim = ctx.inputs
+        out = _keep(ctx.output, x.shape, dims, keepdim)
+        zero = Tensor._make((out.data == 0).astype(out.dtype))
+        return _keep(g, x.shape, dims, keepdim) * x / (out + zero), None, None
+
+
+# ---- the public functions -----------------------------------------------------------------------
+
+@tensor_method()
+def sum(input, dim=None, keepdim=False, dtype=None):
+    """Sum over `dim` (all dims when None)."""
+    x = input if dtype is None else input.to(dtype)
+    return Sum.apply(x, norm_dims(dim, x.ndim, "sum"), keepdim)
+
+
+@tensor_method()
+def mean(input, dim=None, keepdim=False, dtype=None):
+    """Mean over `dim` (all dims when None)."""
+    x = input if dtype is None else input.to(dtype)
+    return Mean.apply(x, norm_dims(dim, x.ndim, "mean"), keepdim)
+
+
+def _correction(correction, unbiased, op):
+    if unbiased is not None:
+        if correction is not None:
+            raise ValueError(f"{op}: pass either unbiased or correction, not both")
+        return 1 if unbiased else 0
+    return 1 if correction is None else correction
+
+
+@tensor_method()
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
+    c = _correction(correction, unbiased, "var")
+    return Var.apply(input, norm_dims(dim, input.ndim, "var"), c, keepdim)
+
+
+@tensor_method()
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation: sqrt(var(...)), correction=1 by default. Its gradient is infinite where std = 0."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+@tensor_method()
+def prod(input, dim=None, keepdim=False, dtype=None):
+    """Product over `dim` (all elements when None)."""
+    x = input if dtype is None else input.to(dtype)
+    return Prod.apply(x, None if dim is None else _wrap_dim(dim, x.ndim, "prod"), keepdim)
+
+
+@tensor_method()
+def amax(input, dim=(), keepdim=False):
+    """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim)
+
+
+@tensor_method()
+def amin(input, dim=(), keepdim=False):
+    """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
+    return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim)
+
+
+@tensor_method()
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over `dim`, computed without overflow."""
+    return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
+
+
+@tensor_method()
+def norm(input, p="fro", dim=None, keepdim=False):
+    """The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum."""
+    dims = norm_dims(dim, input.ndim, "norm")
+    if p in ("fro", 2, 2.0):
+        return Norm.apply(input, dims, keepdim)
+    if p in (float("inf"), "inf"):
+        return input.abs().amax(dim=dims, keepdim=keepdim)
+    return (input.abs() ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
+
+
+values_indices = collections.namedtuple("values_indices", ["values", "indices"])
+max_result = collections.namedtuple("max", ["values", "indices"])
+min_result = collections.namedtuple("min", ["values", "indices"])
+
+
+@tensor_method()
+def argmax(input, dim=None, keepdim=False):
+    """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmax(input.data), dtype=np.int64))
+    d = _wrap_dim(dim, input.ndim, "argmax")
+    idx = np.argmax(input.data, axis=d)
+    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+
+
+@tensor_method()
+def argmin(input, dim=None, keepdim=False):
+    """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
+    if dim is None:
+        return Tensor._make(np.asarray(np.argmin(input.data), dtype=np.int64))
+    d = _wrap_dim(dim, input.ndim, "argmin")
+    idx = np.argmin(input.data, axis=d)
+    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+
+
+def _extreme(input, dim, keepdim, other, reduce, arg, result, name):
+    from .elementwise import maximum, minimum
+
+    if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
+        other, dim = dim, None
+    if other is not None:
+        return (maximum if name == "max" else minimum)(input, other)
+    if dim is None:
+        return reduce(input)
+    return result(reduce(input, dim, keepdim), arg(input, dim, keepdim))
+
+
+@tensor_method()
+def max(input, dim=None, keepdim=False, *, other=None):
+    """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
+    return _extreme(input, dim, keepdim, other, amax, argmax, max_result, "max")
+
+
+@tensor_method()
+def min(input, dim=None, keepdim=False, *, other=None):
+    """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
+    return _extreme(input, dim, keepdim, other, amin, argmin, min_result, "min")
+
+
+@tensor_method()
+def all(input, dim=None, keepdim=False):
+    """True where every element (over `dim`) is non-zero."""
+    axis = None if dim is None else norm_dims(dim, input.ndim, "all")
+    return Tensor._make(np.asarray(np.all(input.data, axis=axis, keepdims=keepdim)))
+
+
+@tensor_method()
+def any(input, dim=None, keepdim=False):
+    """True where some element (over `dim`) is non-zero."""
+    axis = None if dim is None else norm_dims(dim, input.ndim, "any")
+    return Tensor._make(np.asarray(np.any(input.data, axis=axis, keepdims=keepdim)))
+
+
+@tensor_method()
+def count_nonzero(input, dim=None):
+    axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
+    return Tensor._make(np.asarray(np.count_nonzero(input.data, axis=axis), dtype=np.int64))

@@ -1,0 +1,107 @@
+r"""Sorting, top-k, cumulative sums and sampling.
+
+sort and topk return (values, indices); the values are read with `gather`, so their gradient is
+indexing's: each value's gradient goes back to the element it came from.
+"""
+import collections
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method, _wrap_dim
+
+sort_result = collections.namedtuple("sort", ["values", "indices"])
+topk_result = collections.namedtuple("topk", ["values", "indices"])
+
+
+def _order(data, dim, descending):
+    """Stable argsort along dim (ascending, or descending with equal elements kept in order)."""
+    if descending:
+        key = -data.astype(np.int64) if data.dtype.kind in "bu" else -data
+        return np.argsort(key, axis=dim, kind="stable")
+    return np.argsort(data, axis=dim, kind="stable")
+
+
+@tensor_method()
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) sorted along dim; equal elements keep their order."""
+    d = _wrap_dim(dim, input.ndim, "sort")
+    if input.ndim == 0:
+        return sort_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
+    idx = Tensor._make(_order(input.data, d, descending))
+    return sort_result(input.gather(d, idx), idx)
+
+
+@tensor_method()
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort input along dim."""
+    d = _wrap_dim(dim, input.ndim, "argsort")
+    return Tensor._make(_order(input.data, d, descending))
+
+
+@tensor_method()
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) elements along dim, as (values, indices)."""
+    d = _wrap_dim(dim, input.ndim, "topk")
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"topk: k ({k}) is out of range for dimension {d} of size {n}")
+    idx = _order(input.data, d, largest)
+    idx = Tensor._make(np.take(idx, np.arange(k), axis=d))
+    return topk_result(input.gather(d, idx), idx)
+
+
+class Cumsum(Function):
+    r"""out_i = \sum_{j <= i} x_j   along `dim`
+    VJP: gx_j = \sum_{i >= j} g_i   (a cumulative sum run backwards: flip, cumsum, flip)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = np.cumsum(x.data, axis=dim)
+        return out.astype(np.int64) if x.dtype.kind in "biu" else out
+
+    @staticmethod
+    def backward(ctx, g):
+        _, dim = ctx.inputs
+        return g.flip(dim).cumsum(dim).flip(dim), None
+
+
+@tensor_method()
+def cumsum(input, dim, dtype=None):
+    """Running sum along dim."""
+    x = input if dtype is None else input.to(dtype)
+    return Cumsum.apply(x, _wrap_dim(dim, x.ndim, "cumsum"))
+
+
+@tensor_method()
+def multinomial(input, num_samples, replacement=False, generator=None):
+    """Sample indices from the rows of `input` (non-negative weights, need not sum to 1).
+
+    Uses the global generator seeded by `manual_seed`. Without replacement it takes the top
+    `num_samples` of log(p) + Gumbel noise, which draws them in proportion to p one after another.
+    """
+    from ..random import _gen
+
+    p = input.data.astype(np.float64)
+    if p.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
+    if (p < 0).any() or not np.isfinite(p).all():
+        raise RuntimeError("multinomial: probability tensor contains either inf, nan or element < 0")
+    rows = p.reshape(-1, p.shape[-1])
+    total = rows.sum(axis=1, keepdims=True)
+    if (total <= 0).any():
+        raise RuntimeError("multinomial: invalid distribution, a row's weights sum to 0")
+    n = rows.shape[1]
+    if not replacement and num_samples > n:
+        raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
+    gen = generator if generator is not None else _gen()
+    if replacement:
+        cdf = np.cumsum(rows / total, axis=1)
+        u = gen.random((rows.shape[0], num_samples))
+        out = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
+        out = np.minimum(out, n - 1)
+    else:
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) + gen.gumbel(size=rows.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._make(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))

@@ -1,0 +1,339 @@
+r"""Shape ops: they move elements around without changing them, so each VJP moves `g` back.
+
+reshape <-> reshape back, permute <-> inverse permutation, expand <-> unbroadcast (sum),
+repeat <-> sum over the copies, cat <-> split, stack <-> select.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, tensor_method, _wrap_dim
+from ._util import unbroadcast
+
+
+def _shape_arg(shape):
+    """Accept both `x.reshape(2, 3)` and `x.reshape((2, 3))`."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+class Reshape(Function):
+    r"""out = x with shape `shape` (same elements, row-major order)
+    VJP: gx = reshape(g, x.shape)"""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        try:
+            return x.data.reshape(shape)
+        except ValueError:
+            raise RuntimeError(
+                f"reshape: shape {list(shape)} is invalid for input of shape {tuple(x.shape)} "
+                f"({x.data.size} elements)"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.inputs[0].shape), None
+
+
+@tensor_method("reshape", "view")
+def reshape(input, *shape):
+    """The same elements in a new shape; one dim may be -1."""
+    shape = _shape_arg(shape)
+    if shape == input.data.shape:
+        return input
+    return Reshape.apply(input, shape)
+
+
+view = reshape
+
+
+@tensor_method("view_as", "reshape_as")
+def view_as(input, other):
+    return reshape(input, other.shape)
+
+
+@tensor_method()
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one."""
+    if input.ndim == 0:
+        return input.reshape(1)
+    s = _wrap_dim(start_dim, input.ndim, "flatten")
+    e = _wrap_dim(end_dim, input.ndim, "flatten")
+    shape = input.shape
+    return input.reshape(shape[:s] + (-1,) + shape[e + 1:]) if s <= e else input
+
+
+@tensor_method()
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.ndim, "unflatten")
+    return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
+
+
+@tensor_method()
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at `dim`."""
+    d = _wrap_dim(dim, input.ndim + 1, "unsqueeze")
+    return input.reshape(input.shape[:d] + (1,) + input.shape[d:])
+
+
+@tensor_method()
+def squeeze(input, dim=None):
+    """Remove size-1 dims (only `dim` when given; a dim that is not size 1 is left as it is)."""
+    if dim is None:
+        dims = {i for i, n in enumerate(input.shape) if n == 1}
+    else:
+        dims = {_wrap_dim(d, input.ndim, "squeeze") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = {d for d in dims if input.shape[d] == 1}
+    return input.reshape(tuple(n for i, n in enumerate(input.shape) if i not in dims))
+
+
+class Permute(Function):
+    r"""out = x with its dims reordered: out.shape[i] = x.shape[dims[i]]
+    VJP: gx = permute(g, argsort(dims))   (the inverse permutation)"""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        return np.transpose(x.data, dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(tuple(np.argsort(ctx.inputs[1]).tolist())), None
+
+
+@tensor_method()
+def permute(input, *dims):
+    """Reorder the dims."""
+    dims = _shape_arg(dims)
+    if len(dims) != input.ndim or sorted(_wrap_dim(d, input.ndim, "permute") for d in dims) != list(range(input.ndim)):
+        raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {input.ndim} dims of shape {tuple(input.shape)}")
+    dims = tuple(_wrap_dim(d, input.ndim, "permute") for d in dims)
+    return input if dims == tuple(range(input.ndim)) else Permute.apply(input, dims)
+
+
+@tensor_method("transpose", "swapaxes")
+def transpose(input, dim0, dim1):
+    """Swap two dims."""
+    if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return input
+    d0, d1 = _wrap_dim(dim0, input.ndim, "transpose"), _wrap_dim(dim1, input.ndim, "transpose")
+    dims = list(range(input.ndim))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return permute(input, dims)
+
+
+swapaxes = transpose
+
+
+@tensor_method()
+def t(input):
+    """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t: expects a tensor with <= 2 dims, got shape {tuple(input.shape)}")
+    return input if input.ndim < 2 else transpose(input, 0, 1)
+
+
+Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]) if self.ndim >= 2 else self)
+Tensor.mT = property(lambda self: _mT(self))
+
+
+def _mT(x):
+    if x.ndim < 2:
+        raise RuntimeError(f"mT: expects a tensor with at least 2 dims, got shape {tuple(x.shape)}")
+    return transpose(x, -2, -1)
+
+
+@tensor_method()
+def movedim(input, source, destination):
+    dims = list(range(input.ndim))
+    s, d = _wrap_dim(source, input.ndim, "movedim"), _wrap_dim(destination, input.ndim, "movedim")
+    dims.insert(d, dims.pop(s))
+    return permute(input, dims)
+
+
+class Expand(Function):
+    r"""out = x broadcast to `shape` (a size-1 dim, or a new leading dim, is repeated)
+    VJP: gx = unbroadcast(g, x.shape)   (sum over the repeated dims)"""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return np.broadcast_to(x.data, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return unbroadcast(g, ctx.inputs[0].shape), None
+
+
+@tensor_method()
+def expand(input, *sizes):
+    """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
+    sizes = _shape_arg(sizes)
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of dims of {tuple(input.shape)}")
+    shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    if shape == input.data.shape:
+        return input
+    try:
+        np.broadcast_shapes(input.data.shape, shape)
+        if np.broadcast_shapes(input.data.shape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"expand: the shape {tuple(input.shape)} cannot be expanded to {list(sizes)}") from None
+    return Expand.apply(input, shape)
+
+
+@tensor_method()
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+@tensor_method()
+def contiguous(input, memory_format=None):
+    """Here every tensor acts contiguous (numpy handles strides), so this returns the tensor itself."""
+    return input
+
+
+class Repeat(Function):
+    r"""out = x tiled `reps` times along each dim (PyTorch's `repeat`, numpy's `tile`)
+    VJP: gx = g viewed as (r0, n0, r1, n1, ...) and summed over every r_i"""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        return np.tile(x.data, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, reps = ctx.inputs
+        shape = (1,) * (len(reps) - x.ndim) + tuple(x.shape)
+        split = tuple(v for r, n in zip(reps, shape) for v in (r, n))
+        return g.reshape(split).sum(dim=tuple(range(0, 2 * len(reps), 2))).reshape(x.shape), None
+
+
+@tensor_method()
+def repeat(input, *sizes):
+    """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
+    reps = _shape_arg(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of dims of {tuple(input.shape)}")
+    return Repeat.apply(input, reps)
+
+
+class Cat(Function):
+    r"""out = [x_0, x_1, ...] joined along `dim`
+    VJP: g_k = the slice of g that x_k occupies (`narrow`)"""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        return np.concatenate([x.data for x in xs], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, *xs = ctx.inputs
+        grads, start = [], 0
+        for x, need in zip(xs, ctx.needs_input_grad[1:]):
+            n = x.shape[dim]
+            grads.append(narrow(g, dim, start, n) if need else None)
+            start += n
+        return (None, *grads)
+
+
+def _tensors_arg(tensors, op):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{op}: expected a list of Tensors, got {[type(t).__name__ for t in tensors]}")
+    from .elementwise import cast
+    from .. import _dtype
+
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = _dtype.result_dtype(np.empty((1,), dtype), np.empty((1,), t.dtype))
+    return [cast(t, dtype) for t in tensors]
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim; all other dims must match."""
+    tensors = _tensors_arg(tensors, "cat")
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]  # PyTorch skips 1-d empties
+    ref = tensors[0]
+    d = _wrap_dim(dim, ref.ndim, "cat")
+    for t in tensors:
+        if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape)) if i != d):
+            raise RuntimeError(
+                f"cat: sizes of tensors must match except in dimension {d}; got shapes "
+                f"{[tuple(x.shape) for x in tensors]}"
+            )
+    if len(tensors) == 1:
+        return tensors[0]
+    return Cat.apply(d, *tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Join tensors of the same shape along a new dim."""
+    tensors = _tensors_arg(tensors, "stack")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise RuntimeError(f"stack: expects each tensor to be equal size, got shapes {[tuple(t.shape) for t in tensors]}")
+    d = _wrap_dim(dim, tensors[0].ndim + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d)
+
+
+@tensor_method()
+def narrow(input, dim, start, length):
+    """The slice start:start+length along dim (differentiable through indexing)."""
+    d = _wrap_dim(dim, input.ndim, "narrow")
+    return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+@tensor_method()
+def split(input, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
+    d = _wrap_dim(dim, input.ndim, "split")
+    n = input.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise RuntimeError(f"split: split_size must be positive, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split: sizes {sizes} do not sum to {n}, the size of dim {d} of shape {tuple(input.shape)}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(input, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@tensor_method()
+def chunk(input, chunks, dim=0):
+    """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk: number of chunks must be positive, got {chunks}")
+    n = input.shape[_wrap_dim(dim, input.ndim, "chunk")]
+    return split(input, max(-(-n // chunks), 1), dim)
+
+
+@tensor_method()
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input.ndim, "unbind")
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+
+
+@tensor_method()
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    key = [slice(None)] * input.ndim
+    for d in dims:
+        key[_wrap_dim(d, input.ndim, "flip")] = slice(None, None, -1)
+    return input[tuple(key)]

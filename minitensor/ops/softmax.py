@@ -1,0 +1,71 @@
+r"""softmax and log_softmax along a dim, stable at any magnitude of the logits.
+
+Both subtract the row maximum m first: e^{x - m} <= 1 can't overflow, and the largest term is
+exactly 1, so the sum is >= 1 and its log is finite. log_softmax is computed as
+x - m - log(sum(e^{x - m})), never as log(softmax(x)), which is -inf wherever softmax underflows.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import tensor_method, _wrap_dim
+from ._util import float_only
+
+
+def _shifted(x, dim):
+    m = np.max(x, axis=dim, keepdims=True)
+    return x - np.where(np.isfinite(m), m, 0)  # keep a row of -inf as -inf instead of nan
+
+
+class Softmax(Function):
+    r"""out_i = e^{x_i} / \sum_j e^{x_j}   along `dim`
+    VJP: gx = out * (g - \sum_j g_j out_j)   (the Jacobian dp_i/dx_j = p_i (delta_ij - p_j) applied to g)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        e = np.exp(_shifted(x.data, dim))
+        return e / np.sum(e, axis=dim, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, g):
+        _, dim = ctx.inputs
+        out = ctx.output
+        return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    r"""out_i = x_i - log \sum_j e^{x_j}   along `dim`
+    VJP: gx = g - softmax(x) * \sum_j g_j = g - e^{out} * \sum_j g_j"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        s = _shifted(x.data, dim)
+        with np.errstate(divide="ignore"):
+            return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+    @staticmethod
+    def backward(ctx, g):
+        _, dim = ctx.inputs
+        return g - ctx.output.exp() * g.sum(dim=dim, keepdim=True), None
+
+
+def _dim_and_input(input, dim, dtype, op):
+    if dtype is not None:
+        input = input.to(dtype)
+    float_only(input, op)
+    if dim is None:  # PyTorch's legacy implicit choice
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return input, _wrap_dim(dim, input.ndim, op)
+
+
+@tensor_method()
+def softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """Probabilities along `dim` that are positive and sum to 1."""
+    x, d = _dim_and_input(input, dim, dtype, "softmax")
+    return Softmax.apply(x, d)
+
+
+@tensor_method()
+def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """log(softmax(input)), computed stably."""
+    x, d = _dim_and_input(input, dim, dtype, "log_softmax")
+    return LogSoftmax.apply(x, d)

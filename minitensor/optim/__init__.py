@@ -1,0 +1,1 @@
+"""Optimizers (see issue: minitensor.nn, optim)."""
