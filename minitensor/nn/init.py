@@ -1,0 +1,107 @@
+r"""Weight initialisation with PyTorch's rules for gain and fan.
+
+fan_in = in_features * receptive field, fan_out = out_features * receptive field, for a weight of
+shape (out, in, *kernel). Xavier keeps the variance of activations and gradients equal across a
+layer: std = gain * sqrt(2 / (fan_in + fan_out)). Kaiming keeps the forward variance for
+ReLU-like layers: std = gain / sqrt(fan). A uniform U(-b, b) has std b / sqrt(3).
+"""
+import math
+
+import numpy as np
+
+from ..random import _gen
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for a nonlinearity (PyTorch's table)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.ndim < 2:
+        raise ValueError(f"fan in and fan out can not be computed for a tensor with fewer than 2 dimensions (shape {tuple(tensor.shape)})")
+    receptive = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fill(tensor, values):
+    tensor.data[...] = values  # in place, outside the graph (an init is not an op to differentiate)
+    tensor._version += 1
+    return tensor
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _fill(tensor, (generator or _gen()).uniform(a, b, tensor.shape))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _fill(tensor, (generator or _gen()).normal(mean, std, tensor.shape))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Normal(mean, std) redrawn until inside [a, b]."""
+    g = generator or _gen()
+    out = g.normal(mean, std, tensor.shape)
+    bad = (out < a) | (out > b)
+    while bad.any():
+        out[bad] = g.normal(mean, std, int(bad.sum()))
+        bad = (out < a) | (out > b)
+    return _fill(tensor, out)
+
+
+def constant_(tensor, val):
+    return _fill(tensor, val)
+
+
+def zeros_(tensor):
+    return _fill(tensor, 0)
+
+
+def ones_(tensor):
+    return _fill(tensor, 1)
+
+
+def eye_(tensor):
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

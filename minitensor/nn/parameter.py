@@ -1,0 +1,32 @@
+"""`Parameter`: a tensor that a Module registers as learnable when assigned as an attribute."""
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor with `requires_grad=True` that `Module.parameters()` finds.
+
+    `Parameter(t)` shares `t`'s memory, as in PyTorch.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            arr = np.zeros((0,), dtype=np.float32)
+        elif isinstance(data, Tensor):
+            arr = data.data
+        else:
+            arr = np.asarray(data)
+        super().__init__(arr, dtype=arr.dtype)
+        self.data = arr  # share memory instead of the copy Tensor() could make
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        return (Parameter, (self.data, self.requires_grad))
+
