@@ -46,9 +46,8 @@ class Function:
 
     # ---- the node API (PyTorch's `ctx`) ---------------------------------------------------------
     def save_for_backward(self, *tensors):
-        """Keep tensors for backward. They are checked for in-place changes before backward runs."""
+        """Keep tensors for backward (the op's own inputs are checked for in-place changes before it runs)."""
         self.saved = tensors
-        self.saved_versions = tuple(getattr(t, "_version", None) for t in tensors)
 
     @property
     def saved_tensors(self):
@@ -89,20 +88,25 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run forward on `args` without recording, then record one node if any input needs a gradient."""
-        from ..tensor import Tensor
-
+        Tensor = _tensor_class()
         ctx = cls.__new__(cls)
         ctx.inputs = args
         ctx.saved = ()
-        ctx.saved_versions = ()
         ctx._out = None
-        record = grad_mode._enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args) if record else ()
-        prev, grad_mode._enabled = grad_mode._enabled, False
+        enabled = grad_mode._enabled
+        record = False
+        if enabled:
+            for a in args:
+                if isinstance(a, Tensor) and a._rg:
+                    record = True
+                    break
+        if record:
+            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        grad_mode._enabled = False
         try:
             raw = cls.forward(ctx, *args)
         finally:
-            grad_mode._enabled = prev
+            grad_mode._enabled = enabled
         if isinstance(raw, Tensor):
             raw = raw.data  # a fresh Tensor below: never attach a node to an object forward may have saved
         elif not isinstance(raw, np.ndarray):
@@ -113,8 +117,8 @@ class Function:
         if _anomaly.enabled:
             _anomaly.check_forward(ctx, out)
         if record and raw.dtype.kind == "f":
-            ctx.edges = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-            ctx.versions = [a._version for _, a in ctx.edges]
+            ctx.edges = edges = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg]
+            ctx.versions = [a._version for _, a in edges]
             ctx.hooks = None
             ctx.retain = False
             ctx._out = weakref.ref(out)
@@ -126,6 +130,18 @@ class Function:
             ctx.inputs = None  # nothing will run backward: drop the references now
             ctx.saved = ()
         return out
+
+
+_TENSOR = []
+
+
+def _tensor_class():
+    """The Tensor class, imported on first use (tensor.py imports this module)."""
+    if not _TENSOR:
+        from ..tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _freed_message(node):

@@ -15,13 +15,28 @@ from ._erf import erf as _np_erf
 from ._util import binary_result, broadcast_shapes, operand, raw, unbroadcast, float_only
 
 
-def _numpy_binary(name, fn, a, b):
+def _numpy_binary(name, fn, a, b, quiet=False):
+    """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
+    x = a.data if isinstance(a, Tensor) else a
+    y = b.data if isinstance(b, Tensor) else b
     try:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return binary_result(name, a, b, np.asarray(fn(raw(a), raw(b))))
+        if quiet:  # division and powers make inf/nan on purpose at 0; numpy's warnings would be noise
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out = fn(x, y)
+        else:
+            out = fn(x, y)
     except ValueError:
-        broadcast_shapes(name, np.shape(raw(a)), np.shape(raw(b)))
+        broadcast_shapes(name, np.shape(x), np.shape(y))
         raise
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    # numpy already agrees with PyTorch for same-dtype tensors and for float tensor with a number
+    if isinstance(x, np.ndarray):
+        if (isinstance(y, np.ndarray) and x.dtype == y.dtype) or (x.dtype.kind == "f" and not isinstance(y, np.ndarray)):
+            return out
+    elif y.dtype.kind == "f":
+        return out
+    return binary_result(name, a, b, out)
 
 
 class Add(Function):
@@ -75,7 +90,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = _numpy_binary("div", np.true_divide, a, b)
+        out = _numpy_binary("div", np.true_divide, a, b, quiet=True)
         if out.dtype.kind != "f":
             from .. import _dtype
 
@@ -96,7 +111,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("pow", np.power, a, b)
+        return _numpy_binary("pow", np.power, a, b, quiet=True)
 
     @staticmethod
     def backward(ctx, g):
