@@ -61,6 +61,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 from . import nn, optim  # noqa: E402,F401
+from . import viz  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"

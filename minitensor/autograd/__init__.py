@@ -12,6 +12,7 @@ from .function import Function, registry
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .engine import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .explain import explain
 from .. import _anomaly
 from .._anomaly import AnomalyError
 

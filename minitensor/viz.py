@@ -1,0 +1,135 @@
+r"""Pictures of the autograd graph: Graphviz DOT text (no dependency), rendered when Graphviz is installed.
+
+    from minitensor.viz import to_dot, render
+    dot = to_dot(loss)          # DOT text; in Jupyter, `dot` alone draws the graph (if Graphviz is installed)
+    render(loss, "graph.svg")   # needs the `graphviz` Python package or the `dot` program
+
+The picture follows the forward pass, from the leaves (boxes) through the ops (ellipses) to the
+output (double ellipse). Each op is labelled with its node name and its output's shape; each edge
+with the argument position it feeds. After `backward()`, leaves show the norm of their `.grad`,
+and so do intermediate results that asked for it with `.retain_grad()`. Only what autograd
+records is drawn: tensors that don't require grad (data, masks) are not part of the graph.
+"""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+
+from .autograd.explain import tensor_names
+
+
+class Dot(str):
+    """DOT source text (a `str`) that Jupyter draws inline when Graphviz is available."""
+
+    def _repr_svg_(self):
+        try:
+            return _run_graphviz(str(self), "svg").decode("utf-8")
+        except (RuntimeError, OSError):
+            return None  # IPython then falls back to showing the text
+
+
+def _quote(text):
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _grad_line(t):
+    g = t.grad
+    if g is None:
+        return ""
+    return f"\n|grad| = {float(np.sqrt(np.sum(np.asarray(g.data, dtype=np.float64) ** 2))):.4g}"
+
+
+def to_dot(tensor, names=None, rankdir="LR"):
+    """The graph that produced `tensor`, as Graphviz DOT text (a `Dot`, which is a `str`).
+
+    `names`: mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label leaves and
+    results; by default the caller's local variables are used. `rankdir`: 'LR' or 'TB'.
+    """
+    return _to_dot(tensor, tensor_names(names), rankdir)
+
+
+def _to_dot(tensor, label, rankdir):
+    ids = {}
+
+    def node_id(obj):
+        if id(obj) not in ids:
+            ids[id(obj)] = f"n{len(ids)}"
+        return ids[id(obj)]
+
+    lines = ["digraph minitensor {", f"  rankdir={rankdir};",
+             '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
+    root_node = tensor.grad_fn
+    if root_node is None:
+        name = label.get(id(tensor), "")
+        lines.append(f"  {node_id(tensor)} [label={_quote((name + chr(10) if name else '') + str(tuple(tensor.shape)) + _grad_line(tensor))}, "
+                     "shape=box, style=filled, fillcolor=lightblue];")
+        lines.append("}")
+        return Dot("\n".join(lines) + "\n")
+
+    # The tensor each node produced: the root is `tensor`; every other output is held by the edge
+    # of a consumer, so its shape (and retained .grad) is known even after backward freed the graph.
+    produced = {root_node: tensor}
+    stack, seen, leaves_done = [root_node], {root_node}, set()
+    while stack:
+        node = stack.pop()
+        out = produced[node]
+        name = label.get(id(out), "")
+        text = node.name() + (f"\n{name}" if name else "") + f"\n{tuple(out.shape)}" + _grad_line(out)
+        style = "shape=doubleoctagon" if node is root_node else "shape=ellipse"
+        lines.append(f"  {node_id(node)} [label={_quote(text)}, {style}];")
+        for i, t in node.edges:
+            child = t.grad_fn
+            if child is None:
+                if id(t) not in leaves_done:
+                    leaves_done.add(id(t))
+                    leaf_text = label.get(id(t), "leaf") + f"\n{tuple(t.shape)}" + _grad_line(t)
+                    lines.append(f"  {node_id(t)} [label={_quote(leaf_text)}, shape=box, style=filled, "
+                                 "fillcolor=lightblue];")
+                src = node_id(t)
+            else:
+                produced.setdefault(child, t)
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+                src = node_id(child)
+            lines.append(f"  {src} -> {node_id(node)} [label={_quote(i)}];")
+    lines.append("}")
+    return Dot("\n".join(lines) + "\n")
+
+
+def _run_graphviz(source, fmt):
+    """Bytes of `source` rendered as `fmt`, by the graphviz package or else the `dot` program."""
+    try:
+        import graphviz  # optional: `pip install minitensor[viz]`
+    except ImportError:
+        graphviz = None
+    if graphviz is not None:
+        try:
+            return graphviz.Source(source).pipe(format=fmt)
+        except Exception as e:  # the package is there but the `dot` binary is not
+            raise RuntimeError(f"render: graphviz could not run ({e}); install the Graphviz programs") from e
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RuntimeError(
+            "render: Graphviz is not installed. Install the Graphviz programs (e.g. `apt install graphviz`, "
+            "`brew install graphviz`) and optionally `pip install graphviz`; or paste the text of to_dot() "
+            "into an online Graphviz viewer."
+        )
+    done = subprocess.run([exe, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"render: dot failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout
+
+
+def render(tensor, path, format=None, names=None, rankdir="LR"):
+    """Draw the graph of `tensor` to `path` (format from the suffix: .svg, .png, .pdf; .dot writes the text).
+
+    Returns `path`. Needs Graphviz for every format but `.dot`.
+    """
+    fmt = format or os.path.splitext(str(path))[1].lstrip(".").lower() or "svg"
+    source = _to_dot(tensor, tensor_names(names), rankdir)
+    data = source.encode("utf-8") if fmt in ("dot", "gv") else _run_graphviz(source, fmt)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path

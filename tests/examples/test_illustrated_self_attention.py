@@ -1,0 +1,79 @@
+"""examples/illustrated_self_attention.py: prints the tutorial's figures, checks every gradient, fails loudly."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "examples", "illustrated_self_attention.py")
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def _matrix_after(out, title):
+    """The numbers of the matrix printed under the line that starts with `title`."""
+    lines = out.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(title))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip().startswith("["):
+            break
+        rows.append([float(v) for v in line.strip(" []").split()])
+    return np.array(rows)
+
+
+def test_the_script_prints_the_tutorial_figures_and_passes_its_checks():
+    done = _run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    figures = {
+        "keys = x @ w_key": [[0, 1, 1], [4, 4, 0], [2, 3, 1]],
+        "queries = x @ w_query": [[1, 0, 2], [2, 2, 2], [2, 1, 3]],
+        "values = x @ w_value": [[1, 2, 3], [2, 8, 0], [2, 6, 3]],
+        "scores = queries @ keys.T": [[2, 4, 4], [4, 16, 12], [4, 12, 10]],
+        "softmax as rounded in the tutorial": [[0, .5, .5], [0, 1, 0], [0, .9, .1]],
+        "outputs with the tutorial's rounded softmax": [[2, 7, 1.5], [2, 8, 0], [2, 7.8, 0.3]],
+        "softmax(scores, dim=-1), exact": [[0.0634, 0.4683, 0.4683], [0.0, 0.9820, 0.0180], [0.0003, 0.8805, 0.1192]],
+    }
+    for title, want in figures.items():
+        np.testing.assert_allclose(_matrix_after(out, title), want, atol=1e-9, err_msg=title)
+    assert "dS = P ⊙ (dP − rowsum(dP ⊙ P))" in out
+    for grad in ("d w_query", "d w_key", "d w_value", "d scores", "d softmax", "d values", "d queries", "d keys"):
+        assert _matrix_after(out, grad).shape in {(3, 3), (4, 3)}, grad
+    assert out.count("   OK") == 9 + 2 * ("Bonus." in out) and "MISMATCH" not in out
+    assert "skipped" not in out  # when attention.SelfAttention exists, the tutorial's weights must load
+    assert "Why not simply L = sum(outputs)?" in out
+    assert "All checks passed" in out
+
+
+def test_explain_and_dot_options(tmp_path):
+    path = tmp_path / "graph.dot"
+    done = _run("--explain", "--dot", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "#1 SumBackward   output 'loss' ()" in done.stdout
+    assert "SoftmaxBackward   output 'p' (3, 3)" in done.stdout
+    text = path.read_text()
+    assert text.startswith("digraph minitensor {") and "w_query\\n(4, 3)\\n|grad| =" in text
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("illustrated_self_attention_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_wrong_gradient_makes_the_script_fail(capsys):
+    module = _load()
+    # A softmax that is off by a little changes the finite differences of every step before it:
+    # the checks against the analytic formulas must catch it and the exit status must say so.
+    real = module.np_softmax
+    module.np_softmax = lambda s: real(1.01 * s)
+    assert module.main([]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "FAILED" in out and "finite differences" in out
