@@ -31,7 +31,10 @@ def calculate_gain(nonlinearity, param=None):
 
 def _calculate_fan_in_and_fan_out(tensor):
     if tensor.ndim < 2:
-        raise ValueError(f"fan in and fan out can not be computed for a tensor with fewer than 2 dimensions (shape {tuple(tensor.shape)})")
+        raise ValueError(
+            "fan in and fan out can not be computed for a tensor with fewer than 2 dimensions "
+            f"(shape {tuple(tensor.shape)})"
+        )
     receptive = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -43,10 +46,12 @@ def _fill(tensor, values):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with draws from U(a, b) (in place; returns the tensor)."""
     return _fill(tensor, (generator or _gen()).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with draws from N(mean, std^2) (in place; returns the tensor)."""
     return _fill(tensor, (generator or _gen()).normal(mean, std, tensor.shape))
 
 
@@ -80,12 +85,18 @@ def eye_(tensor):
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)), i.e. std gain * sqrt(2 / (fan_in + fan_out))."""
+    if tensor.numel() == 0:
+        return tensor
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    if tensor.numel() == 0:
+        return tensor
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
@@ -99,9 +110,18 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-b, b) with b = sqrt(3) * gain / sqrt(fan), gain = calculate_gain(nonlinearity, a).
+
+    A zero-element tensor (e.g. Linear(0, n)) is left as it is, as in PyTorch.
+    """
+    if tensor.numel() == 0:
+        return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2) with std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a)."""
+    if tensor.numel() == 0:
+        return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

@@ -2,54 +2,99 @@
 
 Assigning a `Parameter` or a `Module` to an attribute registers it; `register_buffer` registers
 non-learnable state (saved in `state_dict` when persistent). Names in `state_dict()` are the
-attribute paths joined by dots (`blocks.0.attn.w_q.weight`), exactly as PyTorch names them, so
-weights move between the two libraries by name.
+attribute paths joined by dots (`blocks.0.attn.w_q.weight`), exactly as PyTorch names them, and
+come in the same order (a module's own parameters, then its persistent buffers, then each child's
+entries, depth first), so weights move between the two libraries by name.
 """
 import collections
-import itertools
+import collections.abc
 
 import numpy as np
 
-from ..autograd import grad_mode
 from ..tensor import Tensor
 from .parameter import Parameter
 
-_IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict(strict=False)` skipped: names the model has but the dict lacks, and the reverse."""
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+def _addindent(text, spaces):
+    """Indent every line but the first, so a child's repr nests under its parent's '(name): '."""
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    pad = " " * spaces
+    return "\n".join([first] + [pad + line if line.strip() else "" for line in rest])
 
 
 class Module:
     """Base class for all layers: subclass it, call `super().__init__()`, define `forward`."""
 
     def __init__(self, *args, **kwargs):
-        object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_buffers", {})
-        object.__setattr__(self, "_non_persistent", set())
-        object.__setattr__(self, "_modules", {})
-        object.__setattr__(self, "_forward_hooks", {})
-        object.__setattr__(self, "_hook_ids", itertools.count())
+        if args or kwargs:
+            # The usual cause is `super().__init__(d_model)`: say so instead of silently ignoring it.
+            raise TypeError(
+                f"{type(self).__name__}.__init__() passed unexpected arguments to Module.__init__: "
+                f"{args!r} {kwargs!r}"
+            )
+        set_ = object.__setattr__
+        set_(self, "training", True)
+        set_(self, "_parameters", {})
+        set_(self, "_buffers", {})
+        set_(self, "_non_persistent", set())
+        set_(self, "_modules", {})
+        set_(self, "_forward_hooks", {})
+        set_(self, "_forward_pre_hooks", {})
+        set_(self, "_next_hook_id", 0)
 
     # ---- registration -------------------------------------------------------------------------
-    def __setattr__(self, name, value):
-        if "_parameters" not in self.__dict__ and isinstance(value, (Parameter, Module)):
+    def _check_init(self, what):
+        if "_parameters" not in self.__dict__:
             raise AttributeError(
-                f"cannot assign {type(value).__name__} '{name}' before Module.__init__() is called "
+                f"cannot assign {what} before Module.__init__() is called "
                 "(call super().__init__() first in your __init__)"
             )
-        params, modules, buffers = self.__dict__.get("_parameters"), self.__dict__.get("_modules"), self.__dict__.get("_buffers")
+
+    def _check_name(self, kind, name, store):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got {name!r}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"attribute '{name}' already exists on {type(self).__name__}")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
         if isinstance(value, Parameter):
+            self._check_init(f"parameter '{name}'")
             self._forget(name)
-            params[name] = value
-        elif isinstance(value, Module):
+            self.register_parameter(name, value)
+            return
+        if isinstance(value, Module):
+            self._check_init(f"module '{name}'")
             self._forget(name)
-            modules[name] = value
-        elif params is not None and name in params:
+            d["_modules"][name] = value
+            return
+        params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
+        if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' (nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' (nn.Parameter or None expected)"
+                )
             params[name] = None
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' (nn.Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' (nn.Module or None expected)"
+                )
             modules[name] = None
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -59,12 +104,14 @@ class Module:
             object.__setattr__(self, name, value)
 
     def _forget(self, name):
-        self.__dict__.pop(name, None)
-        for store in (self._parameters, self._modules, self._buffers):
-            store.pop(name, None)
-        self._non_persistent.discard(name)
+        d = self.__dict__
+        d.pop(name, None)
+        for store in ("_parameters", "_modules", "_buffers"):
+            d[store].pop(name, None)
+        d["_non_persistent"].discard(name)
 
     def __getattr__(self, name):
+        # Only reached when normal lookup fails: parameters, buffers and children live in the stores.
         d = self.__dict__
         for store in ("_parameters", "_buffers", "_modules"):
             if store in d and name in d[store]:
@@ -72,45 +119,60 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        if name in self._parameters or name in self._modules or name in self._buffers:
+        d = self.__dict__
+        if any(name in d.get(s, ()) for s in ("_parameters", "_modules", "_buffers")):
             self._forget(name)
         else:
             object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """Register `param` (a Parameter, or None for an optional one such as a disabled bias) as `name`."""
+        self._check_init(f"parameter '{name}'")
+        self._check_name("parameter", name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"register_parameter: '{name}' must be a Parameter or None, got {type(param).__name__}")
-        self._forget(name)
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' (nn.Parameter or None required)"
+            )
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        """Register non-learnable state (e.g. a causal mask); saved in state_dict if `persistent`."""
-        if "." in name or not name:
-            raise KeyError(f"register_buffer: invalid buffer name {name!r}")
+        """Register non-learnable state (e.g. a causal mask); saved in state_dict only if `persistent`."""
+        self._check_init(f"buffer '{name}'")
+        self._check_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"register_buffer: '{name}' must be a Tensor or None, got {type(tensor).__name__}")
-        self._forget(name)
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
         self._buffers[name] = tensor
-        if not persistent:
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
             self._non_persistent.add(name)
 
     def add_module(self, name, module):
+        """Register `module` as a child called `name` (what attribute assignment does for you)."""
+        self._check_init(f"module '{name}'")
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"add_module: {type(module).__name__} is not a Module subclass")
-        self._forget(name)
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name("module", name, self._modules)
         self._modules[name] = module
 
     register_module = add_module
 
     def get_submodule(self, target):
+        """The descendant at dotted path `target` ('' is self)."""
         mod = self
         for part in target.split(".") if target else ():
-            mod = mod._modules[part]
+            child = mod._modules.get(part)
+            if not isinstance(child, Module):
+                raise AttributeError(f"{type(mod).__name__} has no submodule `{part}` (looking up {target!r})")
+            mod = child
         return mod
 
     # ---- iteration ----------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
-        """(name, module) for this module and every descendant, depth first (iterative)."""
+        """(name, module) for this module and every descendant, depth first, parents before children.
+
+        A module reachable by two paths is yielded once (at its first path) unless remove_duplicate=False.
+        """
         memo = set() if memo is None else memo
         stack = [(prefix, self)]
         while stack:
@@ -128,6 +190,7 @@ class Module:
             yield m
 
     def named_children(self):
+        """(name, child) for the direct children, in registration order, each module once."""
         seen = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in seen:
@@ -138,9 +201,12 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named(self, store, prefix, recurse, remove_duplicate=True):
+    def _named_members(self, store, prefix, recurse, remove_duplicate):
         seen = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        if recurse:
+            mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            mods = [(prefix, self)]
         for mod_name, mod in mods:
             for k, v in getattr(mod, store).items():
                 if v is None or (remove_duplicate and id(v) in seen):
@@ -149,14 +215,15 @@ class Module:
                 yield (f"{mod_name}.{k}" if mod_name else k), v
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        return self._named("_parameters", prefix, recurse, remove_duplicate)
+        """(name, parameter) pairs; a tied parameter appears once, under its first name."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        return self._named("_buffers", prefix, recurse, remove_duplicate)
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         for _, b in self.named_buffers(recurse=recurse):
@@ -164,13 +231,16 @@ class Module:
 
     # ---- modes, gradients, conversion ---------------------------------------------------------
     def train(self, mode=True):
+        """Set training mode here and, through each child's own `train`, in the whole subtree."""
         if not isinstance(mode, bool):
-            raise ValueError("train: training mode is expected to be a bool")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+            raise ValueError(f"train: training mode is expected to be a bool, got {mode!r}")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self):
+        """Evaluation mode (`train(False)`): Dropout becomes the identity."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
@@ -179,11 +249,9 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
+        """Clear every parameter's `.grad`: to None (the default) or to zeros in place."""
         for p in self.parameters():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad = Tensor._make(np.zeros_like(p.grad.data))
+            _zero_grad(p, set_to_none)
 
     def apply(self, fn):
         """Call fn(m) on every submodule (children first) and on self, e.g. for custom init."""
@@ -194,8 +262,8 @@ class Module:
 
     def to(self, *args, dtype=None, device=None, **kwargs):
         """Cast floating-point parameters and buffers in place (`.to(float64)`); devices are 'cpu' only."""
-        from ..tensor import check_device
         from .. import _dtype
+        from ..tensor import check_device
 
         for a in args:
             if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps") or type(a).__name__ == "device":
@@ -205,11 +273,14 @@ class Module:
         check_device(device, "Module.to")
         if dtype is not None:
             d = _dtype.as_dtype(dtype)
-            for t in itertools.chain(self.parameters(), self.buffers()):
-                if t.dtype.kind == "f":
+            if d.kind != "f":
+                raise TypeError(f"Module.to only accepts floating point dtypes, but got desired dtype={d}")
+            for t in list(self.parameters()) + list(self.buffers()):
+                if t.dtype.kind == "f" and t.dtype != d:
                     t.data = t.data.astype(d)
+                    t._version += 1
                     if t.grad is not None:
-                        t.grad = t.grad.to(d)
+                        t.grad = Tensor._make(t.grad.data.astype(d))
         return self
 
     def float(self):
@@ -227,10 +298,14 @@ class Module:
         check_device("cuda", "Module.cuda")
 
     # ---- state dicts ---------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """name -> tensor for every parameter and persistent buffer, in registration order."""
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """name -> tensor for every parameter and persistent buffer, in PyTorch's order.
+
+        Values share memory with the model (as in PyTorch): copy them, or `minitensor.save` them,
+        to keep a snapshot. A module or parameter reachable by two paths appears under both names.
+        """
         out = collections.OrderedDict() if destination is None else destination
-        for mod_name, mod in self.named_modules(prefix=prefix.rstrip(".")):
+        for mod_name, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             dot = f"{mod_name}." if mod_name else ""
             for k, p in mod._parameters.items():
                 if p is not None:
@@ -241,44 +316,86 @@ class Module:
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy values in by name. Everything is validated first: on any error nothing changes."""
-        own = self.state_dict(keep_vars=True)
+        """Copy values in by name. Everything is validated first: on any error nothing changes.
+
+        Checked for every name: present (if strict), expected (if strict), same shape, and a dtype
+        of the same kind (a float value may go into a float tensor of another precision and is cast,
+        as PyTorch's copy does; an integer or bool buffer needs its exact dtype). The error lists
+        every missing, unexpected and mismatched key at once. With strict=False, missing and
+        unexpected keys are skipped and returned as `(missing_keys, unexpected_keys)`; a shape or
+        dtype mismatch is still an error. Values are copied into the existing arrays, so optimizers
+        and tied weights keep seeing them; `assign=True` swaps in the given tensors instead.
+        """
+        if not isinstance(state_dict, collections.abc.Mapping):
+            raise TypeError(f"load_state_dict: expected a dict-like state_dict, got {type(state_dict).__name__}")
+        own = self._state_slots()
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        problems = []
-        staged = []
-        for k, target in own.items():
-            if k not in state_dict:
+        problems, staged = [], []
+        for key, (mod, store, name, target) in own.items():
+            if key not in state_dict:
                 continue
-            value = state_dict[k]
-            arr = value.data if isinstance(value, Tensor) else np.asarray(value)
-            if tuple(arr.shape) != tuple(target.shape):
-                problems.append(f"size mismatch for {k}: copying a param with shape {tuple(arr.shape)}, "
-                                f"the shape in the current model is {tuple(target.shape)}")
-            elif arr.dtype != target.dtype and not (arr.dtype.kind == target.dtype.kind == "f"):
-                problems.append(f"dtype mismatch for {k}: got {arr.dtype}, the model has {target.dtype}")
+            value = state_dict[key]
+            try:
+                arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+            except (ValueError, TypeError):
+                arr = np.empty((), dtype=object)  # ragged data: reported as a dtype mismatch below
+            if arr.dtype.kind not in "biufc":
+                problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
+                                f"with dtype {arr.dtype}, expected a {target.dtype} array")
+            elif tuple(arr.shape) != tuple(target.shape):
+                problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
+                                f"checkpoint, the shape in current model is {tuple(target.shape)}")
+            elif arr.dtype != target.dtype and not (arr.dtype.kind == "f" and target.dtype.kind == "f"):
+                problems.append(f"dtype mismatch for {key}: got {arr.dtype}, the current model has {target.dtype}")
             else:
-                staged.append((target, arr))
-        if strict:
-            if missing:
-                problems.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing))
-            if unexpected:
-                problems.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected))
-        if problems:
+                # A private copy made now: the cast can no longer fail half way, and a dict whose values
+                # alias other entries of this model (a swap) still loads correctly.
+                dtype = arr.dtype if assign else target.dtype
+                staged.append((mod, store, name, target, np.array(arr, dtype=dtype, copy=True)))
+        errors = []
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        errors += problems
+        if errors:
             raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__} (nothing was changed):\n\t" + "\n\t".join(problems)
+                f"Error(s) in loading state_dict for {type(self).__name__} (nothing was changed):\n\t"
+                + "\n\t".join(errors)
             )
-        with grad_mode.no_grad():
-            for target, arr in staged:
-                target.data[...] = arr  # in place, as PyTorch's copy_: tied weights stay tied
+        for mod, store, name, target, arr in staged:
+            if assign:
+                new = Parameter(arr, requires_grad=target.requires_grad) if store == "_parameters" else Tensor._make(arr)
+                getattr(mod, store)[name] = new
+            else:
+                # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
+                target.data[...] = arr
                 target._version += 1
         return _IncompatibleKeys(missing, unexpected)
+
+    def _state_slots(self):
+        """state-dict name -> (owning module, store, attribute name, tensor), in state_dict order."""
+        out = collections.OrderedDict()
+        for mod_name, mod in self.named_modules(remove_duplicate=False):
+            dot = f"{mod_name}." if mod_name else ""
+            for k, p in mod._parameters.items():
+                if p is not None:
+                    out[dot + k] = (mod, "_parameters", k, p)
+            for k, b in mod._buffers.items():
+                if b is not None and k not in mod._non_persistent:
+                    out[dot + k] = (mod, "_buffers", k, b)
+        return out
 
     # ---- calling -------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             res = hook(self, args, out)
@@ -286,30 +403,61 @@ class Module:
                 out = res
         return out
 
+    def _add_hook(self, store, hook):
+        key = self._next_hook_id
+        object.__setattr__(self, "_next_hook_id", key + 1)
+        store[key] = hook
+        return _RemovableHandle(store, key)
+
     def register_forward_hook(self, hook):
-        """Call hook(module, inputs, output) after each forward (e.g. to capture attention maps)."""
-        key = next(self._hook_ids)
-        self._forward_hooks[key] = hook
-        return _RemovableHandle(self._forward_hooks, key)
+        """Call hook(module, inputs, output) after each forward (e.g. to capture attention maps).
+
+        A non-None return value replaces the output. Returns a handle whose `remove()` unregisters it.
+        """
+        return self._add_hook(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook):
+        """Call hook(module, inputs) before each forward; a non-None return value replaces the inputs."""
+        return self._add_hook(self._forward_pre_hooks, hook)
 
     # ---- printing ------------------------------------------------------------------------------
     def extra_repr(self):
+        """The one-line settings shown inside this module's repr, e.g. 'in_features=4, out_features=3'."""
         return ""
 
+    def _get_name(self):
+        return type(self).__name__
+
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        if extra:
-            lines = extra.split("\n")
-        for name, m in self._modules.items():
-            child = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {child}")
-        if not self._modules:
-            return f"{type(self).__name__}({extra})"
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): {_addindent(repr(m), 2)}" for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def _zero_grad(p, set_to_none):
+    g = p.grad
+    if g is None:
+        return
+    if set_to_none:
+        p.grad = None
+    elif g.grad_fn is None and g.data.flags.writeable:
+        g.requires_grad_(False)
+        g.data[...] = 0
+        g._version += 1
+    else:
+        # A gradient built with create_graph=True is part of a graph (and may be a read-only view):
+        # replace it with plain zeros rather than writing into it.
+        p.grad = Tensor._make(np.zeros_like(g.data))
 
 
 class _RemovableHandle:
@@ -318,3 +466,10 @@ class _RemovableHandle:
 
     def remove(self):
         self._store.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False

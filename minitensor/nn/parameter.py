@@ -1,13 +1,14 @@
 """`Parameter`: a tensor that a Module registers as learnable when assigned as an attribute."""
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _to_array
 
 
 class Parameter(Tensor):
-    """A leaf tensor with `requires_grad=True` that `Module.parameters()` finds.
+    """A leaf tensor with `requires_grad=True` (by default) that `Module.parameters()` finds.
 
-    `Parameter(t)` shares `t`'s memory, as in PyTorch.
+    `Parameter(t)` shares `t`'s memory, as in PyTorch, and is always a leaf, even when `t` was
+    computed by ops: it starts a new graph.
     """
 
     __slots__ = ()
@@ -15,12 +16,12 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             arr = np.zeros((0,), dtype=np.float32)
-        elif isinstance(data, Tensor):
-            arr = data.data
+        elif isinstance(data, (Tensor, np.ndarray)):
+            arr = data.data if isinstance(data, Tensor) else data
         else:
-            arr = np.asarray(data)
+            arr = _to_array(data, None, "Parameter")  # lists of floats get the default dtype
         super().__init__(arr, dtype=arr.dtype)
-        self.data = arr  # share memory instead of the copy Tensor() could make
+        self.data = arr  # share memory instead of any copy Tensor() could make
         if requires_grad:
             self.requires_grad_(True)
 
@@ -29,4 +30,3 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, proto):
         return (Parameter, (self.data, self.requires_grad))
-

@@ -22,22 +22,55 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         total = float(sum(float(np.sum(np.abs(g.data.astype(np.float64)) ** norm_type)) for g in grads) ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is non-finite ({total})")
-    coef = max_norm / (total + 1e-6)
+    coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
-        for g in grads:
-            g.data *= np.asarray(coef, dtype=g.dtype)
-            g._version += 1
+        for p in params:
+            if p.grad is not None:
+                _scale_grad(p, coef)
     return Tensor._make(np.asarray(total, dtype=grads[0].dtype))
 
 
+def _scale_grad(p, coef):
+    g = p.grad
+    if g.grad_fn is None and g.data.flags.writeable:
+        g.data *= np.asarray(coef, dtype=g.dtype)  # a 0-d array of the grad's dtype keeps float32 float32
+        g._version += 1
+    else:
+        # A gradient from create_graph=True belongs to a graph (maybe a read-only view): replace it.
+        p.grad = Tensor._make(g.data * np.asarray(coef, dtype=g.dtype))
+
+
 def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element into [-clip_value, clip_value] in place."""
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for p in params:
-        if p.grad is not None:
-            np.clip(p.grad.data, -clip_value, clip_value, out=p.grad.data)
+        g = p.grad
+        if g is not None:
+            clipped = np.clip(g.data, -clip_value, clip_value).astype(g.dtype, copy=False)
+            if g.grad_fn is None and g.data.flags.writeable:
+                g.data[...] = clipped
+                g._version += 1
+            else:
+                p.grad = Tensor._make(clipped)
 
 
 def parameters_to_vector(parameters):
+    """All parameters flattened and concatenated into one 1-D tensor (differentiable)."""
     from ..ops.shape import cat
 
     return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copy consecutive slices of the 1-D `vec` into the parameters, in place (no graph)."""
+    arr = vec.data if isinstance(vec, Tensor) else np.asarray(vec)
+    params = list(parameters)
+    total = sum(p.numel() for p in params)
+    if arr.ndim != 1 or arr.size != total:
+        raise RuntimeError(f"vector_to_parameters: expected a 1-D vector of {total} elements, got shape {arr.shape}")
+    offset = 0
+    for p in params:
+        n = p.numel()
+        p.data[...] = arr[offset:offset + n].reshape(p.shape)
+        p._version += 1
+        offset += n

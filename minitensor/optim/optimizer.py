@@ -1,0 +1,287 @@
+"""`Optimizer`: parameter groups, per-parameter state, zero_grad and state dicts (PyTorch's layout).
+
+An optimizer holds `param_groups`, a list of plain dicts (`{'params': [...], 'lr': 0.01, ...}`) that
+users and schedulers may edit between steps, and `state`, a dict from each parameter to its
+buffers (momentum, Adam's moments). `step()` reads `p.grad` and updates `p.data` in place with
+numpy, outside any graph, bumping `p._version`. Buffers have their parameter's dtype, so float32
+models train in float32 and float64 ones in float64.
+"""
+import collections
+import collections.abc
+import math
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: subclasses set `defaults`, implement `_update_group(group)` and `_state_spec(group)`."""
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        self.state = collections.defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor) or isinstance(params, (set, frozenset)):
+            raise TypeError(
+                f"{type(self).__name__}: params should be an iterable of Tensors or dicts (in a fixed order), "
+                f"got {type(params).__name__}"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    # ---- groups ------------------------------------------------------------------------------
+    def add_param_group(self, param_group):
+        """Add a group of parameters with its own options; options it leaves out take the defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"add_param_group: a param group must be a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group.get("params")
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("add_param_group: params must be an ordered iterable (a list), not a set")
+        elif params is None:
+            raise ValueError("add_param_group: the group has no 'params' entry")
+        params = list(params)
+        seen = set()
+        name = type(self).__name__
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{name} can only optimize Tensors, but params[{i}] is a {type(p).__name__}")
+            if p.grad_fn is not None:
+                raise ValueError(f"{name}: can't optimize a non-leaf Tensor (params[{i}], shape {tuple(p.shape)})")
+            if p.dtype.kind != "f":
+                raise ValueError(
+                    f"{name}: params[{i}] has dtype {p.dtype}; only floating point tensors can be optimized"
+                )
+            if id(p) in seen:
+                raise ValueError(f"{name}: params[{i}] appears twice in the same parameter group")
+            seen.add(id(p))
+        group["params"] = params
+        for k, v in self.defaults.items():
+            if v is required and k not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {k}")
+            group.setdefault(k, v)
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if existing & seen:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self._check_group(group)
+        self.param_groups.append(group)
+
+    def _check_group(self, group):
+        """Raise ValueError for an invalid option in `group` (and normalise it, e.g. betas to a tuple)."""
+        if not float(group["lr"]) >= 0.0:
+            raise ValueError(f"Invalid learning rate: {group['lr']}")
+        if not float(group.get("weight_decay", 0.0)) >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+
+    # ---- gradients and steps -----------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Clear every parameter's `.grad`: to None (the default, as PyTorch) or to zeros in place."""
+        from ..nn.module import _zero_grad
+
+        for group in self.param_groups:
+            for p in group["params"]:
+                _zero_grad(p, set_to_none)
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; `closure` (re)computes and returns the loss."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        self._opt_called = True
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        raise NotImplementedError
+
+    @staticmethod
+    def _grad(p, maximize):
+        """p's gradient as an ndarray of p's dtype and shape (negated when maximizing)."""
+        g = p.grad.data
+        if g.shape != p.data.shape:
+            raise RuntimeError(f"optimizer step: gradient of shape {g.shape} for a parameter of shape {p.data.shape}")
+        if g.dtype != p.data.dtype:
+            g = g.astype(p.data.dtype)
+        return -g if maximize else g
+
+    # ---- state dicts -------------------------------------------------------------------------
+    def _state_spec(self, group):
+        """key -> 'array' | 'array_or_none' | 'step' for the per-parameter state under these options."""
+        return {}
+
+    def state_dict(self):
+        """{'state': {index: {name: value}}, 'param_groups': [{option: value, 'params': [index, ...]}]}.
+
+        Parameters are numbered 0, 1, ... across the groups in order, as in PyTorch. Unlike PyTorch's,
+        the state tensors are copies: the dict is a snapshot that later steps do not change.
+        """
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: (tuple(v) if isinstance(v, list) else v) for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p in self.state and self.state[p]:
+                    state[index[id(p)]] = {
+                        k: (Tensor._make(np.array(v.data, copy=True)) if isinstance(v, Tensor) else v)
+                        for k, v in self.state[p].items()
+                    }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore options and state. Everything is validated first; on any problem nothing changes.
+
+        Checked: the number of groups and of parameters in each, the options, and for every state
+        entry its parameter index, its keys, and each buffer's shape (buffers are cast to their
+        parameter's dtype). The error lists every problem found.
+        """
+        name = type(self).__name__
+        problems = []
+        if not isinstance(state_dict, collections.abc.Mapping) or not {"state", "param_groups"} <= set(state_dict):
+            raise ValueError(f"{name}.load_state_dict: expected a dict with keys 'state' and 'param_groups'")
+        saved_groups = list(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"{name}.load_state_dict: loaded state dict has {len(saved_groups)} parameter group(s), "
+                f"the optimizer has {len(self.param_groups)} (nothing was changed)"
+            )
+        new_groups, id_map = [], {}
+        for gi, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if not isinstance(saved, collections.abc.Mapping) or "params" not in saved:
+                problems.append(f"param_groups[{gi}] is not a dict with a 'params' list")
+                continue
+            ids = list(saved["params"])
+            if len(ids) != len(group["params"]):
+                problems.append(
+                    f"param_groups[{gi}] has {len(ids)} parameter(s) in the loaded state dict but "
+                    f"{len(group['params'])} in the optimizer"
+                )
+                continue
+            for i, p in zip(ids, group["params"]):
+                key = _as_index(i)
+                if key is None or key in id_map:
+                    problems.append(f"param_groups[{gi}] lists parameter id {i!r} (not an int, or listed twice)")
+                else:
+                    id_map[key] = p
+            new = {k: v for k, v in group.items()}
+            new.update({k: v for k, v in saved.items() if k != "params"})
+            new["params"] = group["params"]
+            try:
+                self._check_group(new)
+            except (ValueError, TypeError, KeyError) as e:
+                problems.append(f"param_groups[{gi}]: {e}")
+            new_groups.append(new)
+        group_of = {id(p): g for g in new_groups for p in g["params"]}
+        new_state = collections.defaultdict(dict)
+        saved_state = state_dict["state"]
+        if not isinstance(saved_state, collections.abc.Mapping):
+            problems.append(
+                f"'state' must be a dict from parameter id to a dict of buffers, got {type(saved_state).__name__}"
+            )
+            saved_state = {}
+        for raw_key, entry in saved_state.items():
+            key = _as_index(raw_key)
+            p = id_map.get(key)
+            if p is None:
+                problems.append(f"state for parameter id {raw_key!r}, which no param group lists")
+                continue
+            if not isinstance(entry, collections.abc.Mapping):
+                problems.append(f"state[{raw_key!r}] is a {type(entry).__name__}, expected a dict")
+                continue
+            spec = self._state_spec(group_of[id(p)]) if id(p) in group_of else {}
+            missing = [k for k in spec if k not in entry]
+            extra = [k for k in entry if k not in spec]
+            if missing or extra:
+                problems.append(
+                    f"state[{raw_key!r}] (parameter of shape {tuple(p.shape)}): "
+                    + (f"missing {missing}" if missing else "")
+                    + ("; " if missing and extra else "")
+                    + (f"unexpected {extra}" if extra else "")
+                )
+                continue
+            converted = {}
+            for k, kind in spec.items():
+                value, err = _convert_state(entry[k], kind, p)
+                if err:
+                    problems.append(f"state[{raw_key!r}][{k!r}]: {err}")
+                converted[k] = value
+            new_state[p] = converted
+        if problems:
+            raise ValueError(
+                f"Error(s) in loading state_dict for {name} (nothing was changed):\n\t" + "\n\t".join(problems)
+            )
+        for group, new in zip(self.param_groups, new_groups):
+            # Update the dicts in place: code holding a group (a scheduler, a user) sees the new values.
+            group.clear()
+            group.update(new)
+        self.state = new_state
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(group):
+                if k != "params":
+                    lines.append(f"    {k}: {group[k]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _as_index(key):
+    if isinstance(key, (bool, np.bool_)):
+        return None
+    if isinstance(key, (int, np.integer)):
+        return int(key)
+    if isinstance(key, str) and key.isdigit():
+        return int(key)
+    return None
+
+
+def _convert_state(value, kind, p):
+    """(converted value, error message or None) for one saved state entry of parameter p."""
+    if kind == "step":
+        raw = value.data if isinstance(value, Tensor) else value
+        try:
+            arr = np.asarray(raw)
+            step = float(arr) if arr.size == 1 and arr.dtype.kind in "iuf" else math.nan
+        except (TypeError, ValueError):
+            step = math.nan
+        whole = math.isfinite(step) and step >= 0 and step == int(step)
+        if not whole:
+            return None, f"expected a non-negative whole step count, got {value!r}"
+        return int(step), None
+    if value is None and kind == "array_or_none":
+        return None, None
+    raw = value.data if isinstance(value, Tensor) else value
+    try:
+        arr = np.asarray(raw)
+    except (TypeError, ValueError):
+        return None, f"expected an array, got {type(value).__name__}"
+    if arr.dtype.kind not in "fiu":
+        return None, f"expected a numeric array, got dtype {arr.dtype}"
+    if arr.shape != p.data.shape:
+        return None, f"shape {arr.shape} does not match its parameter's shape {p.data.shape}"
+    return Tensor._make(np.array(arr, dtype=p.data.dtype, copy=True)), None
