@@ -1,0 +1,164 @@
+r"""Attention as pure functions of tensors, composed from minitensor ops.
+
+Every function returns `(output, weights)`: the context vectors and the attention weights that
+made them (rows of non-negative numbers summing to 1, or to 0 for a query with every key masked).
+
+    basic_self_attention(x)                       z_i = sum_j softmax_j(x_i . x_j) x_j
+    scaled_dot_product_attention(q, k, v, ...)    softmax(Q K^T / sqrt(d_k)) V, with masks and dropout
+
+`scaled_dot_product_attention` has two implementations of the same math: the *composed* one below,
+whose gradient comes from the ops' own VJPs, and the *fused* one in `attention.fused`, one
+autograd node with a hand-derived backward. `fused=None` picks the default set by
+`set_fused_enabled` (see docs/attention.md for the measurements behind the default).
+"""
+import math
+
+import numpy as np
+
+import minitensor as mt
+import minitensor.nn.functional as F
+
+from .fused import fused_attention
+from .masks import prepare_mask
+
+_fused_enabled = True  # the default: the fused node was the faster one in benchmarks/bench_attention.py
+
+
+class set_fused_enabled:
+    """Choose the fused (True) or composed (False) attention as the default for `fused=None`.
+
+    Works as a plain call (the choice stays) or as a context manager (the old choice comes back):
+
+        attention.set_fused_enabled(False)
+        with attention.set_fused_enabled(True): ...
+    """
+
+    def __init__(self, enabled):
+        global _fused_enabled
+        self.prev = _fused_enabled
+        _fused_enabled = bool(enabled)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _fused_enabled
+        _fused_enabled = self.prev
+        return False
+
+
+def is_fused_enabled():
+    """Whether `fused=None` currently means the fused path."""
+    return _fused_enabled
+
+
+def basic_self_attention(x):
+    r"""Self-attention with no parameters: every vector is its own query, key and value.
+
+        alpha_ij = softmax_j(x_i . x_j)        z_i = sum_j alpha_ij x_j
+
+    x: (..., T, d). Returns (z, alpha) of shapes (..., T, d) and (..., T, T).
+    """
+    if x.ndim < 2:
+        raise RuntimeError(f"basic_self_attention: expected x of shape (..., T, d), got shape {tuple(x.shape)}")
+    scores = x @ x.mT                                 # (..., T, T)   x_i . x_j
+    weights = F.softmax(scores, dim=-1)               # (..., T, T)   each row sums to 1
+    return weights @ x, weights                       # (..., T, d)   a weighted average of the x_j
+
+
+def _check_qkv(query, key, value, op):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, mt.Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {tuple(t.shape)}")
+        if t.dtype.kind != "f":
+            raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
+    shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"{op}: query, key and value must have the same dtype, got "
+                           f"{query.dtype}, {key.dtype} and {value.dtype}")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {shapes}")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {shapes}")
+    try:
+        batch = np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
+        out_batch = np.broadcast_shapes(batch, tuple(value.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"{op}: the batch dims of {shapes} cannot be broadcast together") from None
+    return batch + (query.shape[-2], key.shape[-2]), out_batch == batch
+
+
+def _dropout_keep(shape, p):
+    """Bool keep-mask for inverted dropout, from minitensor's global generator (so manual_seed rules it)."""
+    return (mt.rand(*shape, dtype=mt.float64) >= p).data
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 training=True, fused=None):
+    r"""softmax(Q K^T / sqrt(d_k) + masks) V for query (..., Tq, d_k), key (..., Tk, d_k), value (..., Tk, d_v).
+
+    mask: bool (True = may attend), int 0/1 (the same), or float (added to the scores; -inf hides);
+        it must broadcast to the scores (..., Tq, Tk). A query with every key masked gets zero
+        weights, a zero output and zero gradient (never NaN).
+    is_causal: also hide keys j > i (combined with `mask` if both are given).
+    dropout_p: drop attention weights with this probability when `training` (the returned
+        weights are the ones *before* dropout, the model's actual attention pattern).
+    scale: defaults to 1 / sqrt(d_k).
+    fused: True for the single-node implementation, False for the composed one, None for the
+        default (`set_fused_enabled`). A float mask that requires grad always uses the composed one.
+
+    Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
+    """
+    op = "scaled_dot_product_attention"
+    scores_shape, v_fits = _check_qkv(query, key, value, op)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    # Dot products of d_k independent unit-variance components have variance d_k; dividing by
+    # sqrt(d_k) brings the logits back to unit scale, so the softmax doesn't saturate into a
+    # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
+    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
+    m = prepare_mask(mask, is_causal, scores_shape, query.dtype, op)
+    keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
+    factor = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0  # p = 1 keeps nothing anyway
+
+    # A key no query may see (padding), or a query that may see no key, can hold anything, even
+    # NaN: replace it by 0 before it enters a matmul, where a weight of 0 times NaN is still NaN.
+    # `where` also passes exactly 0 gradient back to what it replaced.
+    if m.empty_rows:
+        query = mt.where(m.row_any, query, 0.0)
+    if m.empty_cols:
+        key = mt.where(m.col_any, key, 0.0)
+        value = mt.where(m.col_any, value, 0.0)
+    use_fused = _fused_enabled if fused is None else bool(fused)
+    if use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad):
+        return fused_attention(query, key, value, m, keep, scale, factor)
+    return _composed_attention(query, key, value, m, keep, scale, factor)
+
+
+def _composed_attention(query, key, value, m, keep, scale, factor):
+    """The same attention as the fused node, as a chain of minitensor ops (each with its own VJP)."""
+    # 1. score every query against every key
+    scores = (query @ key.mT) * scale                       # (..., Tq, Tk)
+    if m.bias is not None:
+        scores = scores + m.bias                            # (..., Tq, Tk)  a float mask is added
+
+    # 2. mask: `where`, never a multiply (0 * inf = NaN) nor a second additive sentinel. A masked
+    #    score becomes -inf, so its weight is exactly 0 and it passes back exactly 0 gradient. A
+    #    fully masked row gets 0 logits instead (a finite softmax, zeroed in step 3): no 0/0.
+    if m.allowed is not None:
+        fill = mt.from_numpy(np.where(m.row_any, -np.inf, 0.0).astype(scores.dtype)) if m.empty_rows else -math.inf
+        scores = mt.where(m.allowed, scores, fill)          # (..., Tq, Tk)
+
+    # 3. normalise each row into weights
+    weights = F.softmax(scores, dim=-1)                     # (..., Tq, Tk)  rows sum to 1
+    if m.empty_rows:
+        weights = mt.where(m.row_any, weights, 0.0)         # (..., Tq, Tk)  nothing to attend to: 0
+
+    # 4. average the values with those weights (dropped out, inverted, while training)
+    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
+    output = used @ value                                   # (..., Tq, dv)
+    if m.empty_rows:
+        output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN
+    return output, weights

@@ -1,0 +1,138 @@
+"""attention.fused: the single-node attention with a hand-derived backward equals the composed one.
+
+Values and first and second derivatives are compared in float64 at a tight tolerance, with and
+without masks (including fully masked rows) and with dropout (the same seed draws the same
+keep-mask in both paths).
+"""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import minitensor as mt
+from minitensor.autograd import GradcheckError, gradcheck, gradgradcheck
+from minitensor.testing import assert_close
+from minitensor.testing.strategies import attention_inputs
+
+import attention
+from attention import fused as fused_module
+from attention import scaled_dot_product_attention as sdpa
+
+TIGHT = dict(rtol=1e-10, atol=1e-12)
+
+
+def _leaves(inp):
+    return tuple(mt.tensor(t.data, requires_grad=True) for t in (inp.query, inp.key, inp.value))
+
+
+def _run(fused, inputs, mask, dropout_p, seed, upstream, create_graph=False):
+    mt.manual_seed(seed)
+    out, w = sdpa(*inputs, mask=mask, dropout_p=dropout_p, fused=fused)
+    g_out, g_w = upstream
+    grads = mt.autograd.grad((out, w), inputs, grad_outputs=(g_out, g_w), create_graph=create_graph)
+    return out, w, grads
+
+
+@given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 3)),
+       st.sampled_from([0.0, 0.3]), st.integers(0, 2**16))
+def test_fused_equals_composed_values_and_gradients(inp, dropout_p, seed):
+    rng = np.random.default_rng(seed)
+    shapes = (inp.query.shape[:-1] + inp.value.shape[-1:], inp.query.shape[:-1] + inp.key.shape[-2:-1])
+    upstream = tuple(mt.tensor(rng.standard_normal(s)) for s in shapes)   # into output *and* weights
+    a_in, b_in = _leaves(inp), _leaves(inp)
+    out_c, w_c, g_c = _run(False, a_in, inp.mask, dropout_p, seed, upstream)
+    out_f, w_f, g_f = _run(True, b_in, inp.mask, dropout_p, seed, upstream)
+    assert_close(out_f, out_c, **TIGHT)
+    assert_close(w_f, w_c, **TIGHT)
+    for gf, gc in zip(g_f, g_c):
+        assert_close(gf, gc, **TIGHT)
+
+
+@given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 3), k_len=(1, 3), head_dim=(1, 2)),
+       st.integers(0, 2**16))
+def test_create_graph_backward_equals_numpy_backward(inp, seed):
+    """The Tensor-op backward (recorded, for create_graph) and the numpy one give the same numbers."""
+    rng = np.random.default_rng(seed)
+    shapes = (inp.query.shape[:-1] + inp.value.shape[-1:], inp.query.shape[:-1] + inp.key.shape[-2:-1])
+    upstream = tuple(mt.tensor(rng.standard_normal(s)) for s in shapes)
+    _, _, g_np = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream)
+    _, _, g_graph = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream, create_graph=True)
+    for a, b in zip(g_np, g_graph):
+        assert b.grad_fn is not None
+        assert_close(a, b, **TIGHT)
+
+
+@given(attention_inputs(batch=(1, 1), heads=(1, 2), q_len=(1, 3), k_len=(1, 3), head_dim=(1, 2)))
+def test_fused_second_derivatives(inp):
+    q, k, v = _leaves(inp)
+    assert gradgradcheck(lambda q, k, v: sdpa(q, k, v, mask=inp.mask, fused=True), (q, k, v))
+
+
+def test_fused_gradcheck_with_dropout():
+    mt.manual_seed(0)
+    q, k, v = (mt.randn(2, 2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
+
+    def f(q, k, v):
+        mt.manual_seed(11)  # the same keep-mask at every evaluation, so the function is deterministic
+        return sdpa(q, k, v, dropout_p=0.4, fused=True)
+
+    assert gradcheck(f, (q, k, v))
+
+
+def test_hessian_vector_product_matches_composed():
+    mt.manual_seed(1)
+    base = [mt.randn(2, 3, 2, dtype=mt.float64) for _ in range(3)]
+    u = mt.randn(2, 3, 2, dtype=mt.float64)
+    hv = []
+    for fused in (False, True):
+        q, k, v = (mt.tensor(b.data, requires_grad=True) for b in base)
+        out, _ = sdpa(q, k, v, mask=attention.causal_mask(3), fused=fused)
+        (gq,) = mt.autograd.grad(out, (q,), grad_outputs=u, create_graph=True)
+        hv.append(mt.autograd.grad((gq * u).sum(), (q, k, v)))
+    for a, b in zip(*hv):
+        assert_close(a, b, **TIGHT)
+
+
+def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch):
+    """The checks above can fail: drop the rowsum term of the softmax VJP and gradcheck objects."""
+    def wrong(ctx, g):
+        q, k, v, mask, keep, scale, factor = ctx.inputs
+        p = ctx.output.data[..., v.shape[-1]:]
+        d_p = g.data[..., : v.shape[-1]] @ np.swapaxes(v.data, -1, -2)
+        d_s = p * d_p                                       # missing: - rowsum(dP * P)
+        return (mt.from_numpy((d_s @ k.data) * scale), mt.from_numpy((np.swapaxes(d_s, -1, -2) @ q.data) * scale),
+                mt.from_numpy(np.swapaxes(p, -1, -2) @ g.data[..., : v.shape[-1]]), None, None, None, None)
+
+    monkeypatch.setattr(fused_module, "_backward_numpy", wrong)
+    mt.manual_seed(2)
+    q, k, v = (mt.randn(3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
+    with pytest.raises(GradcheckError, match="FusedScaledDotProductAttention"):
+        gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True), (q, k, v))
+
+
+def test_a_query_gradient_never_depends_on_a_value_it_masks():
+    """Only the weights are differentiated, and a value that query 0 masks holds NaN: the fused
+    node still computes dO V^T (dO = 0 here), so it must drop that entry before the softmax VJP."""
+    rng = np.random.default_rng(4)
+    mask = mt.tensor([[True, False, True], [True, True, True]])
+    v_np = rng.standard_normal((3, 2))
+    v_np[1] = np.nan                                  # allowed for query 1 only
+    base_q, k = rng.standard_normal((2, 2)), mt.tensor(rng.standard_normal((3, 2)))
+    up = mt.tensor(rng.standard_normal((2, 3)))
+    grads = []
+    for fused, create_graph in ((False, False), (True, False), (True, True)):
+        q = mt.tensor(base_q, requires_grad=True)
+        _, w = sdpa(q, k, mt.tensor(v_np), mask=mask, fused=fused)
+        (gq,) = mt.autograd.grad(w, (q,), grad_outputs=up, create_graph=create_graph)
+        grads.append(gq.data[0])
+    for g in grads[1:]:
+        assert np.isfinite(g).all()
+        assert_close(g, grads[0], **TIGHT)
+
+
+def test_fused_node_is_one_node_and_weights_carry_gradient():
+    mt.manual_seed(3)
+    q = mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True)
+    out, w = sdpa(q, q, q, fused=True)
+    assert out.grad_fn.next_functions[0][0] is w.grad_fn.next_functions[0][0]
+    # the weights alone are differentiable too (their gradient flows through the same node)
+    assert gradcheck(lambda q: sdpa(q, q, q, fused=True)[1], (q,))
