@@ -4,6 +4,10 @@ Choose with HYPOTHESIS_PROFILE=dev pytest.
 """
 import os
 
+# The test tensors are tiny: one BLAS thread is fastest, and CI has only 2 cores (set before numpy loads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

@@ -1,0 +1,316 @@
+"""Train the tiny decoder-only transformer on a toy task: progress, held-out evaluation, checkpoints,
+exact resume, attention maps and a loss curve.
+
+`examples/train_toy_model.py` is the command-line face of `main()`. Everything random comes from
+two seeded generators (minitensor's global one for initialisation and dropout, a numpy one for the
+batches), and both are saved in every checkpoint, so a resumed run continues bit for bit where the
+interrupted one stopped.
+"""
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.serialization import CheckpointError
+
+from .lm import DecoderLM
+from .tasks import get_task
+from . import pictures
+
+
+@dataclasses.dataclass
+class Config:
+    task: str = "sort"
+    layers: int = 3
+    heads: int = 3
+    d_model: int = 48
+    dropout: float = 0.0
+    steps: int = 2000  # an upper bound: training stops once held-out exact match is perfect
+    batch: int = 64
+    lr: float = 5e-4
+    beta1: float = 0.9
+    beta2: float = 0.95
+    weight_decay: float = 0.1
+    clip: float = 1.0
+    warmup: int = 0
+    schedule: str = "constant"  # or "cosine" (decays to 10% of lr at `steps`)
+    seed: int = 0
+    eval_every: int = 100
+    eval_n: int = 1000
+    checkpoint_every: int = 100
+    stop_when_perfect: bool = True
+    out: str = "runs/toy"
+    resume: bool = False
+    pictures: bool = True
+
+
+CHECKPOINT = "checkpoint.npz"
+
+
+# ---- pieces ---------------------------------------------------------------------------------------
+
+def build(cfg):
+    """Task, model and optimizer for `cfg`, initialised from its seed."""
+    task = get_task(cfg.task)
+    mt.manual_seed(cfg.seed)
+    model = DecoderLM(task.vocab_size, task.block_size, n_layer=cfg.layers, n_head=cfg.heads,
+                      d_model=cfg.d_model, dropout=cfg.dropout)
+    optimizer = mt.optim.AdamW(model.param_groups(cfg.weight_decay), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+    scheduler = mt.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(cfg, step))
+    return task, model, optimizer, scheduler
+
+
+def lr_factor(cfg, step):
+    """Linear warmup over `warmup` steps, then constant or a cosine decay to 10%."""
+    if cfg.warmup and step < cfg.warmup:
+        return (step + 1) / cfg.warmup
+    if cfg.schedule == "cosine":
+        t = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t))
+    return 1.0
+
+
+def train_step(model, optimizer, scheduler, x, y, clip):
+    logits = model(mt.from_numpy(x))
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip:
+        mt.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+def greedy_answers(model, task, prompts, batch=500):
+    """Decode each prompt's answer one token at a time, always taking the most likely token."""
+    out = []
+    with mt.no_grad():
+        for i in range(0, len(prompts), batch):
+            seq = prompts[i:i + batch]
+            for _ in range(task.answer_len):
+                logits = model(mt.from_numpy(seq)).data[:, -1, :]
+                seq = np.concatenate([seq, logits.argmax(-1)[:, None]], axis=1)
+            out.append(seq[:, task.prompt_len:])
+    return np.concatenate(out) if out else np.zeros((0, task.answer_len), np.int64)
+
+
+def evaluate(model, task, prompts):
+    was_training = model.training
+    model.eval()
+    answers = greedy_answers(model, task, prompts)
+    model.train(was_training)
+    return task.exact_match(prompts, answers)
+
+
+def heldout_sets(task, n):
+    """All distinct held-out prompts (or a fixed sample of them), and `n` fixed draws from that split."""
+    distinct = task.heldout_prompts()
+    draws = task.sample_prompts(n, np.random.default_rng(12345), split="heldout")
+    return distinct, draws
+
+
+# ---- checkpoints ----------------------------------------------------------------------------------
+
+def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals):
+    mt.save({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": json.dumps(scheduler.state_dict()),
+        "step": step,
+        "losses": mt.tensor(np.asarray(losses, dtype=np.float64)),
+        "evals": json.dumps(evals),
+        "data_rng": json.dumps(data_rng.bit_generator.state),
+        "model_rng": json.dumps(mt.get_rng_state()),
+        "config": json.dumps(dataclasses.asdict(cfg)),
+    }, path)
+
+
+def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng):
+    """Restore everything a checkpoint holds; a bad file raises CheckpointError and changes nothing."""
+    ck = mt.load(path)
+    saved = json.loads(ck["config"])
+    for key in ("task", "layers", "heads", "d_model"):
+        if saved[key] != getattr(cfg, key):
+            raise CheckpointError(
+                f"{path}: was written for --{key.replace('_', '-')} {saved[key]}, but this run asks for "
+                f"{getattr(cfg, key)}; use the same settings to resume, or another --out"
+            )
+    model.load_state_dict(ck["model"])
+    optimizer.load_state_dict(ck["optimizer"])
+    scheduler.load_state_dict(json.loads(ck["scheduler"]))
+    data_rng.bit_generator.state = json.loads(ck["data_rng"])
+    mt.set_rng_state(json.loads(ck["model_rng"]))
+    return int(ck["step"]), ck["losses"].data.tolist(), json.loads(ck["evals"])
+
+
+# ---- progress -------------------------------------------------------------------------------------
+
+class Progress:
+    """A live bar on a terminal (tqdm when installed), plain lines otherwise (logs, CI, pipes)."""
+
+    def __init__(self, total, start, stream=None, every=50):
+        self.stream = stream or sys.stdout
+        self.total, self.start_step, self.every = total, start, every
+        self.t0 = time.perf_counter()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.bar = None
+        if self.tty:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, initial=start, file=self.stream, unit="step", dynamic_ncols=True)
+            except ImportError:
+                pass
+
+    def update(self, step, loss):
+        done = step - self.start_step
+        rate = done / max(time.perf_counter() - self.t0, 1e-9)
+        eta = (self.total - step) / rate if rate > 0 else float("inf")
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{loss:.4f}")
+        elif self.tty:
+            width = 30
+            filled = int(width * step / self.total)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] step {step}/{self.total} "
+                              f"loss {loss:.4f} {rate:.1f} steps/s ETA {_fmt_time(eta)}   ")
+            self.stream.flush()
+        elif step % self.every == 0 or step == self.total:
+            self.stream.write(f"step {step}/{self.total}  loss {loss:.4f}  {rate:.1f} steps/s  ETA {_fmt_time(eta)}\n")
+            self.stream.flush()
+
+    def note(self, text):
+        if self.bar is not None:
+            self.bar.write(text)
+        else:
+            self.stream.write(("\n" if self.tty else "") + text + "\n")
+            self.stream.flush()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.tty:
+            self.stream.write("\n")
+
+
+def _fmt_time(seconds):
+    if not math.isfinite(seconds):
+        return "?"
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+# ---- the run --------------------------------------------------------------------------------------
+
+def train(cfg, stream=None):
+    """Train per `cfg`; return a dict with the results (also printed as a report)."""
+    stream = stream or sys.stdout
+    os.makedirs(cfg.out, exist_ok=True)
+    ckpt_path = os.path.join(cfg.out, CHECKPOINT)
+    task, model, optimizer, scheduler = build(cfg)
+    data_rng = np.random.default_rng(cfg.seed)
+    step, losses, evals = 0, [], []
+    if cfg.resume:
+        if not os.path.exists(ckpt_path):
+            raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}; run without --resume to start fresh")
+        step, losses, evals = load_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, data_rng)
+        stream.write(f"resumed from {ckpt_path} at step {step}\n")
+    distinct, draws = heldout_sets(task, cfg.eval_n)
+    n_params = sum(p.numel() for p in model.parameters())
+    stream.write(f"task: {task.describe()}\nmodel: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}, "
+                 f"{n_params:,} parameters\nheld-out: {len(distinct)} distinct prompts, {len(draws)} draws\n")
+    t0 = time.perf_counter()
+    progress = Progress(cfg.steps, step, stream)
+    perfect = bool(evals and evals[-1]["distinct"] == 1.0 and evals[-1]["draws"] == 1.0)
+    model.train()
+    while step < cfg.steps and not (perfect and cfg.stop_when_perfect):
+        x, y = task.batch(cfg.batch, data_rng)
+        losses.append(train_step(model, optimizer, scheduler, x, y, cfg.clip))
+        step += 1
+        progress.update(step, losses[-1])
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
+            evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
+            progress.note(f"step {step}: held-out exact match {100 * acc_n:.2f}% of {len(draws)} draws, "
+                          f"{100 * acc_d:.2f}% of {len(distinct)} distinct prompts")
+            perfect = acc_d == 1.0 and acc_n == 1.0
+        if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:
+            save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals)
+    progress.close()
+    wall = time.perf_counter() - t0
+    if not evals or evals[-1]["step"] != step:
+        acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
+        evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
+        save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals)
+    final = evals[-1]
+    files = [ckpt_path]
+    if cfg.pictures:
+        files += pictures.draw(model, task, distinct[0] if len(distinct) else draws[0], losses, cfg.out, stream)
+    result = {
+        "steps": step, "wall_time": wall, "heldout_exact_match": final["draws"],
+        "heldout_distinct_exact_match": final["distinct"], "heldout_draws": len(draws),
+        "heldout_distinct": len(distinct), "parameters": n_params, "final_loss": losses[-1] if losses else None,
+        "files": files,
+    }
+    stream.write(
+        "\n== report ==\n"
+        f"task            {cfg.task}\n"
+        f"steps           {step}\n"
+        f"wall time       {wall:.1f} s ({step / max(wall, 1e-9):.1f} steps/s)\n"
+        f"parameters      {n_params:,}\n"
+        f"final loss      {result['final_loss']:.4f}\n"
+        f"held-out exact match: {100 * final['draws']:.2f}% of {len(draws)} held-out sequences "
+        f"({100 * final['distinct']:.2f}% of all {len(distinct)} distinct held-out prompts)\n"
+        f"files           {', '.join(files)}\n"
+    )
+    return result
+
+
+def parse_args(argv=None):
+    d = Config()
+    ap = argparse.ArgumentParser(description="Train a tiny decoder-only transformer on a toy task (CPU, numpy).")
+    ap.add_argument("--task", default=d.task, choices=["sort", "reverse", "copy", "add"])
+    ap.add_argument("--layers", type=int, default=d.layers)
+    ap.add_argument("--heads", type=int, default=d.heads)
+    ap.add_argument("--d-model", type=int, default=d.d_model)
+    ap.add_argument("--dropout", type=float, default=d.dropout)
+    ap.add_argument("--steps", type=int, default=d.steps, help="maximum steps (stops early at 100%% held-out)")
+    ap.add_argument("--batch", type=int, default=d.batch)
+    ap.add_argument("--lr", type=float, default=d.lr)
+    ap.add_argument("--weight-decay", type=float, default=d.weight_decay)
+    ap.add_argument("--clip", type=float, default=d.clip)
+    ap.add_argument("--warmup", type=int, default=d.warmup)
+    ap.add_argument("--schedule", default=d.schedule, choices=["constant", "cosine"])
+    ap.add_argument("--seed", type=int, default=d.seed)
+    ap.add_argument("--eval-every", type=int, default=d.eval_every)
+    ap.add_argument("--eval-n", type=int, default=d.eval_n)
+    ap.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every)
+    ap.add_argument("--no-early-stop", dest="stop_when_perfect", action="store_false")
+    ap.add_argument("--no-pictures", dest="pictures", action="store_false")
+    ap.add_argument("--out", default=None, help="folder for checkpoint and pictures (default runs/<task>)")
+    ap.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    a = ap.parse_args(argv)
+    fields = {f.name for f in dataclasses.fields(Config)}
+    cfg = Config(**{k: v for k, v in vars(a).items() if k in fields and v is not None})
+    if a.out is None:
+        cfg.out = os.path.join("runs", cfg.task)
+    return cfg
+
+
+def main(argv=None):
+    cfg = parse_args(argv)
+    try:
+        train(cfg)
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+

@@ -1,0 +1,22 @@
+"""Train a tiny decoder-only transformer on a toy task, on the CPU, with minitensor + attention.
+
+    python examples/train_toy_model.py                 # minGPT's sort demo: 3 layers, 3 heads, 48 dims
+    python examples/train_toy_model.py --task reverse
+    python examples/train_toy_model.py --out runs/x --steps 300 && python examples/train_toy_model.py --out runs/x --resume --steps 600
+
+See `python examples/train_toy_model.py --help` for every option.
+"""
+import os
+import sys
+
+# Matrices this small run fastest on one BLAS thread; several threads spin against each other
+# (and against anything else on a 2-core laptop). Must be set before numpy is imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from attention.trainer import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())
