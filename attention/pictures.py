@@ -10,6 +10,14 @@ import numpy as np
 _SHADES = " ░▒▓█"
 
 
+def telling_example(prompts):
+    """The prompt with the most different tokens, most out of order: its attention has most to show."""
+    p = np.asarray(prompts)
+    unique = np.array([len(set(row)) for row in p.tolist()])
+    descents = (p[:, :-1] > p[:, 1:]).sum(axis=1)
+    return p[int(np.argmax(unique * p.shape[1] + descents))]
+
+
 def unicode_heatmap(weights, labels):
     """A (T, T) matrix of attention weights in [0, 1] as text: rows are queries, columns keys."""
     lines = ["    " + "".join(f"{lab:>2}" for lab in labels)]

@@ -253,7 +253,7 @@ def train(cfg, stream=None):
     final = evals[-1]
     files = [ckpt_path]
     if cfg.pictures:
-        files += pictures.draw(model, task, distinct[0] if len(distinct) else draws[0], losses, cfg.out, stream)
+        files += pictures.draw(model, task, pictures.telling_example(distinct), losses, cfg.out, stream)
     result = {
         "steps": step, "wall_time": wall, "heldout_exact_match": final["draws"],
         "heldout_distinct_exact_match": final["distinct"], "heldout_draws": len(draws),
