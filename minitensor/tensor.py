@@ -58,8 +58,8 @@ def _to_array(data, dtype, where):
     """Turn user data (nested lists, scalars, arrays, tensors) into an ndarray with PyTorch's dtype rules."""
     if isinstance(data, Tensor):
         arr = data.data
-    elif isinstance(data, np.ndarray):
-        arr = data
+    elif isinstance(data, (np.ndarray, np.generic)):  # a numpy scalar keeps its dtype, as an array does
+        arr = np.asarray(data)
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _untensor(data)
@@ -361,9 +361,32 @@ class Tensor:
         self._version += 1
 
     def _set(self, op, values):
+        """Write already-computed `values` into self; a failure here leaves the tensor as it was."""
+        if np.shape(values) != self.data.shape:
+            try:
+                np.broadcast_to(values, self.data.shape)
+            except ValueError:
+                raise RuntimeError(
+                    f"{op}: a result of shape {np.shape(values)} can't be written in place into a tensor of "
+                    f"shape {tuple(self.shape)}"
+                ) from None
         self._inplace(op)
         self.data[...] = values
         return self
+
+    def _arith(self, op, fn, other):
+        """add_/sub_/mul_/div_: compute first (clear errors), check PyTorch's in-place dtype rule, then write."""
+        o = _raw(other)
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = np.asarray(fn(self.data, o))
+        except ValueError:
+            raise RuntimeError(
+                f"{op}: shapes {tuple(self.shape)} and {np.shape(o)} cannot be broadcast together"
+            ) from None
+        if values.dtype.kind == "f" and self.data.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {values.dtype} can't be cast to the in-place output type {self.dtype}")
+        return self._set(op, values)
 
     def zero_(self):
         return self._set("zero_", 0)
@@ -380,16 +403,16 @@ class Tensor:
         return self._set("copy_", src)
 
     def add_(self, other, alpha=1):
-        return self._set("add_", self.data + alpha * _raw(other))
+        return self._arith("add_", lambda d, o: d + alpha * o, other)
 
     def sub_(self, other, alpha=1):
-        return self._set("sub_", self.data - alpha * _raw(other))
+        return self._arith("sub_", lambda d, o: d - alpha * o, other)
 
     def mul_(self, other):
-        return self._set("mul_", self.data * _raw(other))
+        return self._arith("mul_", lambda d, o: d * o, other)
 
     def div_(self, other):
-        return self._set("div_", self.data / _raw(other))
+        return self._arith("div_", lambda d, o: d / o, other)
 
     def clamp_(self, min=None, max=None):
         return self._set("clamp_", np.clip(self.data, min, max))
@@ -421,8 +444,18 @@ class Tensor:
     def __setitem__(self, index, value):
         from .ops.indexing import _index_key
 
+        key, value = _index_key(index, self.data.shape), _raw(value)
+        try:  # check first, so a bad index or value leaves the tensor (and its version) unchanged
+            np.broadcast_to(value, self.data[key].shape)
+        except IndexError as e:
+            raise IndexError(f"__setitem__: invalid index for a tensor of shape {tuple(self.shape)}: {e}") from None
+        except ValueError:
+            raise RuntimeError(
+                f"__setitem__: a value of shape {np.shape(value)} can't be assigned to a selection of shape "
+                f"{self.data[key].shape} of a tensor of shape {tuple(self.shape)}"
+            ) from None
         self._inplace("__setitem__")
-        self.data[_index_key(index, self.data.shape)] = _raw(value)
+        self.data[key] = value
 
 
 def _raw(x):
@@ -467,7 +500,10 @@ def _format(t):
     else:
         body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000)
     extras = []
-    if arr.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_) or arr.size == 0:
+    if arr.size == 0 and arr.ndim != 1:  # `[]` alone can't show the shape of an empty tensor
+        extras.append(f"size={tuple(arr.shape)}")
+    if arr.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_) or (
+            arr.size == 0 and arr.dtype != _dtype.get_default_dtype()):  # nor the dtype of an empty one
         extras.append(f"dtype=minitensor.{arr.dtype}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn={t.grad_fn!r}")

@@ -61,6 +61,11 @@ class Function:
         out = self._out() if self._out is not None else None
         if out is None:
             raise RuntimeError(f"{self.name()}: output tensor is no longer alive")
+        if out._version != 0:  # outputs are born at version 0; a backward reading a changed one is wrong
+            raise RuntimeError(
+                f"backward of '{self.name()}': its output (shape {tuple(out.shape)}), which this backward "
+                "uses, was modified by an in-place operation after it was computed; its backward would be wrong"
+            )
         return out
 
     def name(self):

@@ -31,7 +31,9 @@ def _fresh_inputs(inputs):
     out = []
     for x in inputs:
         if isinstance(x, Tensor):
-            t = Tensor._make(np.array(x.data, copy=True))
+            # order="C": a copy of a transposed or broadcast array keeps its odd strides otherwise, and
+            # then reshape(-1) below would perturb a copy, not the input (numeric gradient 0)
+            t = Tensor._make(np.array(x.data, copy=True, order="C"))
             if x.requires_grad:
                 t.requires_grad_(True)
             out.append(t)
@@ -47,8 +49,18 @@ def _outputs(fn, args):
     return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f")
 
 
-def _weighted(outs, us):
-    return sum(float(np.sum(o.data.astype(np.float64) * u)) for o, u in zip(outs, us))
+def _weighted_difference(plus, minus, us):
+    r"""\sum_k <u_k, y_k(x + eps e_j) - y_k(x - eps e_j)>.
+
+    The outputs are subtracted before they are weighted and summed: an output holding a large
+    constant (a -1e9 attention mask) would otherwise swamp the tiny change in a float64 sum.
+    """
+    return sum(float(np.sum((p - m) * u)) for p, m, u in zip(plus, minus, us))
+
+
+def _snapshot(outs):
+    """float64 copies: an output may be a view of the input that is about to be perturbed again."""
+    return [np.array(o.data, dtype=np.float64) for o in outs]
 
 
 def _analytic_and_numeric(fn, args, eps, rng):
@@ -75,14 +87,16 @@ def _analytic_and_numeric(fn, args, eps, rng):
             analytic = np.zeros(x.shape) if g is None else g.data.astype(np.float64)
             numeric = np.zeros(x.shape)
             flat = x.data.reshape(-1)  # x owns its memory (see _fresh_inputs), so this is a view into it
+            if flat.size and not np.shares_memory(flat, x.data):
+                raise RuntimeError(f"gradcheck: input {i} is not C-contiguous, so it can't be perturbed in place")
             for j in range(flat.size):
                 orig = flat[j]
                 flat[j] = orig + eps
-                plus = _weighted(_outputs(fn, args), us)
+                plus = _snapshot(_outputs(fn, args))
                 flat[j] = orig - eps
-                minus = _weighted(_outputs(fn, args), us)
+                minus = _snapshot(_outputs(fn, args))
                 flat[j] = orig
-                numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
+                numeric.reshape(-1)[j] = _weighted_difference(plus, minus, us) / (2 * eps)
             results.append((i, analytic, numeric))
     return outs, results
 
@@ -190,8 +204,45 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     """Check second derivatives: gradcheck of (inputs, v) -> vector-Jacobian product v^T J(inputs).
 
     The VJP is computed with `create_graph=True`, so this verifies that every backward is itself
-    correctly differentiable.
+    correctly differentiable. On failure the error names the input, the worst element, both values
+    and the op whose backward is not differentiable (e.g. one computed on `.data` with numpy, which
+    is right to first order but invisible to `create_graph`).
     """
+    vjp, args, n = _vjp_problem(fn, inputs, grad_outputs, seed)
+    if gradcheck(vjp, args, eps=eps, atol=atol, rtol=rtol, raise_exception=False, seed=seed):
+        return True
+    if not raise_exception:
+        return False
+    rng = np.random.default_rng(seed)
+    checked = _fresh_inputs(args)
+    _, results = _analytic_and_numeric(vjp, checked, eps, rng)
+    for i, analytic, numeric in results:
+        w = _worst(analytic, numeric, atol, rtol)
+        if w is None:
+            continue
+        j, a, num, count = w
+        what = f"input {i}" if i < n else f"grad_output {i - n} (the v of v^T J)"
+        msg = (
+            f"gradgradcheck: the derivative of the vector-Jacobian product v^T J with respect to {what} "
+            f"(shape {tuple(checked[i].shape)}) disagrees with finite differences at {count} of {analytic.size} "
+            f"elements. Worst: element {j}, analytic {a:.6g} vs numeric {num:.6g} (atol={atol}, rtol={rtol})."
+        )
+        with grad_mode.enable_grad():
+            outs = _outputs(fn, _fresh_inputs(args[:n]))
+        # a first derivative that is wrong also makes the second one wrong: look for both
+        blamed = _blame(outs, eps, atol, rtol, np.random.default_rng(seed)) + _blame_second_order(
+            outs, eps, atol, rtol, seed)
+        if blamed:
+            msg += "\n" + "\n".join("  " + b for b in blamed)
+        else:
+            msg += "\n  every op's backward is differentiable on its own inputs; check how the function combines them"
+        raise GradcheckError(msg)
+    raise GradcheckError("gradgradcheck: the check failed but no element disagrees on a second evaluation; "
+                         "is the function deterministic?")
+
+
+def _vjp_problem(fn, inputs, grad_outputs, seed):
+    """(vjp, args, n): vjp(*args) = v^T J(x) built with create_graph=True; args = inputs + random v's."""
     from ..tensor import Tensor
 
     inputs = _as_tuple(inputs)
@@ -210,9 +261,63 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
         with grad_mode.enable_grad():  # also while gradcheck evaluates it for finite differences
             ys = _outputs(fn, xs)
             pairs = [(y, g) for y, g in zip(ys, v) if y.requires_grad]
+            if not pairs:
+                return ()
             grads = _grad([y for y, _ in pairs], [xs[i] for i in wanted], grad_outputs=[g for _, g in pairs],
                           create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(vjp, tuple(inputs) + tuple(vs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, seed=seed)
+    return vjp, tuple(inputs) + tuple(vs), n
+
+
+def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
+    """Check each node of the forward graph with gradgradcheck on its own recorded inputs."""
+    from ..tensor import Tensor
+
+    found = []
+    for node in reversed(_graph_nodes(outs)):
+        tensors = [a for a in node.inputs if isinstance(a, Tensor)]
+        if any(a.requires_grad and a.dtype != np.float64 for a in tensors):
+            continue
+        if sum(a.data.size for a in tensors if a.requires_grad) > max_numel:
+            continue
+        local = _fresh_inputs(node.inputs)
+        apply = type(node).apply
+        try:
+            vjp, args, n = _vjp_problem(lambda *a: apply(*a), local, None, seed)
+            _, results = _analytic_and_numeric(vjp, _fresh_inputs(args), eps, np.random.default_rng(seed))
+        except Exception:  # an op that can't be re-run on its own is not the one to blame here
+            continue
+        for i, analytic, numeric in results:
+            w = _worst(analytic, numeric, atol, rtol)
+            if w is None:
+                continue
+            j, a, num, _ = w
+            what = f"argument {i}" if i < n else f"upstream gradient {i - n}"
+            text = (f"the backward of '{node.name()}' is not correctly differentiable: checked alone on its "
+                    f"recorded inputs, the derivative of its VJP with respect to its {what} at element {j} is "
+                    f"{a:.6g} analytically but {num:.6g} numerically")
+            if _returns_detached(node, local, seed):
+                text += ("; its backward returns a gradient with no graph (computed from .data or numpy?), so "
+                         "create_graph=True cannot differentiate it: write the VJP with Tensor ops")
+            found.append(text)
+            break
+    return found
+
+
+def _returns_detached(node, local, seed):
+    """True if the node's backward, fed an upstream gradient that requires grad, returns a constant."""
+    from ..tensor import Tensor
+
+    try:
+        with grad_mode.enable_grad():
+            out = type(node).apply(*local)
+            if out.grad_fn is None:
+                return False
+            g = Tensor._make(np.random.default_rng(seed).standard_normal(out.shape)).requires_grad_(True)
+            grads = out.grad_fn.backward(out.grad_fn, g)
+    except Exception:
+        return False
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    return any(isinstance(gi, Tensor) and not gi.requires_grad
+               for gi, x in zip(grads, local) if isinstance(x, Tensor) and x.requires_grad)

@@ -59,6 +59,11 @@ def unbroadcast(g, shape):
 
 def norm_dims(dim, ndim, op):
     """`dim` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
+    if ndim == 0:  # a 0-d tensor accepts dim 0 or -1 (as PyTorch) and has no axis to reduce
+        if dim is not None:
+            for d in (dim if isinstance(dim, (list, tuple)) else (dim,)):
+                _wrap_dim(d, ndim, op)
+        return ()
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):

@@ -112,6 +112,9 @@ class Where(Function):
         out = np.where(c, x, y)
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
             out = out.astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
+        else:  # two Python numbers: a float among them means the default dtype (numpy says float64)
+            kind = max(_dtype._scalar_category(x), _dtype._scalar_category(y))
+            out = out.astype((_dtype.bool_, _dtype.int64, _dtype.get_default_dtype())[kind], copy=False)
         return out
 
     @staticmethod
@@ -176,16 +179,31 @@ def gather(input, dim, index):
     idx = raw(index)
     if idx.ndim != input.ndim:
         raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+    _check_range(idx, input.shape[d], d, "gather")
+    for i, (k, n) in enumerate(zip(idx.shape, input.shape)):
+        if i != d and k > n:
+            raise RuntimeError(f"gather: index of shape {idx.shape} is larger than input of shape {tuple(input.shape)} in dim {i}")
     grids = list(np.indices(idx.shape, sparse=True))
     grids[d] = idx
     return getitem(input, tuple(grids))
+
+
+def _check_range(idx, n, d, op):
+    """PyTorch's rule for gather/index_select/embedding: 0 <= index < n; a negative index is an error, not a wrap."""
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise IndexError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
 
 
 @tensor_method()
 def index_select(input, dim, index):
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
-    return getitem(input, (slice(None),) * d + (raw(index),))
+    idx = np.asarray(raw(index))
+    if idx.ndim > 1 or idx.dtype.kind not in "iu":
+        raise IndexError(f"index_select: index must be a 0-d or 1-d integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
+    _check_range(idx, input.shape[d] if input.ndim else 1, d, "index_select")
+    return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
 @tensor_method()

@@ -71,7 +71,8 @@ class Var(Function):
         x, dims, correction, keepdim = ctx.inputs
         denom = builtins.max(_count(x.shape, dims) - correction, 0)
         centered = x - x.mean(dim=dims, keepdim=True)
-        return _keep(g, x.shape, dims, keepdim) * centered * (2.0 / denom), None, None, None
+        scale = 2.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
+        return _keep(g, x.shape, dims, keepdim) * centered * scale, None, None, None
 
 
 class Prod(Function):
@@ -218,7 +219,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def prod(input, dim=None, keepdim=False, dtype=None):
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
-    return Prod.apply(x, None if dim is None else _wrap_dim(dim, x.ndim, "prod"), keepdim)
+    d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
+    return Prod.apply(x, d if x.ndim else None, keepdim)  # a 0-d tensor has no axis: its product is itself
 
 
 @tensor_method()

@@ -46,6 +46,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk: k ({k}) is out of range for dimension {d} of size {n}")
+    if input.ndim == 0 and k == 1:  # as PyTorch: the one element, still 0-d
+        return topk_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
     idx = _order(input.data, d, largest)
     idx = Tensor._make(np.take(idx, np.arange(k), axis=d))
     return topk_result(input.gather(d, idx), idx)
@@ -57,12 +59,14 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = np.cumsum(x.data, axis=dim)
+        out = np.cumsum(x.data, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
         return out.astype(np.int64) if x.dtype.kind in "biu" else out
 
     @staticmethod
     def backward(ctx, g):
         _, dim = ctx.inputs
+        if g.ndim == 0:  # the running sum of one element is that element
+            return g, None
         return g.flip(dim).cumsum(dim).flip(dim), None
 
 
@@ -94,6 +98,12 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     n = rows.shape[1]
     if not replacement and num_samples > n:
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
+    if not replacement and (np.count_nonzero(rows, axis=1) < num_samples).any():
+        # else the draw would return categories of probability 0 once the others run out
+        raise RuntimeError(
+            f"multinomial: a row has fewer than num_samples={num_samples} categories of non-zero probability, "
+            "so it can't be sampled without replacement"
+        )
     gen = generator if generator is not None else _gen()
     if replacement:
         cdf = np.cumsum(rows / total, axis=1)

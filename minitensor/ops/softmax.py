@@ -23,7 +23,8 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         e = np.exp(_shifted(x.data, dim))
-        return e / np.sum(e, axis=dim, keepdims=True)
+        with np.errstate(invalid="ignore"):  # a row of only -inf is 0/0 = nan, as in PyTorch: no warning
+            return e / np.sum(e, axis=dim, keepdims=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -54,7 +55,8 @@ def _dim_and_input(input, dim, dtype, op):
     float_only(input, op)
     if dim is None:  # PyTorch's legacy implicit choice
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    return input, _wrap_dim(dim, input.ndim, op)
+    d = _wrap_dim(dim, input.ndim, op)
+    return input, (d if input.ndim else None)  # a 0-d tensor has no axis: axis=None reduces its one element
 
 
 @tensor_method()

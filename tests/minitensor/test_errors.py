@@ -1,0 +1,243 @@
+r"""Bad input gets a clear error that names the op and the shapes or values involved.
+
+Never a numpy traceback from deep inside, never a silent wrong answer, and a failed call changes
+nothing the user owns: the inputs' data, their `.grad` and their version counters stay as they were.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+import minitensor.nn.functional as F
+
+
+def _snapshot(*tensors):
+    return [(t.data.copy(), None if t.grad is None else t.grad.data.copy(), t._version) for t in tensors]
+
+
+def _unchanged(before, *tensors):
+    for (data, grad, version), t in zip(before, tensors):
+        assert np.array_equal(t.data, data)
+        assert (t.grad is None and grad is None) or np.array_equal(t.grad.data, grad)
+        assert t._version == version
+
+
+def _with_grad(*shape):
+    t = mt.randn(*shape, requires_grad=True)
+    (t * 2).sum().backward()  # give it a .grad to protect
+    return t
+
+
+CASES = {
+    "matmul": (lambda a, b: a @ b, ((2, 3), (4, 5)), RuntimeError, r"matmul.*\(2, 3\).*\(4, 5\)"),
+    "matmul_batch": (lambda a, b: mt.matmul(a, b), ((2, 2, 3), (3, 3, 2)), RuntimeError,
+                     r"matmul.*\(2, 2, 3\).*\(3, 3, 2\)"),
+    "matmul_0d": (lambda a, b: a @ b, ((), (2,)), RuntimeError, r"matmul.*\(\).*\(2,\)"),
+    "add": (lambda a, b: a + b, ((2, 3), (4,)), RuntimeError, r"add.*\(2, 3\).*\(4,\)"),
+    "mul": (lambda a, b: a * b, ((2, 3), (3, 2)), RuntimeError, r"mul.*\(2, 3\).*\(3, 2\)"),
+    "div": (lambda a, b: a / b, ((2,), (3,)), RuntimeError, r"div.*\(2,\).*\(3,\)"),
+    "maximum": (mt.maximum, ((2,), (3,)), RuntimeError, r"maximum.*\(2,\).*\(3,\)"),
+    "cat": (lambda a, b: mt.cat([a, b], dim=0), ((2, 3), (2, 4)), RuntimeError, r"cat.*\(2, 3\).*\(2, 4\)"),
+    "cat_ndim": (lambda a, b: mt.cat([a, b]), ((2, 3), (3,)), RuntimeError, r"cat.*\(2, 3\).*\(3,\)"),
+    "stack": (lambda a, b: mt.stack([a, b]), ((2, 3), (3, 2)), RuntimeError, r"stack.*\(2, 3\).*\(3, 2\)"),
+    "where": (lambda a, b: mt.where(mt.tensor([True, False, True]), a, b), ((2,), (2,)), RuntimeError,
+              r"where.*\(3,\).*\(2,\)"),
+    "mse_loss": (F.mse_loss, ((2, 3), (3, 2)), RuntimeError, r"mse_loss.*\(2, 3\).*\(3, 2\)"),
+    "linear": (F.linear, ((2, 3), (4, 4)), RuntimeError, r"linear.*\(2, 3\).*\(4, 4\)"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_binary_shape_mismatch_names_op_and_both_shapes(name):
+    fn, shapes, error, pattern = CASES[name]
+    a, b = (_with_grad(*s) for s in shapes)
+    before = _snapshot(a, b)
+    with pytest.raises(error, match=pattern):
+        fn(a, b)
+    _unchanged(before, a, b)
+
+
+UNARY_CASES = {
+    "reshape": (lambda x: x.reshape(4, 2), (2, 3), RuntimeError, r"reshape.*\[4, 2\].*\(2, 3\)"),
+    "view": (lambda x: x.view(-1, 4), (2, 3), RuntimeError, r"reshape.*\[-1, 4\].*\(2, 3\)"),
+    "expand": (lambda x: x.expand(4, 3, 2), (2, 3), RuntimeError, r"expand.*\(2, 3\).*\[4, 3, 2\]"),
+    "expand_fewer_dims": (lambda x: x.expand(3), (2, 3), RuntimeError, r"expand.*\[3\].*\(2, 3\)"),
+    "masked_fill_shape": (lambda x: x.masked_fill(mt.tensor([True, False]), 0.0), (2, 3), RuntimeError,
+                          r"masked_fill.*\(2,\).*\(2, 3\)"),
+    "masked_fill_bigger_mask": (lambda x: x.masked_fill(mt.ones(4, 2, 3).bool(), 0.0), (2, 3), RuntimeError,
+                                r"masked_fill.*\(4, 2, 3\).*\(2, 3\)"),
+    "masked_fill_float_mask": (lambda x: x.masked_fill(mt.ones(2, 3), 0.0), (2, 3), RuntimeError,
+                               r"masked_fill.*bool.*float32"),
+    "index": (lambda x: x[5], (2, 3), IndexError, r"index.*5.*\(2, 3\)"),
+    "index_dim1": (lambda x: x[:, 3], (2, 3), IndexError, r"index.*3.*\(2, 3\)"),
+    "index_list": (lambda x: x[[0, 7]], (2, 3), IndexError, r"\(2, 3\).*7"),
+    "index_too_many": (lambda x: x[0, 0, 0], (2, 3), IndexError, r"\(2, 3\).*too many"),
+    "index_float_tensor": (lambda x: x[mt.tensor([0.5])], (2, 3), IndexError, r"long, int or bool.*float32"),
+    "bool_mask_shape": (lambda x: x[mt.tensor([True, False, True])], (2, 3), IndexError, r"\(2, 3\).*boolean"),
+    "transpose_dim": (lambda x: x.transpose(0, 2), (2, 3), IndexError, r"transpose.*range.*2"),
+    "sum_dim": (lambda x: x.sum(dim=3), (2, 3), IndexError, r"sum.*range.*3"),
+    "softmax_dim": (lambda x: F.softmax(x, dim=2), (2, 3), IndexError, r"softmax.*range.*2"),
+    "permute": (lambda x: x.permute(0, 0), (2, 3), RuntimeError, r"permute.*\[0, 0\].*\(2, 3\)"),
+    "topk": (lambda x: x.topk(4), (2, 3), RuntimeError, r"topk.*k \(4\).*size 3"),
+    "split": (lambda x: x.split([1, 1], dim=1), (2, 3), RuntimeError, r"split.*\[1, 1\].*\(2, 3\)"),
+    "layer_norm": (lambda x: F.layer_norm(x, (4,)), (2, 3), RuntimeError, r"layer_norm.*\[4\].*\(2, 3\)"),
+    "item": (lambda x: x.item(), (2, 3), RuntimeError, r"item.*6 elements"),
+    "backward_non_scalar": (lambda x: (x * 2).backward(), (2, 3), RuntimeError, r"scalar outputs.*\(2, 3\).*gradient="),
+    "backward_wrong_gradient_shape": (lambda x: (x * 2).backward(mt.ones(3)), (2, 3), RuntimeError,
+                                      r"backward.*\(3,\).*\(2, 3\)"),
+    "gather_index": (lambda x: x.gather(1, mt.tensor([[0, 5], [1, 1]])), (2, 3), IndexError,
+                     r"gather: index 5.*dimension 1 with size 3"),
+    "embedding": (lambda w: F.embedding(mt.tensor([0, 9]), w), (3, 2), IndexError, r"embedding.*9.*3 rows"),
+    # PyTorch refuses negative indices here; a numpy-style wrap would silently pick the last row
+    "embedding_negative": (lambda w: F.embedding(mt.tensor([-1]), w), (3, 2), IndexError, r"embedding.*-1.*3 rows"),
+    "gather_negative": (lambda x: x.gather(0, mt.tensor([[-1, 0]])), (3, 2), IndexError,
+                        r"gather: index -1.*dimension 0 with size 3"),
+    "gather_larger_index": (lambda x: x.gather(0, mt.tensor([[0, 0, 0]])), (3, 2), RuntimeError,
+                            r"gather.*\(1, 3\).*\(3, 2\)"),
+    "index_select_negative": (lambda x: x.index_select(1, mt.tensor([0, -2])), (3, 2), IndexError,
+                              r"index_select: index -2.*dimension 1 with size 2"),
+    "index_select_2d_index": (lambda x: x.index_select(0, mt.tensor([[0]])), (3, 2), IndexError,
+                              r"index_select.*0-d or 1-d"),
+    "repeat": (lambda x: x.repeat(2), (2, 3), RuntimeError, r"repeat.*\[2\].*\(2, 3\)"),
+    "pad_odd": (lambda x: F.pad(x, (1,)), (2, 3), RuntimeError, r"pad.*length 1"),
+    "clamp_no_bounds": (lambda x: x.clamp(), (2, 3), RuntimeError, r"clamp.*min.*max"),
+    "bool_of_many": (lambda x: bool(x), (2, 3), RuntimeError, r"6 elements is ambiguous"),
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY_CASES))
+def test_bad_input_names_op_and_shapes_or_values(name):
+    fn, shape, error, pattern = UNARY_CASES[name]
+    x = _with_grad(*shape)
+    before = _snapshot(x)
+    with pytest.raises(error, match=pattern):
+        fn(x)
+    _unchanged(before, x)
+
+
+@pytest.mark.parametrize("target, value", [([0, 7], "7"), ([0, -1], "-1"), ([3, 0], "3")])
+def test_cross_entropy_target_out_of_range_names_the_value(target, value):
+    x = _with_grad(2, 3)
+    before = _snapshot(x)
+    with pytest.raises(IndexError, match=rf"cross_entropy: target {value} is out of bounds for 3 classes"):
+        F.cross_entropy(x, mt.tensor(target))
+    _unchanged(before, x)
+    with pytest.raises(IndexError, match=rf"nll_loss: target {value}"):
+        F.nll_loss(x, mt.tensor(target))
+
+
+def test_cross_entropy_ignored_target_is_not_out_of_range():
+    F.cross_entropy(mt.randn(2, 3), mt.tensor([-100, 2]))
+    F.cross_entropy(mt.randn(2, 3), mt.tensor([7, 2]), ignore_index=7)
+
+
+def test_cross_entropy_target_shape_and_dtype():
+    with pytest.raises(RuntimeError, match=r"cross_entropy.*target of shape \(2,\).*\(2, 3\).*\(3,\)"):
+        F.cross_entropy(mt.randn(2, 3), mt.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match=r"probability target of shape \(2,\).*\(2, 3\)"):
+        F.cross_entropy(mt.randn(2, 3), mt.randn(2))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: mt.zeros(2, device="cuda"),
+    lambda: mt.tensor([1.0], device="cuda"),
+    lambda: mt.randn(2, device="cuda:0"),
+    lambda: mt.arange(3, device="mps"),
+    lambda: mt.ones(2).to("cuda"),
+    lambda: mt.ones(2).to(device="cuda"),
+    lambda: mt.ones(2).cuda(),
+    lambda: mt.device("cuda"),
+], ids=["zeros", "tensor", "randn", "arange", "to", "to_kw", "cuda", "device"])
+def test_a_device_other_than_cpu_is_a_clear_error(make):
+    with pytest.raises(RuntimeError, match=r"device '(cuda|cuda:0|mps)' is not available.*CPU only.*device='cpu'"):
+        make()
+
+
+def test_cpu_device_is_accepted_everywhere():
+    x = mt.zeros(2, device="cpu")
+    assert x.to("cpu") is x and x.to(device=mt.device("cpu")) is x and x.cpu() is x
+    assert mt.tensor([1.0], device="cpu:0").device == "cpu"
+
+
+def test_requires_grad_on_an_integer_tensor_is_refused():
+    with pytest.raises(RuntimeError, match=r"requires_grad_: only tensors of floating point dtype.*int64"):
+        mt.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        mt.zeros(2, dtype=mt.int32, requires_grad=True)
+    b = mt.tensor([True])
+    with pytest.raises(RuntimeError, match="floating point.*bool"):
+        b.requires_grad = True
+    assert not b.requires_grad
+
+
+def test_float_only_ops_refuse_integer_tensors_by_name():
+    i = mt.tensor([4, 9])
+    for name in ("exp", "log", "sqrt", "sigmoid", "tanh"):
+        with pytest.raises(RuntimeError, match=rf"{name}: expected a floating point tensor, got dtype int64"):
+            getattr(i, name)()
+
+
+def test_failed_in_place_update_changes_nothing():
+    with mt.no_grad():
+        x = mt.ones(3)
+        before = _snapshot(x)
+        with pytest.raises(RuntimeError, match=r"add_.*\(3,\).*\(2,\)"):
+            x.add_(mt.ones(2))
+        with pytest.raises(RuntimeError, match=r"mul_.*\(2, 3\).*\(3,\)"):
+            x.mul_(mt.ones(2, 3))
+        with pytest.raises(RuntimeError, match=r"__setitem__.*\(2,\)"):
+            x[0] = mt.ones(2)
+        with pytest.raises(IndexError, match=r"__setitem__.*\(3,\)"):
+            x[5] = 1.0
+        with pytest.raises(RuntimeError, match=r"copy_.*\(4,\).*\(3,\)"):
+            x.copy_(mt.ones(4))
+        _unchanged(before, x)
+        i = mt.tensor([1, 2])
+        with pytest.raises(RuntimeError, match=r"add_: result type float64 can't be cast.*int64"):
+            i.add_(0.5)  # PyTorch's rule: a float result does not silently truncate into an int tensor
+        assert i.tolist() == [1, 2]
+
+
+def test_failed_backward_leaves_existing_grads_unchanged():
+    x = _with_grad(3)
+    before = _snapshot(x)
+    with pytest.raises(RuntimeError):
+        (x * 2).backward(mt.ones(4))
+    _unchanged(before, x)
+
+    class Exploding(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.data * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("broken backward")
+
+    y = x * 3 + Exploding.apply(x)
+    with pytest.raises(ValueError, match="broken backward"):
+        y.sum().backward()
+    _unchanged(before, x)  # the other path's gradient was not half-written into .grad
+
+
+def test_error_messages_are_not_raw_numpy_errors():
+    x = mt.ones(2, 3)
+    for fn in (lambda: x @ mt.ones(4, 5), lambda: x + mt.ones(4), lambda: x.reshape(5), lambda: x[9]):
+        with pytest.raises(Exception) as info:
+            fn()
+        assert not re.search(r"operands could not be broadcast|cannot reshape array|matmul: Input operand",
+                             str(info.value)), str(info.value)
+        assert re.match(r"\w+: ", str(info.value)), f"the message should start with the op's name: {info.value}"
+
+
+def test_bad_dtype_and_data():
+    with pytest.raises(TypeError, match="unknown dtype 'complex'"):
+        mt.zeros(2, dtype="complex")
+    with pytest.raises(ValueError, match="tensor: cannot build a tensor from ragged"):
+        mt.tensor([[1, 2], [3]])
+    with pytest.raises(TypeError, match="tensor: cannot build a tensor from data of type"):
+        mt.tensor(["a"])
+    with pytest.raises(TypeError, match="set_default_dtype: only floating dtypes"):
+        mt.set_default_dtype(mt.int64)
+    assert mt.get_default_dtype() == mt.float32

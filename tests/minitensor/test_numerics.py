@@ -1,0 +1,271 @@
+r"""Numerics at the edges: huge logits, overflow thresholds, ties, constant rows, dtype promotion.
+
+float64 `exp` overflows past 709.78 and float32 past 88.72; a softmax that exponentiates the raw
+logits turns those into inf / inf = NaN. Stable formulas subtract the row maximum first, and at
+logits of +-1e4 give results that are exact, not merely finite.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.testing import assert_close
+
+FLOATS = [mt.float32, mt.float64]
+OVERFLOW = {mt.float32: 88.72, mt.float64: 709.78}  # log of the largest finite value
+
+
+def leaf(values, dtype):
+    return mt.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# ---- softmax family at huge logits --------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_softmax_at_plus_minus_1e4_is_exact_with_exact_gradient(dtype):
+    x = leaf([[1e4, -1e4, 0.0], [-1e4, -1e4, -1e4]], dtype)
+    p = F.softmax(x, dim=-1)
+    assert p.dtype == dtype
+    assert_close(p, [[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]])
+    g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    p.backward(mt.tensor(g, dtype=dtype))
+    # p (g - <g, p>): a saturated row has zero gradient; the uniform row gives (g - mean g) / 3
+    assert_close(x.grad, [[0.0, 0.0, 0.0], [-1 / 3, 0.0, 1 / 3]])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_log_softmax_at_plus_minus_1e4_is_exact_with_exact_gradient(dtype):
+    x = leaf([[1e4, -1e4, 0.0]], dtype)
+    lp = F.log_softmax(x, dim=-1)
+    assert_close(lp, [[0.0, -2e4, -1e4]])  # log(softmax) would give -inf for the two small ones
+    lp.backward(mt.tensor([[1.0, 2.0, 3.0]], dtype=dtype))
+    assert_close(x.grad, [[1.0 - 6.0, 2.0, 3.0]])  # g - softmax * sum(g)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_logits_past_the_exp_overflow_threshold_do_not_leak_nan(dtype):
+    big = 1.1 * OVERFLOW[dtype]
+    assert np.isinf(mt.tensor([big], dtype=dtype).exp().data).all()  # the threshold is real
+    x = leaf([[big, big - 1.0, -big], [big, big, big]], dtype)
+    p = F.softmax(x, dim=-1)
+    e = math.e
+    assert_close(p, [[e / (e + 1), 1 / (e + 1), 0.0], [1 / 3, 1 / 3, 1 / 3]],
+                 rtol=1e-6 if dtype == mt.float64 else 1e-5, atol=1e-7)
+    p.backward(mt.ones(2, 3, dtype=dtype))
+    assert np.isfinite(x.grad.data).all()
+    assert np.isfinite(F.log_softmax(x, dim=-1).data).all()
+    assert_close(x.logsumexp(dim=-1)[1], big + math.log(3), rtol=1e-6, atol=0.0)
+
+
+def test_softmax_of_minus_inf_entries_is_zero_there():
+    x = leaf([[0.0, -math.inf, 1.0]], mt.float64)
+    p = F.softmax(x, dim=-1)
+    assert_close(p, [[1 / (1 + math.e), 0.0, math.e / (1 + math.e)]])
+    p.backward(mt.tensor([[1.0, 5.0, 2.0]], dtype=mt.float64))
+    assert np.isfinite(x.grad.data).all() and x.grad.data[0, 1] == 0.0
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_sigmoid_at_plus_minus_1e4(dtype):
+    x = leaf([1e4, -1e4, 0.0], dtype)
+    s = x.sigmoid()
+    assert_close(s, [1.0, 0.0, 0.5])
+    s.backward(mt.ones(3, dtype=dtype))
+    assert_close(x.grad, [0.0, 0.0, 0.25])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cross_entropy_at_huge_logits(dtype):
+    x = leaf([[1e4, -1e4, 0.0], [0.0, 1e4, 5e3]], dtype)
+    loss = F.cross_entropy(x, mt.tensor([1, 1]))
+    assert loss.dtype == dtype
+    assert_close(loss, (2e4 + 0.0) / 2)  # row 0 misses by 2e4, row 1 is certain
+    loss.backward()
+    assert_close(x.grad, [[0.5, -0.5, 0.0], [0.0, 0.0, 0.0]])  # (softmax - one_hot) / N
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cross_entropy_with_label_smoothing_at_huge_logits_is_finite(dtype):
+    x = leaf([[1e4, -1e4, 0.0]], dtype)
+    loss = F.cross_entropy(x, mt.tensor([0]), label_smoothing=0.1)
+    assert_close(loss, 0.1 / 3 * (0 + 2e4 + 1e4))
+    loss.backward()
+    assert np.isfinite(x.grad.data).all()
+
+
+# ---- ties ---------------------------------------------------------------------------------------
+
+TIED = [[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]]
+
+
+def test_amax_ties_split_the_gradient_evenly_with_and_without_dim():
+    x = leaf(TIED, mt.float64)
+    x.amax(dim=1).backward(mt.tensor([1.0, 3.0], dtype=mt.float64))
+    assert_close(x.grad, [[0.0, 0.5, 0.5, 0.0], [1.0, 1.0, 1.0, 0.0]])
+    x.grad = None
+    x.amax().backward()  # the global max 5 appears three times
+    assert_close(x.grad, [[0, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+
+
+def test_amin_ties_split_the_gradient_evenly():
+    x = leaf([[2.0, 1.0, 1.0], [0.0, 4.0, 0.0]], mt.float64)
+    x.amin(dim=-1, keepdim=True).backward(mt.ones(2, 1, dtype=mt.float64))
+    assert_close(x.grad, [[0.0, 0.5, 0.5], [0.5, 0.0, 0.5]])
+    x.grad = None
+    x.amin().backward()
+    assert_close(x.grad, [[0.0, 0.0, 0.0], [0.5, 0.0, 0.5]])
+
+
+def test_max_and_min_ties_split_the_gradient_evenly():
+    # with dim, as everywhere: PyTorch's max(dim) would give it all to the returned index instead
+    x = leaf(TIED, mt.float64)
+    x.max(dim=1).values.sum().backward()
+    assert_close(x.grad, [[0.0, 0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3, 0.0]])
+    x.grad = None
+    x.max().backward()
+    assert_close(x.grad, [[0, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]])
+    x.grad = None
+    mt.min(x, dim=0).values.sum().backward()
+    assert_close(x.grad, [[1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    x.grad = None
+    x.min().backward()
+    assert_close(x.grad, [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def test_maximum_and_minimum_ties_split_between_the_operands():
+    a, b = leaf([1.0, 2.0, 3.0], mt.float64), leaf([1.0, 0.0, 3.0], mt.float64)
+    mt.maximum(a, b).sum().backward()
+    assert_close(a.grad, [0.5, 1.0, 0.5])
+    assert_close(b.grad, [0.5, 0.0, 0.5])
+
+
+def test_max_and_min_with_dim_return_named_values_and_indices():
+    x = mt.tensor([[3.0, 7.0, 7.0], [9.0, 1.0, 4.0]])
+    result = x.max(dim=1)
+    values, indices = result
+    assert result.values is values and result.indices is indices
+    assert type(result).__name__ == "max" and type(x.min(dim=0)).__name__ == "min"
+    assert_close(values, [7.0, 9.0])
+    assert indices.tolist() == [1, 0]  # the first of tied maxima
+    assert indices.dtype == mt.int64
+    low = mt.min(x, dim=0, keepdim=True)
+    assert low.values.shape == (1, 3) and low.indices.tolist() == [[0, 1, 1]]
+
+
+# ---- layer norm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_layer_norm_of_a_constant_row_is_finite_with_finite_grads(dtype):
+    x = leaf([[3.0, 3.0, 3.0, 3.0], [1e4 + 1, 1e4 + 2, 1e4 + 3, 1e4 + 4]], dtype)
+    w, b = leaf([1.0, 2.0, 0.5, -1.0], dtype), leaf([0.1, 0.2, 0.3, 0.4], dtype)
+    y = F.layer_norm(x, (4,), w, b)
+    assert_close(y[0], b.detach())  # (x - mu) = 0 exactly, so the output is the bias
+    z = np.array([-1.5, -0.5, 0.5, 1.5]) / math.sqrt(1.25 + 1e-5)
+    assert_close(y[1], z * w.data + b.data, rtol=1e-4 if dtype == mt.float32 else 1e-7, atol=1e-4, check_dtype=False)
+    y.backward(mt.tensor([[1.0, -2.0, 0.5, 3.0], [0.3, 0.1, -0.2, 0.7]], dtype=dtype))
+    for t in (x, w, b):
+        assert t.grad.dtype == dtype and np.isfinite(t.grad.data).all()
+
+
+def test_layer_norm_of_offset_float32_data_never_takes_sqrt_of_a_negative():
+    rng = np.random.default_rng(0)
+    x = mt.tensor(1e4 + rng.standard_normal((64, 8)) * 1e-3, dtype=mt.float32, requires_grad=True)
+    y = F.layer_norm(x, (8,))
+    y.backward(mt.ones(64, 8))
+    assert np.isfinite(y.data).all() and np.isfinite(x.grad.data).all()
+    assert (x.var(dim=1, correction=0).data >= 0).all()
+
+
+# ---- where, masks and inf -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_where_with_inf_in_the_unselected_branch_gives_no_nan_gradient(dtype):
+    a = leaf([1.0, math.inf, 2.0, -math.inf], dtype)
+    b = leaf([math.inf, 5.0, -math.inf, 6.0], dtype)
+    cond = mt.tensor([True, False, True, False])
+    out = mt.where(cond, a, b)
+    assert_close(out, [1.0, 5.0, 2.0, 6.0])
+    out.backward(mt.tensor([1.0, 2.0, 3.0, 4.0], dtype=dtype))
+    assert_close(a.grad, [1.0, 0.0, 3.0, 0.0])  # selected, not multiplied by a 0/1 mask (0 * inf)
+    assert_close(b.grad, [0.0, 2.0, 0.0, 4.0])
+
+
+def test_masked_fill_with_minus_1e9_gives_a_uniform_row_not_nan():
+    scores = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], mt.float32)
+    mask = mt.tensor([[1, 1, 0], [0, 0, 0]])
+    p = F.softmax(scores.masked_fill(mask == 0, -1e9), dim=-1)
+    assert_close(p[1], [1 / 3, 1 / 3, 1 / 3])  # the classic tutorial behaviour for a fully masked row
+    assert p[0, 2].item() == 0.0
+    p.backward(mt.ones(2, 3))
+    assert np.isfinite(scores.grad.data).all()
+
+
+def test_sqrt_at_zero_has_an_infinite_slope_and_norm_uses_the_zero_subgradient():
+    x = leaf([0.0, 4.0], mt.float64)
+    x.sqrt().sum().backward()
+    assert x.grad.data[0] == math.inf and x.grad.data[1] == 0.25
+    z = leaf([0.0, 0.0, 0.0], mt.float64)
+    z.norm().backward()
+    assert_close(z.grad, [0.0, 0.0, 0.0])
+
+
+# ---- dtype promotion: Python and numpy scalars are weak ----------------------------------------
+
+def test_python_float_times_float32_stays_float32():
+    x = mt.ones(3)
+    assert (x * 2.5).dtype == mt.float32
+    assert (2.5 * x).dtype == mt.float32
+    assert (x / 3.0).dtype == mt.float32 and (x ** 2).dtype == mt.float32 and (1 - x).dtype == mt.float32
+
+
+def test_numpy_scalars_are_weak_too():
+    # the classic attention line: scores / np.sqrt(d_k) keeps float32 (as in PyTorch)
+    x = mt.ones(2, 3)
+    assert (x / np.sqrt(64)).dtype == mt.float32
+    assert (x / math.sqrt(64)).dtype == mt.float32
+    assert (np.float64(2.0) * x).dtype == mt.float32
+    assert_close(x / np.sqrt(64), np.full((2, 3), 0.125, np.float32))
+
+
+def test_int_tensor_times_a_float_is_the_default_float_dtype():
+    i = mt.tensor([1, 2, 3])
+    assert i.dtype == mt.int64
+    assert (i * 2.5).dtype == mt.float32
+    assert (i * 2).dtype == mt.int64
+    assert (i / 2).dtype == mt.float32
+    assert_close(i / 2, [0.5, 1.0, 1.5])  # true division, never truncated
+    old = mt.get_default_dtype()
+    try:
+        mt.set_default_dtype(mt.float64)
+        assert (i * 2.5).dtype == mt.float64
+    finally:
+        mt.set_default_dtype(old)
+    assert mt.get_default_dtype() == mt.float32
+
+
+def test_int64_plus_float32_tensor_is_float32():
+    i, f = mt.tensor([1, 2]), mt.tensor([0.5, 0.25])
+    assert (i + f).dtype == mt.float32 and (f + i).dtype == mt.float32
+    assert_close(i + f, [1.5, 2.25])
+
+
+def test_float32_with_float64_tensor_promotes_but_a_0d_float64_does_not():
+    f32, f64 = mt.ones(2), mt.ones(2, dtype=mt.float64)
+    assert (f32 + f64).dtype == mt.float64
+    assert (f32 * mt.tensor(2.0, dtype=mt.float64)).dtype == mt.float32  # a 0-d tensor acts like a scalar
+
+
+def test_where_of_two_python_floats_is_the_default_dtype():
+    cond = mt.tensor([True, False])
+    assert mt.where(cond, 1.0, 0.0).dtype == mt.float32
+    assert mt.where(cond, 1, 0).dtype == mt.int64
+    assert mt.where(cond, mt.ones(2, dtype=mt.float64), 0.0).dtype == mt.float64
+
+
+def test_gradient_dtype_follows_the_input_not_the_result():
+    f32 = mt.ones(2, requires_grad=True)
+    f64 = mt.ones(2, dtype=mt.float64, requires_grad=True)
+    (f32 * f64).sum().backward()
+    assert f32.grad.dtype == mt.float32 and f64.grad.dtype == mt.float64

@@ -1,0 +1,754 @@
+r"""One op table drives the generic op tests.
+
+Each `Op` row says: the registry name of the `Function` it exercises (or None for a composite of
+other ops), the minitensor call, an independent numpy reference, how to draw its input shapes
+and constant arguments (broadcasting, 0-d and size-1 dims included) and the input domain (away
+from kinks, ties and poles, so central differences are meaningful).
+
+Generic tests over the table:
+- the forward equals the numpy reference (float64);
+- float64 `gradcheck` on Hypothesis-drawn inputs, and the row's op really is in the graph;
+- float32 in gives float32 out and float32 gradients, close to the float64 results;
+- every name in `minitensor.autograd.registry()` has a row, so no differentiable op ships
+  without a gradient check.
+"""
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.autograd import gradcheck, registry
+from minitensor.ops.indexing import IndexAdd
+from minitensor.testing import assert_close
+from minitensor.testing import strategies as mst
+
+
+# ---- drawing cases ------------------------------------------------------------------------------
+# A case is (shapes of the float inputs, constant keyword arguments for fn and ref).
+
+def _case(shape_strategy, kw=None):
+    return st.tuples(shape_strategy, st.just(kw or {}))
+
+
+def unary(min_dims=0, max_dims=3, **kw):
+    return _case(mst.shapes(min_dims, max_dims).map(lambda s: (s,)), kw)
+
+
+def binary(**kw):
+    return _case(mst.broadcastable_shapes(2).map(lambda r: r.input_shapes), kw)
+
+
+@st.composite
+def reduce_case(draw, min_dims=0, multi=True, none=True, corrections=None):
+    shape = draw(mst.shapes(min_dims))
+    nd = len(shape)
+    kinds = (["none"] if none else []) + ["int"] + (["tuple"] if multi and nd >= 2 else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "none":
+        dim = None
+    elif kind == "int":
+        dim = draw(st.integers(-max(nd, 1), max(nd, 1) - 1))  # a 0-d tensor takes dim 0 or -1
+    else:
+        dim = tuple(draw(st.lists(st.integers(0, nd - 1), min_size=1, max_size=nd, unique=True)))
+    kw = {"dim": dim, "keepdim": draw(st.booleans())}
+    if corrections is not None:
+        kw["correction"] = c = draw(st.sampled_from(corrections))
+        assume(_count(shape, dim) - c > 0)  # n - correction <= 0 divides by zero
+    return (shape,), kw
+
+
+@st.composite
+def dim_case(draw, min_dims=1, **extra):
+    shape = draw(mst.shapes(min_dims))
+    nd = max(len(shape), 1)
+    return (shape,), {"dim": draw(st.integers(-nd, nd - 1)), **{k: draw(v) for k, v in extra.items()}}
+
+
+def _count(shape, dim):
+    if not shape:
+        return 1
+    if dim is None:
+        return int(np.prod(shape))
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return int(np.prod([shape[d] for d in dims]))
+
+
+def _axis(dim, ndim):
+    """numpy's axis for a minitensor dim (a 0-d array has no axis 0)."""
+    return None if ndim == 0 else dim
+
+
+# ---- numpy references ---------------------------------------------------------------------------
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def np_gelu(x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def np_softmax(x, dim):
+    if x.ndim == 0:
+        return np.ones_like(x)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def np_log_softmax(x, dim):
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    return x - np.log(np.exp(x).sum(axis=dim, keepdims=True))
+
+
+def np_layer_norm(x, *wb, k, eps=1e-5):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    out = (x - mu) / np.sqrt(var + eps)
+    if wb:
+        out = out * wb[0] + wb[1]
+    return out
+
+
+def np_scatter_add(g, key, shape):
+    out = np.zeros(shape)
+    np.add.at(out, key, g)
+    return out
+
+
+def np_nll_rows(logp, target, weight, ignore_index):
+    """Per-row -w[t] logp[t] (0 where ignored) and the per-row weight, for (N, C) log-probabilities."""
+    n, c = logp.shape
+    keep = target != ignore_index
+    t = np.where(keep, target, 0)
+    w = np.ones(c) if weight is None else weight
+    wt = w[t] * keep
+    return -logp[np.arange(n), t] * wt, wt
+
+
+def np_cross_entropy(x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    single = x.ndim == 1
+    if single:
+        x, target = x[None], np.asarray(target).reshape(1)
+    c = x.shape[1]
+    rest = (x.shape[0],) + x.shape[2:]
+    rows = np.moveaxis(x, 1, -1).reshape(-1, c)
+    t = np.asarray(target).reshape(-1)
+    logp = rows - rows.max(axis=1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    nll, wt = np_nll_rows(logp, t, weight, ignore_index)
+    w = np.ones(c) if weight is None else weight
+    smooth = -(logp * w).sum(axis=1) * (t != ignore_index)
+    if reduction == "none":
+        loss = (1 - label_smoothing) * nll + label_smoothing / c * smooth
+        return loss.reshape(()) if single else loss.reshape(rest)
+    if reduction == "sum":
+        return (1 - label_smoothing) * nll.sum() + label_smoothing / c * smooth.sum()
+    denom = wt.sum() if wt.sum() > 0 else 1.0  # minitensor's documented choice when every target is ignored
+    return ((1 - label_smoothing) * nll.sum() + label_smoothing / c * smooth.sum()) / denom
+
+
+def np_nll_loss(logp, target, weight=None, ignore_index=-100, reduction="mean"):
+    nll, wt = np_nll_rows(logp, np.asarray(target), weight, ignore_index)
+    if reduction == "none":
+        return nll
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / (wt.sum() if wt.sum() > 0 else 1.0)
+
+
+def np_reduce(v, reduction):
+    return {"none": v, "sum": v.sum(), "mean": v.mean()}[reduction]
+
+
+# ---- the table ----------------------------------------------------------------------------------
+
+@dataclass
+class Op:
+    id: str
+    name: Optional[str]  # the registry's Function name, None for a composite of other ops
+    fn: Callable  # fn(*tensors, **kw) with minitensor
+    ref: Callable  # ref(*float64 arrays, **kw) with numpy
+    case: st.SearchStrategy  # draws (shapes of the float inputs, kw)
+    domain: object = field(default_factory=dict)  # arrays_for kwargs: one dict, or one per input
+    joint_unique: bool = False  # all inputs' values distinct from each other (no ties between a and b)
+    valid: Optional[Callable] = None  # valid(*arrays, **kw): False for a draw too close to a kink
+    f32_tol: tuple = (1e-4, 1e-5)  # (rtol, atol) of float32 against float64, values and gradients
+
+
+POS = {"min_value": 1e-3, "max_value": 3.0}  # sqrt, log: x >= 1e-3
+NONZERO = {"away_from_zero": 0.1}  # relu, abs: |x| > 0.1
+UNIQUE = {"unique": True}  # max, min, sort: no ties, no near-ties
+CLAMP_LO, CLAMP_HI = -0.6180, 0.7071  # bounds no draw hits exactly
+
+
+def _far_from(values, points, gap=1e-3):
+    return all(np.all(np.abs(values - p) > gap) for p in points)
+
+
+@st.composite
+def where_case(draw):
+    cond_shape, a_shape, b_shape = draw(mst.broadcastable_shapes(3)).input_shapes
+    return (a_shape, b_shape), {"cond": draw(hnp.arrays(np.bool_, cond_shape))}
+
+
+@st.composite
+def clamp_case(draw):
+    lo, hi = draw(st.sampled_from([(CLAMP_LO, CLAMP_HI), (CLAMP_LO, None), (None, CLAMP_HI)]))
+    return (draw(mst.shapes()),), {"lo": lo, "hi": hi}
+
+
+@st.composite
+def expand_case(draw):
+    target = draw(mst.shapes(1))
+    keep = draw(st.integers(0, len(target)))  # the input drops the leading dims ...
+    shape = tuple(1 if draw(st.booleans()) else n for n in target[len(target) - keep:])  # ... and has 1s
+    assume(shape != target)  # expand to its own shape records no node
+    return (shape,), {"size": target}
+
+
+@st.composite
+def permute_case(draw):
+    shape = draw(mst.shapes(2))
+    dims = tuple(draw(st.permutations(range(len(shape)))))
+    assume(dims != tuple(range(len(shape))))
+    return (shape,), {"dims": dims}
+
+
+@st.composite
+def reshape_case(draw):
+    shape = draw(mst.shapes())
+    n = int(np.prod(shape))
+    target = draw(st.sampled_from([(-1,), (n, 1), (1, -1), tuple(reversed(shape)) or (1,), (1,) + shape]))
+    assume(target != shape and not (target == (-1,) and shape == (n,)))
+    return (shape,), {"shape": target}
+
+
+@st.composite
+def repeat_case(draw):
+    shape = draw(mst.shapes(0, 2, max_side=3))
+    reps = tuple(draw(st.lists(st.integers(1, 2), min_size=len(shape), max_size=len(shape) + 1)))
+    return (shape,), {"reps": reps}
+
+
+@st.composite
+def cat_case(draw, stack=False):
+    base = draw(mst.shapes(0 if stack else 1, 2 if stack else 3))
+    k = draw(st.integers(2, 3))
+    nd = len(base) + (1 if stack else 0)
+    dim = draw(st.integers(-nd, nd - 1))
+    if stack:
+        return (base,) * k, {"dim": dim}
+    sizes = draw(st.lists(st.integers(1, 3), min_size=k, max_size=k))
+    d = dim % nd
+    return tuple(base[:d] + (s,) + base[d + 1:] for s in sizes), {"dim": dim}
+
+
+@st.composite
+def pad_case(draw):
+    shape = draw(mst.shapes(1))
+    k = draw(st.integers(1, len(shape)))
+    pad = tuple(draw(st.lists(st.integers(0, 2), min_size=2 * k, max_size=2 * k)))
+    return (shape,), {"pad": pad, "value": draw(st.sampled_from([0.0, -1.5]))}
+
+
+def _nontrivial(key):
+    """x[...] and x[:] return x itself (no node), so they test nothing here."""
+    return key not in (Ellipsis, (Ellipsis,), slice(None), (slice(None),))
+
+
+@st.composite
+def index_case(draw):
+    shape = draw(mst.shapes(1))
+    kind = draw(st.sampled_from(["basic", "int_arrays", "int_list", "bool_mask", "mixed"]))
+    if kind == "basic":  # ints, slices (negative steps too), None, ...
+        key = draw(hnp.basic_indices(shape, allow_newaxis=True).filter(_nontrivial))
+    elif kind == "int_arrays":  # one integer array per dim, broadcast together; repeats accumulate
+        key = draw(hnp.integer_array_indices(shape, result_shape=mst.shapes(1, 2)))
+        key = tuple(mt.tensor(k) for k in key)
+    elif kind == "int_list":  # a Python list with repeated and negative indices
+        n = shape[0]
+        key = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=5))
+    elif kind == "bool_mask":
+        lead = draw(st.integers(1, len(shape)))
+        key = mt.tensor(draw(hnp.arrays(np.bool_, shape[:lead])))
+    else:  # None, an int list and a slice together
+        n = shape[0]
+        idx = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
+        key = (None, idx, slice(None, None, 2)) if len(shape) > 1 else (Ellipsis, idx)
+    return (shape,), {"key": key}
+
+
+def _np_key(key):
+    items = key if isinstance(key, tuple) else (key,)
+    out = tuple(k.data if isinstance(k, mt.Tensor) else (np.asarray(k) if isinstance(k, list) else k) for k in items)
+    return out if isinstance(key, tuple) else out[0]
+
+
+@st.composite
+def index_add_case(draw):
+    """IndexAdd is the adjoint of indexing: scatter g (shaped like x[key]) into zeros(shape)."""
+    shape = draw(mst.shapes(1))
+    key = draw(hnp.integer_array_indices(shape, result_shape=mst.shapes(1, 2)))
+    key = tuple(np.asarray(k) for k in key)
+    return (np.empty(shape)[key].shape,), {"key": key, "shape": shape}
+
+
+@st.composite
+def layer_norm_case(draw):
+    shape = draw(mst.shapes(1))
+    k = draw(st.integers(1, len(shape)))
+    affine = draw(st.booleans())
+    norm = shape[len(shape) - k:]
+    return ((shape, norm, norm) if affine else (shape,)), {"k": k}
+
+
+@st.composite
+def linear_case(draw):
+    lead = draw(mst.shapes(0, 2))
+    n_in, n_out = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    bias = draw(st.booleans())
+    return ((lead + (n_in,), (n_out, n_in)) + (((n_out,),) if bias else ())), {}
+
+
+@st.composite
+def embedding_case(draw):
+    rows, d = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    idx = draw(hnp.arrays(np.int64, mst.shapes(1, 2), elements=st.integers(0, rows - 1)))
+    return ((rows, d),), {"idx": idx}
+
+
+@st.composite
+def cross_entropy_case(draw, nll=False):
+    c = draw(st.integers(1, 4))
+    layout = "2d" if nll else draw(st.sampled_from(["1d", "2d", "3d"]))
+    n, extra = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    shape = {"1d": (c,), "2d": (n, c), "3d": (n, c, extra)}[layout]
+    tshape = {"1d": (), "2d": (n,), "3d": (n, extra)}[layout]
+    ignore = draw(st.sampled_from([-100, 0]))
+    target = draw(hnp.arrays(np.int64, tshape, elements=st.integers(0, c - 1) | st.just(ignore)))
+    kw = {"target": target, "ignore_index": ignore, "reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        kw["weight"] = draw(hnp.arrays(np.float64, (c,), elements=st.floats(0.25, 2.0)))
+    if not nll:
+        kw["label_smoothing"] = draw(st.sampled_from([0.0, 0.1, 0.3]))
+    return (shape,), kw
+
+
+@st.composite
+def masked_fill_case(draw):
+    mask_shape, shape = draw(mst.broadcastable_shapes(2)).input_shapes
+    shape = np.broadcast_shapes(mask_shape, shape)  # the mask must broadcast *to* the input
+    return (shape,), {"mask": draw(hnp.arrays(np.bool_, mask_shape)), "value": draw(st.sampled_from([0.0, -1e9, 2.5]))}
+
+
+@st.composite
+def gather_case(draw):
+    shape = draw(mst.shapes(1))
+    d = draw(st.integers(0, len(shape) - 1))
+    ishape = tuple(draw(st.integers(1, n)) if i != d else draw(st.integers(1, 4)) for i, n in enumerate(shape))
+    index = draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, shape[d] - 1)))
+    return (shape,), {"dim": d, "index": index}
+
+
+@st.composite
+def index_select_case(draw):
+    shape = draw(mst.shapes(1))
+    d = draw(st.integers(-len(shape), len(shape) - 1))
+    index = draw(hnp.arrays(np.int64, st.integers(1, 5).map(lambda k: (k,)), elements=st.integers(0, shape[d] - 1)))
+    return (shape,), {"dim": d, "index": index}
+
+
+@st.composite
+def topk_case(draw):
+    (shape,), kw = draw(dim_case(1))
+    kw["k"] = draw(st.integers(1, shape[kw["dim"]]))
+    kw["largest"] = draw(st.booleans())
+    return (shape,), kw
+
+
+@st.composite
+def split_case(draw, chunk=False):
+    (shape,), kw = draw(dim_case(1))
+    kw["n"] = draw(st.integers(1, 4))
+    return (shape,), kw
+
+
+def np_gather(x, dim, index):
+    """out[i][j][k] = x[i][index[i][j][k]][k] (dim=1): the index may be smaller than x in every dim."""
+    grid = list(np.indices(index.shape))
+    grid[dim] = index
+    return x[tuple(grid)]
+
+
+def np_topk(x, dim, k, largest):
+    s = np.sort(x, axis=dim)
+    s = np.flip(s, axis=dim) if largest else s
+    return np.take(s, np.arange(k), axis=dim)
+
+
+def np_split(x, dim, n, chunk):
+    size = -(-x.shape[dim] // n) if chunk else n
+    return tuple(np.take(x, np.arange(s, min(s + size, x.shape[dim])), axis=dim) for s in range(0, x.shape[dim], size))
+
+
+def np_norm(x, p, dim, keepdim):
+    axis = _axis(dim, x.ndim)
+    if p == "inf":
+        return np.abs(x).max(axis=axis, keepdims=keepdim)
+    return (np.abs(x) ** p).sum(axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+
+def _tri_np(x, diagonal, upper):
+    return np.triu(x, diagonal) if upper else np.tril(x, diagonal)
+
+
+def np_pad(a, pad, value):
+    """F.pad's order: (left, right) of the last dim first, then of the dim before it, ..."""
+    widths = [(0, 0)] * (a.ndim - len(pad) // 2) + [tuple(pad[i:i + 2]) for i in range(len(pad) - 2, -1, -2)]
+    return np.pad(a, widths, constant_values=value)
+
+
+def _weight_as(x, kw):
+    """The class weights in the logits' dtype, as PyTorch requires."""
+    return {k: (T(v, dtype=x.dtype) if k == "weight" else v) for k, v in kw.items()}
+
+
+def _bounds(lo, hi):
+    return [p for p in (lo, hi) if p is not None]
+
+
+T = mt.tensor  # the tests turn constant numpy arguments into tensors with this
+
+TABLE = [
+    # -- arithmetic, with broadcasting between the operands --
+    Op("add", "Add", lambda a, b: a + b, np.add, binary()),
+    Op("add_scalar_left", "Add", lambda a: 2.5 + a, lambda a: 2.5 + a, unary()),
+    Op("sub", "Sub", lambda a, b: a - b, np.subtract, binary()),
+    Op("rsub_scalar", "Sub", lambda a: 1.5 - a, lambda a: 1.5 - a, unary()),
+    Op("mul", "Mul", lambda a, b: a * b, np.multiply, binary()),
+    Op("mul_self", "Mul", lambda a: a * a, lambda a: a * a, unary()),
+    Op("div", "Div", lambda a, b: a / b, np.divide, binary(), domain=({}, {"away_from_zero": 0.5})),
+    Op("rdiv_scalar", "Div", lambda a: 2.0 / a, lambda a: 2.0 / a, unary(), domain={"away_from_zero": 0.5}),
+    Op("pow", "Pow", lambda a, b: a ** b, np.power, binary(),
+       domain=({"min_value": 0.5, "max_value": 2.0}, {"min_value": -2.0, "max_value": 2.0})),
+    Op("pow_int_exponent", "Pow", lambda a: a ** 3, lambda a: a ** 3, unary()),
+    Op("pow_scalar_base", "Pow", lambda a: 2.0 ** a, lambda a: 2.0 ** a, unary()),
+    Op("maximum", "Maximum", mt.maximum, np.maximum, binary(), joint_unique=True),
+    Op("minimum", "Minimum", mt.minimum, np.minimum, binary(), joint_unique=True),
+    Op("neg", "Neg", lambda a: -a, np.negative, unary()),
+    # -- unary math --
+    Op("abs", "Abs", mt.abs, np.abs, unary(), domain=NONZERO),
+    Op("exp", "Exp", mt.exp, np.exp, unary()),
+    Op("log", "Log", mt.log, np.log, unary(), domain=POS),
+    Op("sqrt", "Sqrt", mt.sqrt, np.sqrt, unary(), domain=POS),
+    Op("rsqrt", "Rsqrt", mt.rsqrt, lambda a: 1 / np.sqrt(a), unary(), domain=POS, f32_tol=(1e-4, 1e-4)),
+    Op("sin", "Sin", mt.sin, np.sin, unary()),
+    Op("cos", "Cos", mt.cos, np.cos, unary()),
+    Op("tanh", "Tanh", mt.tanh, np.tanh, unary()),
+    Op("sigmoid", "Sigmoid", mt.sigmoid, lambda a: 1 / (1 + np.exp(-a)), unary()),
+    Op("relu", "Relu", mt.relu, lambda a: np.maximum(a, 0), unary(), domain=NONZERO),
+    Op("erf", "Erf", mt.erf, _erf, unary()),
+    Op("gelu", "Gelu", lambda a, approximate: F.gelu(a, approximate=approximate), np_gelu,
+       _case(mst.shapes().map(lambda s: (s,)), None).flatmap(
+           lambda c: st.sampled_from(["none", "tanh"]).map(lambda ap: (c[0], {"approximate": ap})))),
+    Op("clamp", "Clamp", lambda a, lo, hi: a.clamp(lo, hi), lambda a, lo, hi: np.clip(a, lo, hi), clamp_case(),
+       valid=lambda a, lo, hi: _far_from(a, _bounds(lo, hi))),
+    Op("clamp_tensor_bounds", "Clamp", lambda a, lo, hi: mt.clamp(a, lo, hi),
+       lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+       _case(mst.broadcastable_shapes(3).map(lambda r: r.input_shapes)), joint_unique=True),
+    Op("clone", "Cast", mt.clone, np.copy, unary()),
+    # -- reductions --
+    Op("sum", "Sum", lambda a, dim, keepdim: a.sum(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.sum(a, axis=_axis(dim, a.ndim), keepdims=keepdim), reduce_case()),
+    Op("mean", "Mean", lambda a, dim, keepdim: a.mean(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.mean(a, axis=_axis(dim, a.ndim), keepdims=keepdim), reduce_case()),
+    Op("var", "Var", lambda a, dim, keepdim, correction: a.var(dim=dim, keepdim=keepdim, correction=correction),
+       lambda a, dim, keepdim, correction: np.var(a, axis=_axis(dim, a.ndim), keepdims=keepdim, ddof=correction),
+       reduce_case(corrections=(0, 1, 2)), f32_tol=(1e-4, 1e-4)),
+    Op("std", None, lambda a, dim, keepdim, correction: a.std(dim=dim, keepdim=keepdim, correction=correction),
+       lambda a, dim, keepdim, correction: np.std(a, axis=_axis(dim, a.ndim), keepdims=keepdim, ddof=correction),
+       reduce_case(corrections=(0, 1)), domain=UNIQUE, f32_tol=(1e-4, 1e-4),
+       valid=lambda a, dim, **_: _count(a.shape, dim) >= 2),  # distinct values, so std > 0: no kink of sqrt
+    Op("prod", "Prod", lambda a, dim, keepdim: a.prod(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.prod(a, axis=_axis(dim, a.ndim), keepdims=keepdim if dim is not None else False),
+       reduce_case(multi=False), domain={"min_value": -2.0, "max_value": 2.0}, f32_tol=(1e-4, 1e-4)),
+    Op("amax", "Amax", lambda a, dim, keepdim: a.amax(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.max(a, axis=_axis(dim, a.ndim), keepdims=keepdim), reduce_case(), domain=UNIQUE),
+    Op("amin", "Amin", lambda a, dim, keepdim: a.amin(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.min(a, axis=_axis(dim, a.ndim), keepdims=keepdim), reduce_case(), domain=UNIQUE),
+    Op("max_dim_values", None, lambda a, dim, keepdim: a.max(dim=dim, keepdim=keepdim).values,
+       lambda a, dim, keepdim: np.max(a, axis=_axis(dim, a.ndim), keepdims=keepdim),
+       reduce_case(none=False, multi=False), domain=UNIQUE),
+    Op("min_dim_values", None, lambda a, dim, keepdim: mt.min(a, dim, keepdim).values,
+       lambda a, dim, keepdim: np.min(a, axis=_axis(dim, a.ndim), keepdims=keepdim),
+       reduce_case(none=False, multi=False), domain=UNIQUE),
+    Op("max_all", None, lambda a: a.max(), np.max, unary(), domain=UNIQUE),
+    Op("logsumexp", "Logsumexp", lambda a, dim, keepdim: a.logsumexp(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.log(np.sum(np.exp(a), axis=_axis(dim, a.ndim), keepdims=keepdim)),
+       reduce_case(none=False)),
+    Op("norm", "Norm", lambda a, dim, keepdim: a.norm(dim=dim, keepdim=keepdim),
+       lambda a, dim, keepdim: np.sqrt(np.sum(a * a, axis=_axis(dim, a.ndim), keepdims=keepdim)),
+       reduce_case(), domain=NONZERO),
+    Op("norm_p", None, lambda a, p, dim, keepdim: a.norm(p=float("inf") if p == "inf" else p, dim=dim, keepdim=keepdim),
+       np_norm, reduce_case().flatmap(lambda c: st.sampled_from([1, 3, "inf"]).map(lambda p: (c[0], {**c[1], "p": p}))),
+       domain={"unique": True, "away_from_zero": 0.1},
+       valid=lambda a, **_: a.size < 2 or np.diff(np.sort(np.abs(a), axis=None)).min() > 1e-3),  # no |x| ties
+    Op("cumsum", "Cumsum", lambda a, dim: a.cumsum(dim),
+       lambda a, dim: np.cumsum(a, axis=_axis(dim, a.ndim)).reshape(a.shape),
+       dim_case(0)),
+    # -- softmax family --
+    Op("softmax", "Softmax", lambda a, dim: F.softmax(a, dim=dim), np_softmax, dim_case(0)),
+    Op("log_softmax", "LogSoftmax", lambda a, dim: F.log_softmax(a, dim=dim), np_log_softmax, dim_case(0)),
+    Op("layer_norm", "LayerNorm", lambda x, *wb, k: F.layer_norm(x, x.shape[x.ndim - k:], *wb), np_layer_norm,
+       layer_norm_case(), f32_tol=(1e-3, 1e-3)),
+    # -- linear algebra: 1-D on either side, batched, broadcast batch dims --
+    Op("matmul", "Matmul", mt.matmul, np.matmul,
+       _case(mst.matmul_shapes().map(lambda r: r.input_shapes))),
+    Op("linear", None, lambda x, w, *b: F.linear(x, w, *b), lambda x, w, *b: x @ w.T + (b[0] if b else 0),
+       linear_case()),
+    # -- shape ops --
+    Op("reshape", "Reshape", lambda a, shape: a.reshape(shape), lambda a, shape: a.reshape(shape), reshape_case()),
+    Op("permute", "Permute", lambda a, dims: a.permute(dims), lambda a, dims: np.transpose(a, dims), permute_case()),
+    Op("transpose_T", "Permute", lambda a: a.T, lambda a: a.T, unary(2)),
+    Op("expand", "Expand", lambda a, size: a.expand(size), lambda a, size: np.broadcast_to(a, size), expand_case()),
+    Op("repeat", "Repeat", lambda a, reps: a.repeat(reps), np.tile, repeat_case()),
+    Op("cat", "Cat", lambda *xs, dim: mt.cat(xs, dim=dim), lambda *xs, dim: np.concatenate(xs, axis=dim), cat_case()),
+    Op("stack", None, lambda *xs, dim: mt.stack(xs, dim=dim), lambda *xs, dim: np.stack(xs, axis=dim),
+       cat_case(stack=True)),
+    Op("split", None, lambda a, dim, n: a.split(n, dim=dim), lambda a, dim, n: np_split(a, dim, n, False),
+       split_case()),
+    Op("chunk", None, lambda a, dim, n: a.chunk(n, dim=dim), lambda a, dim, n: np_split(a, dim, n, True), split_case()),
+    Op("pad", "Pad", lambda a, pad, value: F.pad(a, pad, value=value),
+       np_pad, pad_case()),
+    # -- indexing and masking --
+    Op("getitem", "Index", lambda a, key: a[key], lambda a, key: a[_np_key(key)], index_case()),
+    Op("index_add", "IndexAdd", lambda g, key, shape: IndexAdd.apply(g, key, shape), np_scatter_add, index_add_case()),
+    Op("where", "Where", lambda a, b, cond: mt.where(T(cond), a, b), lambda a, b, cond: np.where(cond, a, b),
+       where_case()),
+    Op("masked_fill", None, lambda a, mask, value: a.masked_fill(T(mask), value),
+       lambda a, mask, value: np.where(mask, value, a), masked_fill_case()),
+    Op("tril", None, lambda a, diagonal: a.tril(diagonal), lambda a, diagonal: _tri_np(a, diagonal, False),
+       unary(2).flatmap(lambda c: st.integers(-2, 2).map(lambda d: (c[0], {"diagonal": d})))),
+    Op("triu", None, lambda a, diagonal: mt.triu(a, diagonal), lambda a, diagonal: _tri_np(a, diagonal, True),
+       unary(2).flatmap(lambda c: st.integers(-2, 2).map(lambda d: (c[0], {"diagonal": d})))),
+    Op("gather", None, lambda a, dim, index: a.gather(dim, T(index)),
+       np_gather, gather_case()),
+    Op("index_select", None, lambda a, dim, index: a.index_select(dim, T(index)),
+       lambda a, dim, index: np.take(a, index, axis=dim), index_select_case()),
+    Op("topk_values", None, lambda a, dim, k, largest: a.topk(k, dim=dim, largest=largest).values, np_topk, topk_case(),
+       domain=UNIQUE),
+    Op("sort_values", None, lambda a, dim, descending: a.sort(dim=dim, descending=descending).values,
+       lambda a, dim, descending: np.flip(np.sort(a, axis=dim), axis=dim) if descending else np.sort(a, axis=dim),
+       dim_case(1, descending=st.booleans()), domain=UNIQUE),
+    # -- nn.functional composites --
+    Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
+    Op("embedding", None, lambda w, idx: F.embedding(T(idx), w), lambda w, idx: w[idx], embedding_case()),
+    Op("cross_entropy", None,
+       lambda x, target, **kw: F.cross_entropy(x, T(target), **_weight_as(x, kw)),
+       np_cross_entropy, cross_entropy_case()),
+    Op("nll_loss", None,
+       lambda x, target, **kw: F.nll_loss(x, T(target), **_weight_as(x, kw)),
+       np_nll_loss, cross_entropy_case(nll=True)),
+    Op("mse_loss", None, lambda a, b, reduction: F.mse_loss(a, b, reduction=reduction),
+       lambda a, b, reduction: np_reduce((a - b) ** 2, reduction),
+       _case(mst.shapes().map(lambda s: (s, s))).flatmap(
+           lambda c: st.sampled_from(["mean", "sum", "none"]).map(lambda r: (c[0], {"reduction": r})))),
+]
+
+IDS = [op.id for op in TABLE]
+
+
+# ---- running a row ------------------------------------------------------------------------------
+
+def _draw_case(data, op):
+    shapes, kw = data.draw(op.case, label="shapes, arguments")
+    domains = op.domain if isinstance(op.domain, tuple) else (op.domain,) * len(shapes)
+    if op.joint_unique:  # one pool of distinct values, split among the inputs
+        sizes = [int(np.prod(s)) for s in shapes]
+        pool = data.draw(mst.arrays_for((sum(sizes),), unique=True, **domains[0]), label="values")
+        arrays, start = [], 0
+        for s, n in zip(shapes, sizes):
+            arrays.append(pool[start:start + n].reshape(s))
+            start += n
+    else:
+        arrays = [data.draw(mst.arrays_for(s, **d), label=f"input {i}")
+                  for i, (s, d) in enumerate(zip(shapes, domains))]
+    if op.valid is not None:
+        assume(op.valid(*arrays, **kw))
+    return arrays, kw
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _leaves(arrays, dtype, requires_grad=True):
+    return [mt.tensor(a, dtype=dtype, requires_grad=requires_grad) for a in arrays]
+
+
+def _node_names(outs):
+    names, stack, seen = set(), [o.grad_fn for o in outs if o.grad_fn is not None], set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        names.add(type(node).__name__)
+        stack.extend(t.grad_fn for _, t in node.edges if t.grad_fn is not None)
+    return names
+
+
+@pytest.mark.parametrize("op", TABLE, ids=IDS)
+@given(data=st.data())
+def test_forward_matches_numpy(op, data):
+    arrays, kw = _draw_case(data, op)
+    outs = _as_tuple(op.fn(*_leaves(arrays, mt.float64, requires_grad=False), **kw))
+    refs = _as_tuple(op.ref(*[a.copy() for a in arrays], **kw))
+    assert len(outs) == len(refs), f"{op.id}: {len(outs)} outputs, the reference has {len(refs)}"
+    for out, ref in zip(outs, refs):
+        assert_close(out, np.asarray(ref, dtype=np.float64), msg=f"{op.id} with {kw}")
+
+
+@pytest.mark.parametrize("op", TABLE, ids=IDS)
+@given(data=st.data())
+def test_gradcheck_float64(op, data):
+    arrays, kw = _draw_case(data, op)
+    inputs = _leaves(arrays, mt.float64)
+    if op.name is not None:  # the row must really run its op, or its gradient goes unchecked
+        names = _node_names(_as_tuple(op.fn(*inputs, **kw)))
+        assert op.name in names, f"{op.id}: expected a {op.name} node in the graph, found {sorted(names)}"
+    assert gradcheck(lambda *xs: op.fn(*xs, **kw), inputs)
+
+
+@pytest.mark.parametrize("op", TABLE, ids=IDS)
+@given(data=st.data())
+def test_float32_stays_float32_and_matches_float64(op, data):
+    arrays, kw = _draw_case(data, op)
+    arrays = [a.astype(np.float32).astype(np.float64) for a in arrays]  # both runs see the same values
+    x32, x64 = _leaves(arrays, mt.float32), _leaves(arrays, mt.float64)
+    outs32, outs64 = _as_tuple(op.fn(*x32, **kw)), _as_tuple(op.fn(*x64, **kw))
+    rng = np.random.default_rng(0)
+    us = [rng.standard_normal(o.shape) for o in outs64]
+    rtol, atol = op.f32_tol
+    for o32, o64 in zip(outs32, outs64):
+        assert o32.dtype == mt.float32, f"{op.id}: float32 inputs gave a {o32.dtype} output"
+        assert_close(o32, o64, rtol=rtol, atol=atol * max(1.0, float(np.abs(o64.data).max(initial=0))),
+                     check_dtype=False, msg=f"{op.id}: float32 forward")
+    mt.autograd.backward([o for o in outs32 if o.requires_grad],
+                         [T(u, dtype=mt.float32) for u, o in zip(us, outs32) if o.requires_grad])
+    mt.autograd.backward([o for o in outs64 if o.requires_grad], [T(u) for u, o in zip(us, outs64) if o.requires_grad])
+    for i, (a, b) in enumerate(zip(x32, x64)):
+        if b.grad is None:
+            assert a.grad is None
+            continue
+        assert a.grad.dtype == mt.float32 and a.grad.shape == a.shape, \
+            f"{op.id}: grad of input {i} is {a.grad.dtype} {a.grad.shape}"
+        scale = max(1.0, float(np.abs(b.grad.data).max(initial=0)))
+        assert_close(a.grad, b.grad, rtol=rtol, atol=atol * scale, check_dtype=False,
+                     msg=f"{op.id}: float32 grad of input {i}")
+
+
+def _ops_without_rows():
+    return sorted(set(registry()) - {op.name for op in TABLE})
+
+
+def test_every_registered_op_has_a_table_row():
+    missing = _ops_without_rows()
+    assert not missing, (
+        f"differentiable ops without a row in the op table (so without a gradient check): {missing}; "
+        "add a row to TABLE in tests/minitensor/test_ops.py"
+    )
+
+
+def test_a_new_differentiable_op_without_a_row_is_caught():
+    from minitensor.autograd.function import Function, _REGISTRY
+
+    # an op defined inside the package registers itself the moment its class is created
+    new_op = type("BrandNewOp", (Function,), {"__module__": "minitensor.ops.brand_new",
+                                              "forward": staticmethod(lambda ctx, x: x.data),
+                                              "backward": staticmethod(lambda ctx, g: g)})
+    try:
+        assert _ops_without_rows() == ["BrandNewOp"]
+    finally:
+        del _REGISTRY[new_op.__name__]
+    assert _ops_without_rows() == []
+
+
+def test_every_table_row_names_a_real_op():
+    unknown = sorted({op.name for op in TABLE if op.name is not None} - set(registry()))
+    assert not unknown, f"table rows name ops that are not in the registry: {unknown}"
+    assert len(IDS) == len(set(IDS)), "duplicate row ids"
+
+
+# ---- composite behaviours a generic row can't express ------------------------------------------
+
+def test_dropout_scales_kept_elements_and_gradient():
+    mt.manual_seed(0)
+    x = mt.ones(2000, dtype=mt.float64, requires_grad=True)
+    y = F.dropout(x, p=0.25, training=True)
+    kept = y.data != 0
+    assert_close(y.data[kept], np.full(kept.sum(), 1 / 0.75))
+    assert abs(kept.mean() - 0.75) < 0.05
+    y.backward(mt.ones(2000, dtype=mt.float64))
+    assert_close(x.grad, np.where(kept, 1 / 0.75, 0.0))  # the same mask scales the gradient
+
+
+def test_dropout_is_identity_in_eval_mode_and_at_p0():
+    x = mt.randn(3, 4)
+    assert F.dropout(x, p=0.5, training=False) is x
+    assert F.dropout(x, p=0.0) is x
+    assert_close(F.dropout(x, p=1.0), np.zeros((3, 4), np.float32))
+
+
+def test_embedding_repeated_indices_accumulate():
+    w = mt.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    out = F.embedding(mt.tensor([[0, 2], [2, 2]]), w)
+    out.backward(mt.ones(2, 2, 2))
+    assert_close(w.grad, [[1.0, 1.0], [0.0, 0.0], [3.0, 3.0]])
+
+
+def test_embedding_padding_idx_gets_no_gradient():
+    w = mt.randn(4, 3, dtype=mt.float64, requires_grad=True)
+    F.embedding(mt.tensor([1, 3, 1]), w, padding_idx=1).sum().backward()
+    assert_close(w.grad, [[0.0] * 3, [0.0] * 3, [0.0] * 3, [1.0] * 3])
+
+
+def test_cross_entropy_all_targets_ignored_is_zero_with_zero_gradient():
+    x = mt.randn(3, 4, dtype=mt.float64, requires_grad=True)
+    loss = F.cross_entropy(x, mt.tensor([-100, -100, -100]))
+    loss.backward()
+    assert loss.item() == 0.0  # PyTorch gives nan here (pytorch#70348); we document 0
+    assert_close(x.grad, np.zeros((3, 4)))
+
+
+def test_cross_entropy_with_probability_targets():
+    x = mt.randn(3, 4, dtype=mt.float64, requires_grad=True)
+    p = np_softmax(np.random.default_rng(1).standard_normal((3, 4)), 1)
+    loss = F.cross_entropy(x, mt.tensor(p), label_smoothing=0.2)
+    q = p * 0.8 + 0.2 / 4
+    assert_close(loss, -(q * np_log_softmax(x.data, 1)).sum(1).mean())
+    assert gradcheck(lambda a: F.cross_entropy(a, mt.tensor(p), label_smoothing=0.2, reduction="none"), (x,))
+
+
+@given(shapes=mst.matmul_shapes())
+def test_matmul_result_shape_follows_numpy(shapes):
+    a, b = (mt.zeros(s, dtype=mt.float64) for s in shapes.input_shapes)
+    assert (a @ b).shape == shapes.result_shape == np.matmul(a.data, b.data).shape
+
+
+def test_max_and_min_with_dim_return_indices():
+    x = mt.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    values, indices = x.max(dim=1)
+    assert_close(values, [5.0, 7.0])
+    assert indices.tolist() == [1, 0]
+    assert mt.min(x, dim=0).indices.tolist() == [0, 1, 0]
+    assert x.max(dim=1, keepdim=True).indices.shape == (2, 1)
