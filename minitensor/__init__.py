@@ -6,7 +6,9 @@
     y.backward(torch.randn(2, 2))
     x.grad
 """
-from . import _dtype
+from . import _allocator, _dtype
+
+_allocator.tune()
 from ._dtype import (  # noqa: F401
     bool_ as bool, double, float, float16, float32, float64, get_default_dtype, half, int, int8, int16,
     int32, int64, long, set_default_dtype, uint8,

@@ -11,13 +11,12 @@
 import numpy as np
 
 from . import grad_mode
-from .function import _freed_message
+from .function import _freed_message, _tensor_class
 from .. import _anomaly
 
 
 def _as_tensor(x):
-    from ..tensor import Tensor
-
+    Tensor = _tensor_class()
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
@@ -40,8 +39,7 @@ def _root_grad(t, g):
 
 
 def _check_grad(node, i, inp, g):
-    if not hasattr(g, "data"):
-        g = _as_tensor(g)
+    g = _as_tensor(g)  # a VJP may return an ndarray, whose own `.data` is a memoryview: wrap it
     if g.data.shape != inp.data.shape:
         raise RuntimeError(
             f"backward of '{node.name()}' returned a gradient of shape {tuple(g.data.shape)} for "
@@ -114,8 +112,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     for hook in node.hooks:
                         new = hook(g)
                         g = g if new is None else _as_tensor(new)
-                if node.retain and capture is None:
-                    out = node.output
+                out = node._out() if node.retain and capture is None else None
+                if out is not None:  # not `node.output`: storing .grad reads no value, so no version check
                     gg = g if create_graph else _as_tensor(g.data.copy())
                     out.grad = gg if out.grad is None else out.grad + gg
                 if node in capture_nodes:

@@ -6,6 +6,7 @@ would record eight nodes for it.
 """
 import numpy as np
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
@@ -66,6 +67,7 @@ class LayerNorm(Function):
         d = x.data - mu
         rstd = 1.0 / np.sqrt(np.mean(d * d, axis=dims, keepdims=True) + eps)
         out = d * rstd
+        ctx.xhat, ctx.rstd = out, rstd  # for the first-order backward below
         if weight is not None:
             out = out * weight.data
         if bias is not None:
@@ -77,6 +79,8 @@ class LayerNorm(Function):
         x, k, weight, bias, eps = ctx.inputs
         dims = tuple(range(x.ndim - k, x.ndim))
         outer = tuple(range(x.ndim - k))
+        if not grad_mode._enabled:  # first-order backward: the formulas above on the saved xhat, rstd
+            return _layer_norm_vjp_numpy(ctx, g.data, dims, outer)
         d = x - x.mean(dim=dims, keepdim=True)
         rstd = ((d * d).mean(dim=dims, keepdim=True) + eps).rsqrt()
         xhat = d * rstd
@@ -88,6 +92,18 @@ class LayerNorm(Function):
             gw = g * xhat if gw is not None else None
             gb = g if gb is not None else None
         return gx, None, gw, gb, None
+
+
+def _layer_norm_vjp_numpy(ctx, g, dims, outer):
+    x, _, weight, bias, _ = ctx.inputs
+    xhat, rstd = ctx.xhat, ctx.rstd
+    gxhat = g * weight.data if weight is not None else g
+    gx = rstd * (gxhat - gxhat.mean(axis=dims, keepdims=True) - xhat * (gxhat * xhat).mean(axis=dims, keepdims=True))
+    gw = (g * xhat).sum(axis=outer) if weight is not None and ctx.needs_input_grad[2] else None
+    gb = g.sum(axis=outer) if bias is not None and ctx.needs_input_grad[3] else None
+    wrap = Tensor._make
+    return (wrap(gx.astype(x.dtype, copy=False)), None, None if gw is None else wrap(np.asarray(gw)),
+            None if gb is None else wrap(np.asarray(gb)), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -114,7 +130,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, scale_grad_by_freq
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
     n = weight.shape[0]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    if idx.size and (idx.min() < 0 or idx.max() >= n):  # as PyTorch: a negative index is an error, not a wrap
         bad = idx.max() if idx.max() >= n else idx.min()
         raise IndexError(f"embedding: index {int(bad)} is out of range for a table of {n} rows")
     out = weight[idx]
@@ -204,7 +220,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         terms = logp * q if weight is None else logp * q * weight.reshape(wshape)
         loss = -terms.sum(dim=class_dim)
         return _reduce(loss, reduction, "cross_entropy")
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    try:
+        nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    except (RuntimeError, IndexError) as e:  # the user called cross_entropy: name it, not the helper
+        text = str(e)
+        if not text.startswith("nll_loss:"):
+            raise
+        raise type(e)("cross_entropy:" + text[len("nll_loss:"):]) from None
     if label_smoothing == 0.0:
         return nll
     lp, rest = _class_dim_last(logp, "cross_entropy")

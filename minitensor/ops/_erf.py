@@ -24,7 +24,14 @@ _LAST = len(_X) - 2
 def erf(x):
     """erf of an ndarray, in its dtype."""
     s = np.abs(x.astype(np.float64, copy=False)) * (1 / _H)
-    i = np.minimum(s.astype(np.int64), _LAST)
+    i = np.minimum(s.astype(np.intp), _LAST)
     t = np.minimum(s - i, 1.0)  # past 6 this clamps to erf(6), which is 1 in double precision
-    y = _C0[i] + t * (_C1[i] + t * (_C2[i] + t * _C3[i]))
+    # Horner's rule in place; np.take is several times faster than fancy indexing here
+    y = np.take(_C3, i)
+    y *= t
+    y += np.take(_C2, i)
+    y *= t
+    y += np.take(_C1, i)
+    y *= t
+    y += np.take(_C0, i)
     return np.copysign(y, x).astype(x.dtype, copy=False)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ._erf import erf as _np_erf
@@ -90,12 +91,19 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = _numpy_binary("div", np.true_divide, a, b, quiet=True)
-        if out.dtype.kind != "f":
+        x, y = raw(a), raw(b)
+        if np.result_type(x, y).kind != "f":
+            # integers divide into the default float dtype; casting the quotient to the operands'
+            # integer dtype first (what a generic binary op does) would truncate 1 / 2 to 0
             from .. import _dtype
 
-            out = out.astype(_dtype.get_default_dtype())
-        return out
+            try:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return np.asarray(np.true_divide(x, y)).astype(_dtype.get_default_dtype())
+            except ValueError:
+                broadcast_shapes("div", np.shape(x), np.shape(y))
+                raise
+        return _numpy_binary("div", np.true_divide, a, b, quiet=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -427,6 +435,8 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         x, approximate = ctx.inputs
+        if not grad_mode._enabled:  # first-order backward (no create_graph): the same slope in plain numpy
+            return Tensor._make(g.data * _gelu_slope(x.data, approximate)), None
         if approximate == "tanh":
             k = math.sqrt(2 / math.pi)
             t = tanh(k * (x + 0.044715 * x * x * x))
@@ -436,25 +446,55 @@ class Gelu(Function):
         return g * (cdf + x * pdf), None
 
 
+def _gelu_slope(d, approximate):
+    """d gelu / dx in numpy: the formula of Gelu's VJP, for the backward that is not recorded."""
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        t = np.tanh(k * (d + 0.044715 * d * d * d))
+        return 0.5 * (1 + t) + 0.5 * d * (1 - t * t) * k * (1 + 3 * 0.044715 * d * d)
+    cdf = 0.5 * (1 + _np_erf(d * (1 / math.sqrt(2))))
+    return cdf + d * np.exp(-0.5 * d * d) * (1 / math.sqrt(2 * math.pi))
+
+
 class Clamp(Function):
-    r"""out = min(max(x, lo), hi)   (either bound may be None)
-    VJP: gx = g * [lo <= x <= hi]   (the bound's own value passes the gradient, as PyTorch)"""
+    r"""out = min(max(x, lo), hi)   (either bound may be None, a number or a tensor; lo > hi gives hi)
+    VJP: gx  = unbroadcast(g * [lo <= x <= hi], x.shape)   (a bound's own value passes g to x, as PyTorch)
+         glo = unbroadcast(g * [x < lo and lo < hi], lo.shape)
+         ghi = unbroadcast(g * [x > hi or hi < lo], hi.shape)"""
 
     @staticmethod
     def forward(ctx, x, lo, hi):
         if lo is None and hi is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-        return binary_result("clamp", x, lo if lo is not None else hi, np.clip(x.data, lo, hi))
+        l, h = raw(lo), raw(hi)
+        try:
+            out = np.clip(x.data, l, h)
+        except ValueError:
+            broadcast_shapes("clamp", x.shape, *(np.shape(v) for v in (l, h) if v is not None))
+            raise
+        return binary_result("clamp", x, l if l is not None else h, np.asarray(out))
 
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.inputs
-        keep = np.ones(x.shape, dtype=bool)
-        if lo is not None:
-            keep &= x.data >= lo
-        if hi is not None:
-            keep &= x.data <= hi
-        return g * Tensor._make(keep.astype(g.dtype)), None, None
+        xd, l, h = x.data, raw(lo), raw(hi)
+
+        def masked(m, shape):
+            return unbroadcast(g * Tensor._make(np.asarray(m).astype(g.dtype)), shape)
+
+        gx = glo = ghi = None
+        if ctx.needs_input_grad[0]:
+            keep = np.ones(xd.shape, dtype=bool)
+            if l is not None:
+                keep = keep & (xd >= l)
+            if h is not None:
+                keep = keep & (xd <= h)
+            gx = masked(keep, x.shape)
+        if ctx.needs_input_grad[1]:
+            glo = masked((xd < l) & (l < h) if h is not None else xd < l, lo.shape)
+        if ctx.needs_input_grad[2]:
+            ghi = masked((xd > h) | (h < l) if l is not None else xd > h, hi.shape)
+        return gx, glo, ghi
 
 
 class Cast(Function):
@@ -525,7 +565,7 @@ def gelu(input, approximate="none"):
 @tensor_method("clamp", "clip")
 def clamp(input, min=None, max=None):
     """Limit every element to [min, max]."""
-    return Clamp.apply(input, raw(min), raw(max))
+    return Clamp.apply(input, min, max)  # tensor bounds stay tensors: they get gradients too
 
 
 clip = clamp

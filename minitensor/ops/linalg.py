@@ -17,7 +17,10 @@ class Matmul(Function):
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
         try:
-            out = np.matmul(x, y)
+            if x.ndim > 2 and y.ndim == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
+                out = np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
+            else:
+                out = np.matmul(x, y)
         except ValueError:
             k_a = x.shape[-1]
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
@@ -36,7 +39,10 @@ class Matmul(Function):
         if ctx.needs_input_grad[0]:
             ga = unbroadcast(g2 @ b2.mT, a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
+            if b.ndim == 2 and a.ndim > 2:  # a weight shared by every row: sum over rows inside one GEMM
+                gb = a.reshape(-1, a.shape[-1]).mT @ g.reshape(-1, g.shape[-1])
+            else:
+                gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
         return ga, gb
 
 

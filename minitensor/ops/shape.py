@@ -14,6 +14,8 @@ def _shape_arg(shape):
     """Accept both `x.reshape(2, 3)` and `x.reshape((2, 3))`."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    if all(type(s) is int for s in shape):
+        return shape
     return tuple(int(s) for s in shape)
 
 
@@ -105,21 +107,27 @@ class Permute(Function):
 def permute(input, *dims):
     """Reorder the dims."""
     dims = _shape_arg(dims)
-    if len(dims) != input.ndim or sorted(_wrap_dim(d, input.ndim, "permute") for d in dims) != list(range(input.ndim)):
-        raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {input.ndim} dims of shape {tuple(input.shape)}")
-    dims = tuple(_wrap_dim(d, input.ndim, "permute") for d in dims)
-    return input if dims == tuple(range(input.ndim)) else Permute.apply(input, dims)
+    n = input.data.ndim
+    if len(dims) == n:
+        dims = tuple(d + n if d < 0 else d for d in dims)
+        identity = tuple(range(n))
+        if sorted(dims) == list(identity):
+            return input if dims == identity else Permute.apply(input, dims)
+    raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of shape {tuple(input.shape)}")
 
 
 @tensor_method("transpose", "swapaxes")
 def transpose(input, dim0, dim1):
     """Swap two dims."""
-    if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+    n = input.data.ndim
+    if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return input
-    d0, d1 = _wrap_dim(dim0, input.ndim, "transpose"), _wrap_dim(dim1, input.ndim, "transpose")
-    dims = list(range(input.ndim))
-    dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(input, dims)
+    d0, d1 = _wrap_dim(dim0, n, "transpose"), _wrap_dim(dim1, n, "transpose")
+    if d0 == d1:
+        return input
+    dims = list(range(n))
+    dims[d0], dims[d1] = d1, d0
+    return Permute.apply(input, tuple(dims))
 
 
 swapaxes = transpose
