@@ -21,4 +21,6 @@ def test_quickstart_has_two_commands_and_ci_runs_the_test_one():
 
 @pytest.mark.parametrize("snippet", re.findall(r"```python\n(.*?)```", README, re.S))
 def test_python_snippets_run(snippet):
+    if "import torch\n" in snippet:
+        pytest.importorskip("torch")  # the PyTorch round trip runs only where PyTorch is installed
     exec(compile(snippet, "README.md", "exec"), {})
