@@ -18,12 +18,12 @@ from typing import Callable, Optional
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.autograd import gradcheck, registry
+from minitensor.autograd import gradcheck, gradgradcheck, registry
 from minitensor.ops.indexing import IndexAdd
 from minitensor.testing import assert_close
 from minitensor.testing import strategies as mst
@@ -655,6 +655,15 @@ def test_float32_stays_float32_and_matches_float64(op, data):
         scale = max(1.0, float(np.abs(b.grad.data).max(initial=0)))
         assert_close(a.grad, b.grad, rtol=rtol, atol=atol * scale, check_dtype=False,
                      msg=f"{op.id}: float32 grad of input {i}")
+
+
+@pytest.mark.parametrize("op", TABLE, ids=IDS)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_gradgradcheck_float64(op, data):
+    """create_graph=True makes every op's backward differentiable: second derivatives check out too."""
+    arrays, kw = _draw_case(data, op)
+    assert gradgradcheck(lambda *xs: op.fn(*xs, **kw), _leaves(arrays, mt.float64))
 
 
 def _ops_without_rows():
