@@ -19,7 +19,10 @@ def test_quickstart_has_two_commands_and_ci_runs_the_test_one():
     assert commands[1] in ci
 
 
-@pytest.mark.parametrize("snippet", re.findall(r"```python\n(.*?)```", README, re.S))
+SNIPPETS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
 def test_python_snippets_run(snippet):
     if "import torch\n" in snippet:
         pytest.importorskip("torch")  # the PyTorch round trip runs only where PyTorch is installed
