@@ -57,6 +57,16 @@ def unbroadcast(g, shape):
     return g.reshape(shape) if g.shape != shape else g
 
 
+def finite_max(x, axis):
+    """The max of ndarray `x` over `axis` (kept as size 1), with an infinite max replaced by 0.
+
+    Softmax and logsumexp subtract it before `exp`, so nothing overflows; a row that is all -inf
+    then stays -inf instead of becoming -inf - (-inf) = nan.
+    """
+    m = np.max(x, axis=axis, keepdims=True)
+    return np.where(np.isfinite(m), m, 0)
+
+
 def norm_dims(dim, ndim, op):
     """`dim` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
     if ndim == 0:  # a 0-d tensor accepts dim 0 or -1 (as PyTorch) and has no axis to reduce

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
-from ._util import norm_dims, float_only
+from ._util import finite_max, norm_dims, float_only
 
 
 def _keep(g, shape, dims, keepdim):
@@ -149,8 +149,7 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "logsumexp")
-        m = np.max(x.data, axis=dims, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0)  # a row of -inf gives -inf, not nan
+        m = finite_max(x.data, dims)
         with np.errstate(divide="ignore"):
             out = m + np.log(np.sum(np.exp(x.data - m), axis=dims, keepdims=True))
         return out if keepdim else np.squeeze(out, axis=dims)

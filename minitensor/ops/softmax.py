@@ -8,12 +8,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import tensor_method, _wrap_dim
-from ._util import float_only
-
-
-def _shifted(x, dim):
-    m = np.max(x, axis=dim, keepdims=True)
-    return x - np.where(np.isfinite(m), m, 0)  # keep a row of -inf as -inf instead of nan
+from ._util import finite_max, float_only
 
 
 class Softmax(Function):
@@ -22,7 +17,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = np.exp(_shifted(x.data, dim))
+        e = np.exp(x.data - finite_max(x.data, dim))
         with np.errstate(invalid="ignore"):  # a row of only -inf is 0/0 = nan, as in PyTorch: no warning
             return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -39,7 +34,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        s = _shifted(x.data, dim)
+        s = x.data - finite_max(x.data, dim)
         with np.errstate(divide="ignore"):
             return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
 
