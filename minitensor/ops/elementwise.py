@@ -436,24 +436,18 @@ class Gelu(Function):
     def backward(ctx, g):
         x, approximate = ctx.inputs
         if not grad_mode._enabled:  # first-order backward (no create_graph): the same slope in plain numpy
-            return Tensor._make(g.data * _gelu_slope(x.data, approximate)), None
-        if approximate == "tanh":
-            k = math.sqrt(2 / math.pi)
-            t = tanh(k * (x + 0.044715 * x * x * x))
-            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)), None
-        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
-        pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-        return g * (cdf + x * pdf), None
+            return Tensor._make(g.data * _gelu_slope(x.data, approximate, np.tanh, _np_erf, np.exp)), None
+        return g * _gelu_slope(x, approximate, tanh, erf, exp), None
 
 
-def _gelu_slope(d, approximate):
-    """d gelu / dx in numpy: the formula of Gelu's VJP, for the backward that is not recorded."""
+def _gelu_slope(x, approximate, tanh, erf, exp):
+    """d gelu / dx, the formula of Gelu's VJP, for an ndarray (numpy's functions) or a Tensor (ours)."""
     if approximate == "tanh":
         k = math.sqrt(2 / math.pi)
-        t = np.tanh(k * (d + 0.044715 * d * d * d))
-        return 0.5 * (1 + t) + 0.5 * d * (1 - t * t) * k * (1 + 3 * 0.044715 * d * d)
-    cdf = 0.5 * (1 + _np_erf(d * (1 / math.sqrt(2))))
-    return cdf + d * np.exp(-0.5 * d * d) * (1 / math.sqrt(2 * math.pi))
+        t = tanh(k * (x + 0.044715 * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+    return cdf + x * exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
 
 
 class Clamp(Function):
