@@ -89,22 +89,29 @@ def _scalar_category(x):
     return 2
 
 
+def promote_types(a, b):
+    """PyTorch's promotion of the dtypes of two dimensioned tensors: the higher category wins
+    (bool < integer < float), and within a category numpy's rule (int32 + int64 is int64)."""
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
 def result_dtype(a, b):
     """PyTorch's promotion of two operands, each an np.ndarray (a tensor's data) or a Python scalar.
 
     Higher category wins (bool < integer < float). Within a category a dimensioned tensor beats a
-    0-d tensor, which beats a Python scalar; two dimensioned tensors promote as numpy does.
+    0-d tensor, which beats a Python scalar; two dimensioned tensors promote as numpy does. Two
+    Python scalars give bool, int64 or the default float dtype (numpy would say float64).
     """
     a_arr, b_arr = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
     if a_arr and b_arr:
-        ca, cb = _category(a.dtype), _category(b.dtype)
-        if ca != cb:
-            return a.dtype if ca > cb else b.dtype
-        if (a.ndim == 0) != (b.ndim == 0):
+        if (a.ndim == 0) != (b.ndim == 0) and _category(a.dtype) == _category(b.dtype):
             return b.dtype if a.ndim == 0 else a.dtype
-        return np.promote_types(a.dtype, b.dtype)
+        return promote_types(a.dtype, b.dtype)
     if not a_arr and not b_arr:
-        raise TypeError("result_dtype needs at least one tensor operand")
+        return (bool_, int64, _default)[max(_scalar_category(a), _scalar_category(b))]
     arr, scalar = (a, b) if a_arr else (b, a)
     cs, ct = _scalar_category(scalar), _category(arr.dtype)
     if cs <= ct:

@@ -109,13 +109,7 @@ class Where(Function):
                 f"where: condition of shape {np.shape(c)}, input of shape {np.shape(x)} and other of shape "
                 f"{np.shape(y)} cannot be broadcast together"
             ) from None
-        out = np.where(c, x, y)
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            out = out.astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
-        else:  # two Python numbers: a float among them means the default dtype (numpy says float64)
-            kind = max(_dtype._scalar_category(x), _dtype._scalar_category(y))
-            out = out.astype((_dtype.bool_, _dtype.int64, _dtype.get_default_dtype())[kind], copy=False)
-        return out
+        return np.where(c, x, y).astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
 
     @staticmethod
     def backward(ctx, g):

@@ -3,11 +3,15 @@ r"""Shape ops: they move elements around without changing them, so each VJP move
 reshape <-> reshape back, permute <-> inverse permutation, expand <-> unbroadcast (sum),
 repeat <-> sum over the copies, cat <-> split, stack <-> select.
 """
+import functools
+
 import numpy as np
 
+from .. import _dtype
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from ._util import unbroadcast
+from .elementwise import cast
 
 
 def _shape_arg(shape):
@@ -256,12 +260,7 @@ def _tensors_arg(tensors, op):
         raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
     if not all(isinstance(t, Tensor) for t in tensors):
         raise TypeError(f"{op}: expected a list of Tensors, got {[type(t).__name__ for t in tensors]}")
-    from .elementwise import cast
-    from .. import _dtype
-
-    dtype = tensors[0].dtype
-    for t in tensors[1:]:
-        dtype = _dtype.result_dtype(np.empty((1,), dtype), np.empty((1,), t.dtype))
+    dtype = functools.reduce(_dtype.promote_types, (t.dtype for t in tensors))
     return [cast(t, dtype) for t in tensors]
 
 
