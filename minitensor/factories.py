@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _dtype
 from .random import _gen
-from .tensor import Tensor, _to_array, check_device
+from .tensor import Tensor, _size_arg, _to_array, check_device
 
 
 def _finish(arr, requires_grad, device, where):
@@ -16,15 +16,6 @@ def _finish(arr, requires_grad, device, where):
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-def _size(size, where):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    try:
-        return tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"{where}: size must be ints or one tuple of ints, got {size!r}") from None
 
 
 def _float_dtype(dtype):
@@ -54,22 +45,22 @@ def from_numpy(ndarray):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_size(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
+    return _finish(np.zeros(_size_arg(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
+    return _finish(np.ones(_size_arg(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
-    return _finish(np.zeros(_size(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
+    return _finish(np.zeros(_size_arg(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
-    return _finish(np.full(_size((size,), "full"), fill_value, _dtype.as_dtype(dtype)), requires_grad, device, "full")
+    return _finish(np.full(_size_arg((size,), "full"), fill_value, _dtype.as_dtype(dtype)), requires_grad, device, "full")
 
 
 def _like(input, dtype):
@@ -115,13 +106,13 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
     g = generator or _gen()
-    return _finish(g.random(_size(size, "rand")).astype(_float_dtype(dtype)), requires_grad, device, "rand")
+    return _finish(g.random(_size_arg(size, "rand")).astype(_float_dtype(dtype)), requires_grad, device, "rand")
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal, from the global generator (seeded by manual_seed)."""
     g = generator or _gen()
-    return _finish(g.standard_normal(_size(size, "randn")).astype(_float_dtype(dtype)), requires_grad, device, "randn")
+    return _finish(g.standard_normal(_size_arg(size, "randn")).astype(_float_dtype(dtype)), requires_grad, device, "randn")
 
 
 def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None):
@@ -131,7 +122,7 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
     if high is None or size is None:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
     g = generator or _gen()
-    arr = g.integers(low, high, size=_size((size,), "randint"))
+    arr = g.integers(low, high, size=_size_arg((size,), "randint"))
     return _finish(arr.astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randint")
 
 

@@ -479,6 +479,18 @@ def _wrap_dim(dim, ndim, op):
     return dim % n
 
 
+def _size_arg(size, op):
+    """A shape given as ints or as one tuple/list of ints (`zeros(2, 3)`, `x.reshape((2, 3))`), as a tuple of ints."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if all(type(s) is int for s in size):
+        return size
+    try:
+        return tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"{op}: expected ints or one tuple of ints, got {size!r}") from None
+
+
 def tensor_method(*names):
     """Attach the decorated function to `Tensor` as a method (under its own name, or `names`)."""
 

@@ -9,18 +9,9 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import Function
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import unbroadcast
 from .elementwise import cast
-
-
-def _shape_arg(shape):
-    """Accept both `x.reshape(2, 3)` and `x.reshape((2, 3))`."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    if all(type(s) is int for s in shape):
-        return shape
-    return tuple(int(s) for s in shape)
 
 
 class Reshape(Function):
@@ -45,7 +36,7 @@ class Reshape(Function):
 @tensor_method("reshape", "view")
 def reshape(input, *shape):
     """The same elements in a new shape; one dim may be -1."""
-    shape = _shape_arg(shape)
+    shape = _size_arg(shape, "reshape")
     if shape == input.data.shape:
         return input
     return Reshape.apply(input, shape)
@@ -110,7 +101,7 @@ class Permute(Function):
 @tensor_method()
 def permute(input, *dims):
     """Reorder the dims."""
-    dims = _shape_arg(dims)
+    dims = _size_arg(dims, "permute")
     n = input.data.ndim
     if len(dims) == n:
         dims = tuple(d + n if d < 0 else d for d in dims)
@@ -179,7 +170,7 @@ class Expand(Function):
 @tensor_method()
 def expand(input, *sizes):
     """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
-    sizes = _shape_arg(sizes)
+    sizes = _size_arg(sizes, "expand")
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of dims of {tuple(input.shape)}")
@@ -229,7 +220,7 @@ class Repeat(Function):
 @tensor_method()
 def repeat(input, *sizes):
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
-    reps = _shape_arg(sizes)
+    reps = _size_arg(sizes, "repeat")
     if len(reps) < input.ndim:
         raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of dims of {tuple(input.shape)}")
     return Repeat.apply(input, reps)
