@@ -177,14 +177,11 @@ def formulas(node):
 
 
 def summed_dims(in_shape, out_shape):
-    """Dims of `out_shape` that broadcasting `in_shape` up to it created (new leading dims, stretched 1s)."""
+    """Dims of `out_shape` that broadcasting `in_shape` up to it created: the dims `unbroadcast` sums over."""
+    from ..ops._util import broadcast_dims  # the ops import autograd: not at the top
+
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
-    lead = len(out_shape) - len(in_shape)
-    if lead < 0:
-        return ()
-    dims = list(range(lead))
-    dims += [lead + k for k, n in enumerate(in_shape) if n == 1 and out_shape[lead + k] != 1]
-    return tuple(dims)
+    return broadcast_dims(in_shape, out_shape) if len(out_shape) >= len(in_shape) else ()
 
 
 def _broadcast_of(node, inp_shape, out_shape):

@@ -41,6 +41,12 @@ def binary_result(op, a, b, value):
     return value if value.dtype == want else value.astype(want)
 
 
+def broadcast_dims(shape, out_shape):
+    """The dims of `out_shape` that broadcasting `shape` up to it created: new leading dims and stretched 1s."""
+    lead = len(out_shape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and out_shape[i + lead] != 1)
+
+
 def unbroadcast(g, shape):
     r"""The adjoint of broadcasting `shape` up to `g.shape`: sum `g` over every broadcast dimension.
 
@@ -50,8 +56,7 @@ def unbroadcast(g, shape):
     shape = tuple(shape)
     if g.shape == shape:
         return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1)
+    dims = broadcast_dims(shape, g.shape)
     if dims:
         g = g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g
