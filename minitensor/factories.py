@@ -105,13 +105,13 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
-    g = generator or _gen()
+    g = _gen(generator)
     return _finish(g.random(_size_arg(size, "rand")).astype(_float_dtype(dtype)), requires_grad, device, "rand")
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal, from the global generator (seeded by manual_seed)."""
-    g = generator or _gen()
+    g = _gen(generator)
     return _finish(g.standard_normal(_size_arg(size, "randn")).astype(_float_dtype(dtype)), requires_grad, device, "randn")
 
 
@@ -121,13 +121,13 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
         low, high, size = 0, low, high
     if high is None or size is None:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
-    g = generator or _gen()
+    g = _gen(generator)
     arr = g.integers(low, high, size=_size_arg((size,), "randint"))
     return _finish(arr.astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randint")
 
 
 def randperm(n, dtype=None, device=None, requires_grad=False, generator=None):
-    g = generator or _gen()
+    g = _gen(generator)
     return _finish(g.permutation(n).astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randperm")
 
 
@@ -140,11 +140,11 @@ def randn_like(input, dtype=None, device=None, requires_grad=False):
 
 
 def normal(mean, std, size=None, generator=None):
-    g = generator or _gen()
+    g = _gen(generator)
     return Tensor._make(np.asarray(g.normal(mean, std, size), dtype=_dtype.get_default_dtype()))
 
 
 def bernoulli(input, p=None, generator=None):
-    g = generator or _gen()
+    g = _gen(generator)
     probs = input.data if p is None else np.full(input.shape, p)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))

@@ -14,8 +14,9 @@ def manual_seed(seed):
 seed = manual_seed
 
 
-def _gen():
-    return _generator
+def _gen(generator=None):
+    """The generator a random op draws from: the one passed as `generator=`, else the global one."""
+    return _generator if generator is None else generator
 
 
 def get_rng_state():

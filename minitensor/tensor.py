@@ -434,12 +434,12 @@ class Tensor:
     def uniform_(self, a=0.0, b=1.0, generator=None):
         from .random import _gen
 
-        return self._set("uniform_", (generator or _gen()).uniform(a, b, self.data.shape))
+        return self._set("uniform_", _gen(generator).uniform(a, b, self.data.shape))
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         from .random import _gen
 
-        return self._set("normal_", (generator or _gen()).normal(mean, std, self.data.shape))
+        return self._set("normal_", _gen(generator).normal(mean, std, self.data.shape))
 
     def __setitem__(self, index, value):
         from .ops.indexing import _index_key

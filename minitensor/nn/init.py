@@ -47,17 +47,17 @@ def _fill(tensor, values):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with draws from U(a, b) (in place; returns the tensor)."""
-    return _fill(tensor, (generator or _gen()).uniform(a, b, tensor.shape))
+    return _fill(tensor, _gen(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with draws from N(mean, std^2) (in place; returns the tensor)."""
-    return _fill(tensor, (generator or _gen()).normal(mean, std, tensor.shape))
+    return _fill(tensor, _gen(generator).normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal(mean, std) redrawn until inside [a, b]."""
-    g = generator or _gen()
+    g = _gen(generator)
     out = g.normal(mean, std, tensor.shape)
     bad = (out < a) | (out > b)
     while bad.any():

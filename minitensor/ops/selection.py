@@ -104,7 +104,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
             f"multinomial: a row has fewer than num_samples={num_samples} categories of non-zero probability, "
             "so it can't be sampled without replacement"
         )
-    gen = generator if generator is not None else _gen()
+    gen = _gen(generator)
     if replacement:
         cdf = np.cumsum(rows / total, axis=1)
         u = gen.random((rows.shape[0], num_samples))
