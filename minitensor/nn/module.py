@@ -305,14 +305,8 @@ class Module:
         to keep a snapshot. A module or parameter reachable by two paths appears under both names.
         """
         out = collections.OrderedDict() if destination is None else destination
-        for mod_name, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            dot = f"{mod_name}." if mod_name else ""
-            for k, p in mod._parameters.items():
-                if p is not None:
-                    out[dot + k] = p if keep_vars else p.detach()
-            for k, b in mod._buffers.items():
-                if b is not None and k not in mod._non_persistent:
-                    out[dot + k] = b if keep_vars else b.detach()
+        for key, (_, _, _, t) in self._state_slots(prefix.rstrip(".")).items():
+            out[key] = t if keep_vars else t.detach()
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -374,10 +368,10 @@ class Module:
                 target._version += 1
         return _IncompatibleKeys(missing, unexpected)
 
-    def _state_slots(self):
+    def _state_slots(self, prefix=""):
         """state-dict name -> (owning module, store, attribute name, tensor), in state_dict order."""
         out = collections.OrderedDict()
-        for mod_name, mod in self.named_modules(remove_duplicate=False):
+        for mod_name, mod in self.named_modules(prefix=prefix, remove_duplicate=False):
             dot = f"{mod_name}." if mod_name else ""
             for k, p in mod._parameters.items():
                 if p is not None:
