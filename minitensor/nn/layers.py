@@ -257,6 +257,14 @@ def _index(idx, n, what):
     return i % n
 
 
+def _renumber(container, modules):
+    """Make `modules` the children '0', '1', ... again after a delete or an insert, as PyTorch does,
+    so a later append cannot collide with an old name."""
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container.add_module(str(i), m)
+
+
 class Sequential(Module):
     """Modules applied in order; children are named '0', '1', ... (or by an OrderedDict's keys)."""
 
@@ -288,11 +296,7 @@ class Sequential(Module):
         keys = list(self._modules)
         for key in keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "Sequential")]]:
             del self._modules[key]
-        # Renumber '0', '1', ... as PyTorch does, so later appends cannot collide with an old name.
-        mods = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        _renumber(self, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -315,9 +319,7 @@ class Sequential(Module):
         if not -n <= index <= n:
             raise IndexError(f"Sequential.insert: index {index} is out of range for {n} modules")
         mods.insert(index + n if index < 0 else index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        _renumber(self, mods)
         return self
 
 
@@ -344,9 +346,7 @@ class ModuleList(Module):
             del mods[idx]
         else:
             del mods[_index(idx, len(mods), "ModuleList")]
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        _renumber(self, mods)
 
     def __len__(self):
         return len(self._modules)
@@ -371,9 +371,7 @@ class ModuleList(Module):
     def insert(self, index, module):
         mods = list(self._modules.values())
         mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        _renumber(self, mods)
 
     def __repr__(self):
         # Runs of identical children print once, as PyTorch's '(0-5): 6 x Block(...)'.
