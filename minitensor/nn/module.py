@@ -11,8 +11,10 @@ import collections.abc
 
 import numpy as np
 
-from ..tensor import Tensor
+from .. import _dtype
+from ..tensor import Tensor, check_device
 from .parameter import Parameter
+from .utils import _set_grad
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -262,9 +264,6 @@ class Module:
 
     def to(self, *args, dtype=None, device=None, **kwargs):
         """Cast floating-point parameters and buffers in place (`.to(float64)`); devices are 'cpu' only."""
-        from .. import _dtype
-        from ..tensor import check_device
-
         for a in args:
             if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps") or type(a).__name__ == "device":
                 check_device(a, "Module.to")
@@ -293,8 +292,6 @@ class Module:
         return self
 
     def cuda(self, *args, **kwargs):
-        from ..tensor import check_device
-
         check_device("cuda", "Module.cuda")
 
     # ---- state dicts ---------------------------------------------------------------------------
@@ -439,19 +436,13 @@ class Module:
 
 
 def _zero_grad(p, set_to_none):
-    g = p.grad
-    if g is None:
+    if p.grad is None:
         return
     if set_to_none:
         p.grad = None
-    elif g.grad_fn is None and g.data.flags.writeable:
-        g.requires_grad_(False)
-        g.data[...] = 0
-        g._version += 1
     else:
-        # A gradient built with create_graph=True is part of a graph (and may be a read-only view):
-        # replace it with plain zeros rather than writing into it.
-        p.grad = Tensor._make(np.zeros_like(g.data))
+        _set_grad(p, np.zeros_like(p.grad.data))
+        p.grad.requires_grad_(False)
 
 
 class _RemovableHandle:

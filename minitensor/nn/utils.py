@@ -26,32 +26,28 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if coef < 1:
         for p in params:
             if p.grad is not None:
-                _scale_grad(p, coef)
+                # a 0-d array of the grad's dtype keeps float32 float32
+                _set_grad(p, p.grad.data * np.asarray(coef, dtype=p.grad.dtype))
     return Tensor._make(np.asarray(total, dtype=grads[0].dtype))
 
 
-def _scale_grad(p, coef):
+def _set_grad(p, values):
+    """Write `values` into `p.grad` in place, or give `p` a new `.grad` when the old one belongs to a
+    graph (made with create_graph=True) or is a read-only view: neither may be written into."""
     g = p.grad
     if g.grad_fn is None and g.data.flags.writeable:
-        g.data *= np.asarray(coef, dtype=g.dtype)  # a 0-d array of the grad's dtype keeps float32 float32
+        g.data[...] = values
         g._version += 1
     else:
-        # A gradient from create_graph=True belongs to a graph (maybe a read-only view): replace it.
-        p.grad = Tensor._make(g.data * np.asarray(coef, dtype=g.dtype))
+        p.grad = Tensor._make(values)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element into [-clip_value, clip_value] in place."""
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for p in params:
-        g = p.grad
-        if g is not None:
-            clipped = np.clip(g.data, -clip_value, clip_value).astype(g.dtype, copy=False)
-            if g.grad_fn is None and g.data.flags.writeable:
-                g.data[...] = clipped
-                g._version += 1
-            else:
-                p.grad = Tensor._make(clipped)
+        if p.grad is not None:
+            _set_grad(p, np.clip(p.grad.data, -clip_value, clip_value).astype(p.grad.dtype, copy=False))
 
 
 def parameters_to_vector(parameters):
