@@ -140,7 +140,7 @@ def _blame(outs, eps, atol, rtol, rng, max_numel=4096):
             continue
         local = _fresh_inputs(args)
         try:
-            _, results = _analytic_and_numeric(lambda *a: type(node).apply(*a), local, eps, rng)
+            _, results = _analytic_and_numeric(type(node).apply, local, eps, rng)
         except Exception:  # an op that can't be re-run on its own is not the one to blame here
             continue
         for i, analytic, numeric in results:
@@ -282,9 +282,8 @@ def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
         if sum(a.data.size for a in tensors if a.requires_grad) > max_numel:
             continue
         local = _fresh_inputs(node.inputs)
-        apply = type(node).apply
         try:
-            vjp, args, n = _vjp_problem(lambda *a: apply(*a), local, None, seed)
+            vjp, args, n = _vjp_problem(type(node).apply, local, None, seed)
             _, results = _analytic_and_numeric(vjp, _fresh_inputs(args), eps, np.random.default_rng(seed))
         except Exception:  # an op that can't be re-run on its own is not the one to blame here
             continue

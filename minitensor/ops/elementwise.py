@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
@@ -95,8 +96,6 @@ class Div(Function):
         if np.result_type(x, y).kind != "f":
             # integers divide into the default float dtype; casting the quotient to the operands'
             # integer dtype first (what a generic binary op does) would truncate 1 / 2 to 0
-            from .. import _dtype
-
             try:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     return np.asarray(np.true_divide(x, y)).astype(_dtype.get_default_dtype())
@@ -230,8 +229,6 @@ def _inplace_or_rebind(op, fn):
     """`x += y`: in place when nothing is recorded (PyTorch semantics), else the recorded result."""
 
     def method(self, other):
-        from ..autograd import grad_mode
-
         if self._rg and grad_mode._enabled:
             if self.grad_fn is None:
                 self._inplace(op)  # raises: a leaf that requires grad can't change in place
@@ -318,8 +315,7 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, g):
-        with np.errstate(divide="ignore"):
-            return g / (2 * ctx.output)
+        return g / (2 * ctx.output)  # Div is quiet about the 1/0 at x = 0
 
 
 class Rsqrt(Function):

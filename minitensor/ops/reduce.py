@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from ._util import finite_max, norm_dims, float_only
+from .elementwise import maximum, minimum
 
 
 def _keep(g, shape, dims, keepdim):
@@ -251,7 +252,6 @@ def norm(input, p="fro", dim=None, keepdim=False):
     return (input.abs() ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
 
 
-values_indices = collections.namedtuple("values_indices", ["values", "indices"])
 max_result = collections.namedtuple("max", ["values", "indices"])
 min_result = collections.namedtuple("min", ["values", "indices"])
 
@@ -276,13 +276,11 @@ def argmin(input, dim=None, keepdim=False):
     return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
 
 
-def _extreme(input, dim, keepdim, other, reduce, arg, result, name):
-    from .elementwise import maximum, minimum
-
+def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise):
     if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
         other, dim = dim, None
     if other is not None:
-        return (maximum if name == "max" else minimum)(input, other)
+        return elementwise(input, other)
     if dim is None:
         return reduce(input)
     return result(reduce(input, dim, keepdim), arg(input, dim, keepdim))
@@ -291,13 +289,13 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, name):
 @tensor_method()
 def max(input, dim=None, keepdim=False, *, other=None):
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
-    return _extreme(input, dim, keepdim, other, amax, argmax, max_result, "max")
+    return _extreme(input, dim, keepdim, other, amax, argmax, max_result, maximum)
 
 
 @tensor_method()
 def min(input, dim=None, keepdim=False, *, other=None):
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
-    return _extreme(input, dim, keepdim, other, amin, argmin, min_result, "min")
+    return _extreme(input, dim, keepdim, other, amin, argmin, min_result, minimum)
 
 
 @tensor_method()

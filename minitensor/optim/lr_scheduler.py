@@ -74,7 +74,7 @@ class LRScheduler:
             values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = self._current_lrs()
 
     def _current_lrs(self):
         return [group["lr"] for group in self.optimizer.param_groups]
@@ -91,7 +91,6 @@ class LambdaLR(LRScheduler):
     """lr_t = initial_lr * lr_lambda(t); `lr_lambda` is one function or a list, one per group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
