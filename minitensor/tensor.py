@@ -360,14 +360,14 @@ class Tensor:
             )
         self._version += 1
 
-    def _set(self, op, values):
+    def _set(self, op, values, what="a result"):
         """Write already-computed `values` into self; a failure here leaves the tensor as it was."""
         if np.shape(values) != self.data.shape:
             try:
                 np.broadcast_to(values, self.data.shape)
             except ValueError:
                 raise RuntimeError(
-                    f"{op}: a result of shape {np.shape(values)} can't be written in place into a tensor of "
+                    f"{op}: {what} of shape {np.shape(values)} can't be written in place into a tensor of "
                     f"shape {tuple(self.shape)}"
                 ) from None
         self._inplace(op)
@@ -395,12 +395,7 @@ class Tensor:
         return self._set("fill_", _raw(value))
 
     def copy_(self, src):
-        src = _raw(src)
-        try:
-            np.broadcast_to(src, self.data.shape)
-        except ValueError:
-            raise RuntimeError(f"copy_: source of shape {np.shape(src)} cannot be broadcast to {tuple(self.shape)}") from None
-        return self._set("copy_", src)
+        return self._set("copy_", _raw(src), "the source")
 
     def add_(self, other, alpha=1):
         return self._arith("add_", lambda d, o: d + alpha * o, other)

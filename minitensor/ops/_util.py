@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from ..tensor import Tensor, _wrap_dim
+from ..tensor import Tensor, _raw as raw, _wrap_dim
 
 
 def operand(x, op):
@@ -20,10 +20,6 @@ def operand(x, op):
 
         return tensor(x)
     raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
-
-
-def raw(x):
-    return x.data if isinstance(x, Tensor) else x
 
 
 def broadcast_shapes(op, *shapes):
