@@ -61,22 +61,22 @@ class Index(Function):
 
 
 class IndexAdd(Function):
-    r"""out = zeros(shape) with g added at [key]: the scatter that is the adjoint of indexing
-    VJP: gg = gout[key]   (reading back where it was scattered)"""
+    r"""out = zeros(shape) with src added at [key]: the scatter that is the adjoint of indexing
+    VJP: gsrc = g[key]   (reading back where it was scattered)"""
 
     @staticmethod
-    def forward(ctx, g, key, shape):
-        out = np.zeros(shape, dtype=g.dtype)
+    def forward(ctx, src, key, shape):
+        out = np.zeros(shape, dtype=src.dtype)
         if _is_advanced(key):
-            np.add.at(out, _scatter_key(key), g.data)
+            np.add.at(out, _scatter_key(key), src.data)
         else:
-            out[key] = g.data  # basic indexing never reads an element twice
+            out[key] = src.data  # basic indexing never reads an element twice
         return out
 
     @staticmethod
-    def backward(ctx, gout):
+    def backward(ctx, g):
         _, key, _ = ctx.inputs
-        return Index.apply(gout, key), None, None
+        return Index.apply(g, key), None, None
 
 
 def _describe(key):
