@@ -14,9 +14,7 @@ import os
 import shutil
 import subprocess
 
-import numpy as np
-
-from .autograd.explain import tensor_names
+from .autograd.explain import _norm, tensor_names
 
 
 class Dot(str):
@@ -37,7 +35,7 @@ def _grad_line(t):
     g = t.grad
     if g is None:
         return ""
-    return f"\n|grad| = {float(np.sqrt(np.sum(np.asarray(g.data, dtype=np.float64) ** 2))):.4g}"
+    return f"\n|grad| = {_norm(g):.4g}"
 
 
 def to_dot(tensor, names=None, rankdir="LR"):
