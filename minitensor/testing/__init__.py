@@ -40,13 +40,18 @@ def default_tolerances(*dtypes):
     return rtol, atol
 
 
+def _is_tensor(x):
+    """A minitensor Tensor (checked by its ndarray `.data`, so this module needs no import of it)."""
+    return isinstance(getattr(x, "data", None), np.ndarray)
+
+
 def _is_array_like(x):
     """Tensors and ndarrays carry a dtype of their own; numbers and lists take the other side's."""
-    return isinstance(x, np.ndarray) or (hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray))
+    return isinstance(x, np.ndarray) or _is_tensor(x)
 
 
 def _to_array(x, like, side):
-    if hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray):  # a minitensor Tensor
+    if _is_tensor(x):
         return x.data
     if isinstance(x, np.ndarray):
         return x
@@ -68,7 +73,7 @@ def _to_array(x, like, side):
 def _untensor(x):
     if isinstance(x, (list, tuple)):
         return [_untensor(v) for v in x]
-    if hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray):
+    if _is_tensor(x):
         return x.data
     return x
 
@@ -115,13 +120,11 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
     if rtol is None:
         rtol, atol = default_tolerances(a.dtype, e.dtype)
 
+    af = a.astype(np.float64)
+    ef = e.astype(np.float64)
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         close = a == e  # exact: no float64 round trip that could merge two large integers
-        af = a.astype(np.float64)
-        ef = e.astype(np.float64)
     else:
-        af = a.astype(np.float64)
-        ef = e.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
             close = np.abs(af - ef) <= atol + rtol * np.abs(ef)
         inf = np.isinf(af) | np.isinf(ef)
