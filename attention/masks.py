@@ -107,6 +107,6 @@ def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_at
         else:
             allowed = m.astype(bool, copy=False)  # int 0/1: nonzero = allowed
     if is_causal:
-        tri = np.tril(np.ones(tuple(scores_shape[-2:]), dtype=bool))
+        tri = causal_mask(*scores_shape[-2:]).data
         allowed = tri if allowed is None else allowed & tri
     return PreparedMask(allowed, bias)
