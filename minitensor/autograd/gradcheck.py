@@ -112,6 +112,29 @@ def _worst(analytic, numeric, atol, rtol):
     return j, float(analytic[j]), float(numeric[j]), int(bad.sum())
 
 
+def _first_mismatch(results, atol, rtol):
+    """(input index, its number of elements, worst element, analytic, numeric, number failing) for the
+    first checked input whose gradient fails the tolerance, or None when every one passes."""
+    for i, analytic, numeric in results:
+        w = _worst(analytic, numeric, atol, rtol)
+        if w is not None:
+            return (i, analytic.size) + w
+    return None
+
+
+def _checkable_alone(args, max_numel):
+    """Whether a node's recorded inputs can be finite-differenced on their own: float64, and few elements."""
+    from ..tensor import Tensor
+
+    needed = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+    return all(a.dtype == np.float64 for a in needed) and sum(a.data.size for a in needed) <= max_numel
+
+
+def _with_blame(msg, blamed, none_found):
+    """`msg` followed by one line per blamed op, or by `none_found` when no op is to blame."""
+    return msg + "\n" + "\n".join("  " + b for b in (blamed or [none_found]))
+
+
 def _graph_nodes(outs):
     """Every node reachable from `outs` (iteratively), outputs first."""
     stack = [o.grad_fn for o in outs if o.grad_fn is not None]
@@ -128,31 +151,23 @@ def _graph_nodes(outs):
 
 def _blame(outs, eps, atol, rtol, rng, max_numel=4096):
     """Check each node's VJP on its own recorded inputs; describe the ones that are wrong."""
-    from ..tensor import Tensor
-
     found = []
     for node in reversed(_graph_nodes(outs)):  # inputs-side ops first: the earliest wrong op leads
-        args = node.inputs
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        if any(a.requires_grad and a.dtype != np.float64 for a in tensors):
+        if not _checkable_alone(node.inputs, max_numel):
             continue
-        if sum(a.data.size for a in tensors if a.requires_grad) > max_numel:
-            continue
-        local = _fresh_inputs(args)
+        local = _fresh_inputs(node.inputs)
         try:
             _, results = _analytic_and_numeric(type(node).apply, local, eps, rng)
         except Exception:  # an op that can't be re-run on its own is not the one to blame here
             continue
-        for i, analytic, numeric in results:
-            w = _worst(analytic, numeric, atol, rtol)
-            if w is not None:
-                j, a, n, count = w
-                found.append(
-                    f"the backward of '{node.name()}' is wrong: checked alone on its recorded inputs, "
-                    f"the gradient of its argument {i} (shape {tuple(local[i].shape)}) at element {j} is "
-                    f"{a:.6g} analytically but {n:.6g} numerically"
-                )
-                break
+        bad = _first_mismatch(results, atol, rtol)
+        if bad is not None:
+            i, _, j, a, n, _ = bad
+            found.append(
+                f"the backward of '{node.name()}' is wrong: checked alone on its recorded inputs, "
+                f"the gradient of its argument {i} (shape {tuple(local[i].shape)}) at element {j} is "
+                f"{a:.6g} analytically but {n:.6g} numerically"
+            )
     return found
 
 
@@ -178,25 +193,19 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     rng = np.random.default_rng(seed)
     args = _fresh_inputs(inputs)
     outs, results = _analytic_and_numeric(fn, args, eps, rng)
-    for i, analytic, numeric in results:
-        w = _worst(analytic, numeric, atol, rtol)
-        if w is None:
-            continue
-        if not raise_exception:
-            return False
-        j, a, n, count = w
-        msg = (
-            f"gradcheck: the gradient of input {i} (shape {tuple(args[i].shape)}) disagrees with finite "
-            f"differences at {count} of {analytic.size} elements. Worst: element {j}, analytic {a:.6g} vs "
-            f"numeric {n:.6g} (atol={atol}, rtol={rtol})."
-        )
-        blamed = _blame(outs, eps, atol, rtol, rng)
-        if blamed:
-            msg += "\n" + "\n".join("  " + b for b in blamed)
-        else:
-            msg += "\n  every op's backward passes on its own inputs; check how the function combines them"
-        raise GradcheckError(msg)
-    return True
+    bad = _first_mismatch(results, atol, rtol)
+    if bad is None:
+        return True
+    if not raise_exception:
+        return False
+    i, size, j, a, n, count = bad
+    msg = (
+        f"gradcheck: the gradient of input {i} (shape {tuple(args[i].shape)}) disagrees with finite "
+        f"differences at {count} of {size} elements. Worst: element {j}, analytic {a:.6g} vs "
+        f"numeric {n:.6g} (atol={atol}, rtol={rtol})."
+    )
+    raise GradcheckError(_with_blame(msg, _blame(outs, eps, atol, rtol, rng),
+                                     "every op's backward passes on its own inputs; check how the function combines them"))
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0,
@@ -216,29 +225,24 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     rng = np.random.default_rng(seed)
     checked = _fresh_inputs(args)
     _, results = _analytic_and_numeric(vjp, checked, eps, rng)
-    for i, analytic, numeric in results:
-        w = _worst(analytic, numeric, atol, rtol)
-        if w is None:
-            continue
-        j, a, num, count = w
-        what = f"input {i}" if i < n else f"grad_output {i - n} (the v of v^T J)"
-        msg = (
-            f"gradgradcheck: the derivative of the vector-Jacobian product v^T J with respect to {what} "
-            f"(shape {tuple(checked[i].shape)}) disagrees with finite differences at {count} of {analytic.size} "
-            f"elements. Worst: element {j}, analytic {a:.6g} vs numeric {num:.6g} (atol={atol}, rtol={rtol})."
-        )
-        with grad_mode.enable_grad():
-            outs = _outputs(fn, _fresh_inputs(args[:n]))
-        # a first derivative that is wrong also makes the second one wrong: look for both
-        blamed = _blame(outs, eps, atol, rtol, np.random.default_rng(seed)) + _blame_second_order(
-            outs, eps, atol, rtol, seed)
-        if blamed:
-            msg += "\n" + "\n".join("  " + b for b in blamed)
-        else:
-            msg += "\n  every op's backward is differentiable on its own inputs; check how the function combines them"
-        raise GradcheckError(msg)
-    raise GradcheckError("gradgradcheck: the check failed but no element disagrees on a second evaluation; "
-                         "is the function deterministic?")
+    bad = _first_mismatch(results, atol, rtol)
+    if bad is None:
+        raise GradcheckError("gradgradcheck: the check failed but no element disagrees on a second evaluation; "
+                             "is the function deterministic?")
+    i, size, j, a, num, count = bad
+    what = f"input {i}" if i < n else f"grad_output {i - n} (the v of v^T J)"
+    msg = (
+        f"gradgradcheck: the derivative of the vector-Jacobian product v^T J with respect to {what} "
+        f"(shape {tuple(checked[i].shape)}) disagrees with finite differences at {count} of {size} "
+        f"elements. Worst: element {j}, analytic {a:.6g} vs numeric {num:.6g} (atol={atol}, rtol={rtol})."
+    )
+    with grad_mode.enable_grad():
+        outs = _outputs(fn, _fresh_inputs(args[:n]))
+    # a first derivative that is wrong also makes the second one wrong: look for both
+    blamed = _blame(outs, eps, atol, rtol, np.random.default_rng(seed)) + _blame_second_order(
+        outs, eps, atol, rtol, seed)
+    raise GradcheckError(_with_blame(
+        msg, blamed, "every op's backward is differentiable on its own inputs; check how the function combines them"))
 
 
 def _vjp_problem(fn, inputs, grad_outputs, seed):
@@ -272,14 +276,9 @@ def _vjp_problem(fn, inputs, grad_outputs, seed):
 
 def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
     """Check each node of the forward graph with gradgradcheck on its own recorded inputs."""
-    from ..tensor import Tensor
-
     found = []
     for node in reversed(_graph_nodes(outs)):
-        tensors = [a for a in node.inputs if isinstance(a, Tensor)]
-        if any(a.requires_grad and a.dtype != np.float64 for a in tensors):
-            continue
-        if sum(a.data.size for a in tensors if a.requires_grad) > max_numel:
+        if not _checkable_alone(node.inputs, max_numel):
             continue
         local = _fresh_inputs(node.inputs)
         try:
@@ -287,20 +286,18 @@ def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
             _, results = _analytic_and_numeric(vjp, _fresh_inputs(args), eps, np.random.default_rng(seed))
         except Exception:  # an op that can't be re-run on its own is not the one to blame here
             continue
-        for i, analytic, numeric in results:
-            w = _worst(analytic, numeric, atol, rtol)
-            if w is None:
-                continue
-            j, a, num, _ = w
-            what = f"argument {i}" if i < n else f"upstream gradient {i - n}"
-            text = (f"the backward of '{node.name()}' is not correctly differentiable: checked alone on its "
-                    f"recorded inputs, the derivative of its VJP with respect to its {what} at element {j} is "
-                    f"{a:.6g} analytically but {num:.6g} numerically")
-            if _returns_detached(node, local, seed):
-                text += ("; its backward returns a gradient with no graph (computed from .data or numpy?), so "
-                         "create_graph=True cannot differentiate it: write the VJP with Tensor ops")
-            found.append(text)
-            break
+        bad = _first_mismatch(results, atol, rtol)
+        if bad is None:
+            continue
+        i, _, j, a, num, _ = bad
+        what = f"argument {i}" if i < n else f"upstream gradient {i - n}"
+        text = (f"the backward of '{node.name()}' is not correctly differentiable: checked alone on its "
+                f"recorded inputs, the derivative of its VJP with respect to its {what} at element {j} is "
+                f"{a:.6g} analytically but {num:.6g} numerically")
+        if _returns_detached(node, local, seed):
+            text += ("; its backward returns a gradient with no graph (computed from .data or numpy?), so "
+                     "create_graph=True cannot differentiate it: write the VJP with Tensor ops")
+        found.append(text)
     return found
 
 
