@@ -256,24 +256,24 @@ max_result = collections.namedtuple("max", ["values", "indices"])
 min_result = collections.namedtuple("min", ["values", "indices"])
 
 
+def _arg(np_arg, input, dim, keepdim, op):
+    if dim is None:
+        return Tensor._make(np.asarray(np_arg(input.data), dtype=np.int64))
+    d = _wrap_dim(dim, input.ndim, op)
+    idx = np_arg(input.data, axis=d)
+    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+
+
 @tensor_method()
 def argmax(input, dim=None, keepdim=False):
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
-    if dim is None:
-        return Tensor._make(np.asarray(np.argmax(input.data), dtype=np.int64))
-    d = _wrap_dim(dim, input.ndim, "argmax")
-    idx = np.argmax(input.data, axis=d)
-    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+    return _arg(np.argmax, input, dim, keepdim, "argmax")
 
 
 @tensor_method()
 def argmin(input, dim=None, keepdim=False):
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
-    if dim is None:
-        return Tensor._make(np.asarray(np.argmin(input.data), dtype=np.int64))
-    d = _wrap_dim(dim, input.ndim, "argmin")
-    idx = np.argmin(input.data, axis=d)
-    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+    return _arg(np.argmin, input, dim, keepdim, "argmin")
 
 
 def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise):
