@@ -384,9 +384,13 @@ class Tensor:
             raise RuntimeError(
                 f"{op}: shapes {tuple(self.shape)} and {np.shape(o)} cannot be broadcast together"
             ) from None
-        if values.dtype.kind == "f" and self.data.dtype.kind != "f":
-            raise RuntimeError(f"{op}: result type {values.dtype} can't be cast to the in-place output type {self.dtype}")
+        self._check_inplace_dtype(op, values.dtype)
         return self._set(op, values)
+
+    def _check_inplace_dtype(self, op, dtype):
+        """PyTorch's in-place rule: a result is cast to self's dtype, but a float never truncates into integers."""
+        if dtype.kind == "f" and self.data.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {dtype} can't be cast to the in-place output type {self.dtype}")
 
     def zero_(self):
         return self._set("zero_", 0)

@@ -234,8 +234,7 @@ def _inplace_or_rebind(op, fn):
                 self._inplace(op)  # raises: a leaf that requires grad can't change in place
             return fn(self, other)
         result = fn(self, other)
-        if result.dtype != self.dtype:
-            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
+        self._check_inplace_dtype(op, result.dtype)
         self._inplace(op)
         self.data[...] = result.data
         return self

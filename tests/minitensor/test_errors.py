@@ -196,7 +196,19 @@ def test_failed_in_place_update_changes_nothing():
         i = mt.tensor([1, 2])
         with pytest.raises(RuntimeError, match=r"add_: result type float64 can't be cast.*int64"):
             i.add_(0.5)  # PyTorch's rule: a float result does not silently truncate into an int tensor
+        with pytest.raises(RuntimeError, match=r"__iadd__: result type float32 can't be cast.*int64"):
+            i += 0.5
         assert i.tolist() == [1, 2]
+
+
+def test_in_place_operators_follow_the_same_dtype_rule_as_the_in_place_methods():
+    with mt.no_grad():
+        x, y = mt.zeros(2), mt.ones(2, dtype=mt.float64)
+        x += y  # as PyTorch (and x.add_(y)): the float64 result is cast to x's float32
+        assert x.dtype == mt.float32 and x.tolist() == [1.0, 1.0]
+        i = mt.zeros(2, dtype=mt.int32)
+        i += mt.ones(2, dtype=mt.int64)
+        assert i.dtype == mt.int32 and i.tolist() == [1, 1]
 
 
 def test_failed_backward_leaves_existing_grads_unchanged():
