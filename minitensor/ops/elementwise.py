@@ -235,9 +235,7 @@ def _inplace_or_rebind(op, fn):
             return fn(self, other)
         result = fn(self, other)
         self._check_inplace_dtype(op, result.dtype)
-        self._inplace(op)
-        self.data[...] = result.data
-        return self
+        return self._set(op, result.data)
 
     return method
 

@@ -192,6 +192,8 @@ def test_failed_in_place_update_changes_nothing():
             x[5] = 1.0
         with pytest.raises(RuntimeError, match=r"copy_.*\(4,\).*\(3,\)"):
             x.copy_(mt.ones(4))
+        with pytest.raises(RuntimeError, match=r"__iadd__.*\(2, 3\).*\(3,\)"):
+            x += mt.ones(2, 3)
         _unchanged(before, x)
         i = mt.tensor([1, 2])
         with pytest.raises(RuntimeError, match=r"add_: result type float64 can't be cast.*int64"):
