@@ -179,22 +179,22 @@ def _binary(cls, name):
     return fn
 
 
-add_ = _binary(Add, "add")
+_add = _binary(Add, "add")
 
 
 @tensor_method()
 def add(input, other, alpha=1):
     """input + alpha * other"""
-    return add_(input, other if alpha == 1 else other * alpha)
+    return _add(input, other if alpha == 1 else other * alpha)
 
 
-sub_ = _binary(Sub, "sub")
+_sub = _binary(Sub, "sub")
 
 
 @tensor_method()
 def sub(input, other, alpha=1):
     """input - alpha * other"""
-    return sub_(input, other if alpha == 1 else other * alpha)
+    return _sub(input, other if alpha == 1 else other * alpha)
 
 
 mul = tensor_method()(_binary(Mul, "mul"))
