@@ -425,11 +425,6 @@ class Tensor:
     def lerp_(self, end, weight):
         return self._set("lerp_", self.data + _raw(weight) * (_raw(end) - self.data))
 
-    def masked_fill_(self, mask, value):
-        self._inplace("masked_fill_")
-        np.copyto(self.data, np.asarray(_raw(value), dtype=self.data.dtype), where=np.broadcast_to(_raw(mask), self.data.shape))
-        return self
-
     def uniform_(self, a=0.0, b=1.0, generator=None):
         from .random import _gen
 

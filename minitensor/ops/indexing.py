@@ -130,17 +130,31 @@ def where(condition, input=None, other=None):
     return Where.apply(cond, operand(input, "where"), operand(other, "where"))
 
 
+def _fill_mask(input, mask, value, op):
+    """The bool ndarray of `mask`, checked (as `value`) for masked_fill and masked_fill_."""
+    m = np.asarray(raw(mask))
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
+    if broadcast_shapes(op, m.shape, input.data.shape) != input.data.shape:
+        raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    return m
+
+
+@tensor_method()
+def masked_fill_(input, mask, value):
+    """In place: `value` where `mask` is True (no graph; checked like masked_fill before anything changes)."""
+    m = _fill_mask(input, mask, value, "masked_fill_")
+    input._inplace("masked_fill_")
+    np.copyto(input.data, np.asarray(raw(value), dtype=input.dtype), where=m)
+    return input
+
+
 @tensor_method()
 def masked_fill(input, mask, value):
     """`value` where `mask` is True, `input` elsewhere; the mask must broadcast to input's shape."""
-    m = raw(mask)
-    m = np.asarray(m)
-    if m.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
-    if broadcast_shapes("masked_fill", m.shape, input.data.shape) != input.data.shape:
-        raise RuntimeError(f"masked_fill: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise RuntimeError(f"masked_fill: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    m = _fill_mask(input, mask, value, "masked_fill")
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))  # PyTorch casts the fill value to input's dtype
     return where(Tensor._make(m), value, input)

@@ -194,6 +194,10 @@ def test_failed_in_place_update_changes_nothing():
             x.copy_(mt.ones(4))
         with pytest.raises(RuntimeError, match=r"__iadd__.*\(2, 3\).*\(3,\)"):
             x += mt.ones(2, 3)
+        with pytest.raises(RuntimeError, match=r"masked_fill_.*\(2,\).*\(3,\)"):
+            x.masked_fill_(mt.tensor([True, False]), 0.0)
+        with pytest.raises(RuntimeError, match=r"masked_fill_: expected a bool mask, got dtype int64"):
+            x.masked_fill_(mt.tensor([1, 0, 1]), 0.0)
         _unchanged(before, x)
         i = mt.tensor([1, 2])
         with pytest.raises(RuntimeError, match=r"add_: result type float64 can't be cast.*int64"):
