@@ -29,12 +29,11 @@ class _Switch:
         return False
 
     def __call__(self, fn):
-        switch = type(self) if type(self) is not set_grad_enabled else None
         mode = self.mode
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with (switch() if switch else _Fixed(mode)):
+            with _Fixed(mode):  # a fresh switch per call, so a nested or recursive call restores its own `prev`
                 return fn(*args, **kwargs)
 
         return wrapper
