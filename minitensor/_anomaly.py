@@ -160,10 +160,8 @@ def check_backward(node, g, grads):
     arr = _floats(gi)
     kind = "nan" if np.isnan(arr).any() else "inf"
     idx = _first_bad(arr)
-    inp = node.inputs[i] if node.inputs is not None else None
-    value = ""
-    if inp is not None and _floats(inp) is not None and _floats(inp).shape == arr.shape:
-        value = f", where the input is {_floats(inp)[idx]:.6g}"
+    inp = _floats(node.inputs[i]) if node.inputs is not None else None
+    value = f", where the input is {inp[idx]:.6g}" if inp is not None and inp.shape == arr.shape else ""
     origin = getattr(node, "origin", None)
     where = _format_site(origin) if origin is not None else (
         "<unknown: the graph was built outside detect_anomaly(); build it inside to see the line>")
