@@ -102,12 +102,13 @@ class Tensor:
 
     def __init__(self, *args, dtype=None, requires_grad=False, device=None):
         check_device(device, "Tensor")
+        dtype = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
         if args and all(isinstance(a, int) for a in args):
-            data = np.zeros(args, dtype=_dtype.as_dtype(dtype) or _dtype.get_default_dtype())
+            data = np.zeros(args, dtype=dtype)
         elif len(args) == 1:
-            data = _to_array(args[0], dtype or _dtype.get_default_dtype(), "Tensor")
+            data = _to_array(args[0], dtype, "Tensor")
         elif not args:
-            data = np.zeros((0,), dtype=_dtype.as_dtype(dtype) or _dtype.get_default_dtype())
+            data = np.zeros((0,), dtype=dtype)
         else:
             raise TypeError(f"Tensor(): expected data or a shape of ints, got {args!r}")
         self.data = data
