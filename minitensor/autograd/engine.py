@@ -108,14 +108,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             g = node_grads.pop(node, None)
             edges = node.edges
             if g is not None:
-                if node.hooks:
-                    for hook in node.hooks:
-                        new = hook(g)
-                        g = g if new is None else _as_tensor(new)
+                g = _run_hooks(node.hooks, g)
                 out = node._out() if node.retain and capture is None else None
                 if out is not None:  # not `node.output`: storing .grad reads no value, so no version check
-                    gg = g if create_graph else _as_tensor(g.data.copy())
-                    out.grad = gg if out.grad is None else out.grad + gg
+                    _store_grad(out, g, create_graph)
                 if node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
                 for (_, t), v in zip(edges, node.versions):
@@ -156,17 +152,27 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     finally:
         grad_mode._enabled = prev
     for t, g in leaf_grads.values():
-        if t._hooks:
-            for hook in t._hooks:
-                new = hook(g)
-                g = g if new is None else _as_tensor(new)
+        g = _run_hooks(t._hooks, g)
         if capture is not None:
             captured[id(t)] = g
         else:
-            if not create_graph:
-                g = _as_tensor(g.data.copy())  # .grad never aliases another tensor's memory
-            t.grad = g if t.grad is None else t.grad + g
+            _store_grad(t, g, create_graph)
     return captured
+
+
+def _run_hooks(hooks, g):
+    """Each hook sees the gradient; one that returns a tensor replaces it."""
+    for hook in hooks or ():
+        new = hook(g)
+        g = g if new is None else _as_tensor(new)
+    return g
+
+
+def _store_grad(t, g, create_graph):
+    """Accumulate `g` into `t.grad`; without create_graph, as a copy, so .grad never aliases another tensor."""
+    if not create_graph:
+        g = _as_tensor(g.data.copy())
+    t.grad = g if t.grad is None else t.grad + g
 
 
 def _accumulate(leaf_grads, t, g):
@@ -195,8 +201,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:
             g = grads.get(id(t))
             if g is not None:
-                g = g if create_graph else _as_tensor(g.data.copy())
-                t.grad = g if t.grad is None else t.grad + g
+                _store_grad(t, g, create_graph)
         return
     run_backward(tensors, grad_tensors, retain_graph, create_graph)
 
