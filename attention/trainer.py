@@ -21,7 +21,7 @@ import minitensor.nn.functional as F
 from minitensor.serialization import CheckpointError
 
 from .lm import DecoderLM
-from .tasks import get_task
+from .tasks import TASKS, get_task
 from . import pictures
 
 
@@ -108,6 +108,13 @@ def evaluate(model, task, prompts):
     answers = greedy_answers(model, task, prompts)
     model.train(was_training)
     return task.exact_match(prompts, answers)
+
+
+def record_eval(evals, step, model, task, distinct, draws):
+    """Held-out exact match on both sets, appended to `evals`; returns (distinct, draws) accuracy."""
+    acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
+    evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
+    return acc_d, acc_n
 
 
 def heldout_sets(task, n):
@@ -237,8 +244,7 @@ def train(cfg, stream=None):
         step += 1
         progress.update(step, losses[-1])
         if step % cfg.eval_every == 0 or step == cfg.steps:
-            acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
-            evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
+            acc_d, acc_n = record_eval(evals, step, model, task, distinct, draws)
             progress.note(f"step {step}: held-out exact match {100 * acc_n:.2f}% of {len(draws)} draws, "
                           f"{100 * acc_d:.2f}% of {len(distinct)} distinct prompts")
             perfect = acc_d == 1.0 and acc_n == 1.0
@@ -247,8 +253,7 @@ def train(cfg, stream=None):
     progress.close()
     wall = time.perf_counter() - t0
     if not evals or evals[-1]["step"] != step:
-        acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
-        evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
+        record_eval(evals, step, model, task, distinct, draws)
         save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals)
     final = evals[-1]
     files = [ckpt_path]
@@ -277,7 +282,7 @@ def train(cfg, stream=None):
 def parse_args(argv=None):
     d = Config()
     ap = argparse.ArgumentParser(description="Train a tiny decoder-only transformer on a toy task (CPU, numpy).")
-    ap.add_argument("--task", default=d.task, choices=["sort", "reverse", "copy", "add"])
+    ap.add_argument("--task", default=d.task, choices=sorted(TASKS))
     ap.add_argument("--layers", type=int, default=d.layers)
     ap.add_argument("--heads", type=int, default=d.heads)
     ap.add_argument("--d-model", type=int, default=d.d_model)
