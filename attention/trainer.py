@@ -312,6 +312,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     cfg = parse_args(argv)
+    # A training run owns its process: keep freed arrays for reuse (see minitensor.tune_malloc)
+    mt.tune_malloc()
     try:
         train(cfg)
     except CheckpointError as e:
