@@ -82,6 +82,9 @@ def _check_qkv(query, key, value, op):
         raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {shapes}")
     if key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {shapes}")
+    batch = query.data.shape[:-2]
+    if batch == key.data.shape[:-2] == value.data.shape[:-2]:  # the usual case, without numpy's slow check
+        return batch + (query.shape[-2], key.shape[-2]), True
     try:
         batch = np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
         out_batch = np.broadcast_shapes(batch, tuple(value.shape[:-2]))

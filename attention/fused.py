@@ -1,31 +1,30 @@
-r"""Scaled dot-product attention as one autograd node with a hand-derived backward.
+r"""Scaled dot-product attention with its softmax step fused into one node with a hand-derived backward.
 
-The composed path (`attention.functional`) records about six nodes per call (matmul, scale,
-where, softmax, where, matmul) and allocates a fresh array for each; this records one node and
-works in place. Forward, for one (batch, head) slice, with scale c = 1/sqrt(d_k):
+The composed path (`attention.functional`) records a node for each of scale, mask, softmax and
+the fixes for fully masked rows, and allocates a fresh array for each. Here the whole way from
+Q and K to the weights is one node, `FusedAttentionWeights`, that works in place; the output is
+then an ordinary matmul with V. For one (batch, head) slice, with scale c = 1/sqrt(d_k):
 
     S = c Q K^T (+ float mask)      masked entries -> -inf          (Tq, Tk)
-    P = softmax_rows(S)             fully masked rows -> 0          (Tq, Tk)
-    O = P V                                                         (Tq, dv)
+    P = softmax_rows(S)             fully masked rows -> 0          (Tq, Tk)    FusedAttentionWeights
+    O = P V                                                         (Tq, dv)    Matmul
 
-Backward, given dO (and dP_extra when the caller also differentiates the returned weights):
+Backward: the matmul gives dV = P^T dO and dP = dO V^T, and this node turns dP (plus whatever
+reaches the returned weights directly: the engine adds it) into
 
-    dV = P^T dO                     O = P V  is linear in V
-    dP = dO V^T (+ dP_extra)        O = P V  is linear in P
     dS = P * (dP - rowsum(dP * P))  the softmax Jacobian diag(p) - p p^T applied to each row of dP
     dQ = c dS K                     S = c Q K^T  is linear in Q
     dK = c dS^T Q                   ... and in K
 
 Masked entries have P = 0, so dS = 0 there and no gradient reaches a masked key through the
-scores. With dropout, O = (P * M / (1 - p)) V for the keep-mask M drawn in the forward, so
-dV = (P * M / (1 - p))^T dO and dP = (dO V^T) * M / (1 - p); dS is unchanged.
+scores. With dropout, O = (P * M / (1 - p)) V for the keep-mask M drawn in the forward: that is
+a `where` and a multiply before the matmul, whose own VJPs route dP through M.
 
-A `Function` has exactly one output, and the weights P are part of the contract, so forward
-returns `[O | P]` concatenated along the last axis and `fused_attention` splits it. That has a
-bonus: `backward` reads P back from its own output, a tensor of the graph, so with
-`create_graph=True` the backward is itself differentiable (P's dependence on Q and K is this
-node's own VJP). That version is written with Tensor ops; when nothing records the backward
-(the usual case) the same lines run on the raw arrays, in place.
+Splitting at P costs nothing, as P is what both halves share, and it keeps each node's backward
+short: `backward` below is the softmax VJP and two matmuls. It is written with Tensor ops, reading
+P from this node's own output (a tensor of the graph), so with `create_graph=True` it is itself
+differentiable; when nothing records the backward (the usual case) the same lines run on the
+raw arrays.
 """
 import numpy as np
 
@@ -68,6 +67,11 @@ def _row_sum(s):
     return np.einsum("...j->...", s)[..., None]
 
 
+def _row_dot(a, b):
+    """rowsum(a * b) without the (..., Tq, Tk) temporary."""
+    return np.einsum("...j,...j->...", a, b)[..., None]
+
+
 def _softmax_rows_(s):
     """Softmax along the last axis, in place; every row here has at least one finite entry."""
     s -= _row_max(s)
@@ -76,19 +80,16 @@ def _softmax_rows_(s):
     return s
 
 
-class FusedScaledDotProductAttention(Function):
-    r"""y = [O | P] with P = softmax(c Q K^T, masked), O = dropout(P) V   (see the module docstring)
+class FusedAttentionWeights(Function):
+    r"""P = softmax(c Q K^T + bias) over the keys, masked entries 0, fully masked rows all 0
 
-    Arguments: query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv) as Tensors of one dtype;
-    then the constants `mask` (a `PreparedMask`), `keep` (bool dropout keep-mask or None), `scale`
-    c and `factor` = 1 / (1 - dropout_p).
-    VJP: dV = (P*M*factor)^T dO;  dP = (dO V^T) * M * factor + dP_extra;
-         dS = P * (dP - rowsum(dP * P));  dQ = c dS K;  dK = c dS^T Q"""
+    Arguments: query (..., Tq, d), key (..., Tk, d) as Tensors of one dtype; then the constants
+    `mask` (a `PreparedMask`) and the scale c.
+    VJP: dS = P * (dP - rowsum(dP * P))  (with dP := 0 where masked);  dQ = c dS K;  dK = c dS^T Q"""
 
     @staticmethod
-    def forward(ctx, query, key, value, mask, keep, scale, factor):
-        q, k, v = query.data, key.data, value.data
-        s = q @ np.swapaxes(k, -1, -2)                                       # (..., Tq, Tk)
+    def forward(ctx, query, key, mask, scale):
+        s = query.data @ np.swapaxes(key.data, -1, -2)                       # (..., Tq, Tk)
         s *= scale
         if mask.bias is not None:
             s += mask.bias.data
@@ -100,79 +101,51 @@ class FusedScaledDotProductAttention(Function):
         p = _softmax_rows_(s)                                                # (..., Tq, Tk)
         if mask.empty_rows:
             np.copyto(p, 0, where=~mask.row_any)
-        dv = v.shape[-1]
-        y = np.empty(np.broadcast_shapes(p.shape[:-1], v.shape[:-2] + (1,)) + (dv + p.shape[-1],), dtype=p.dtype)
-        p_used = p if keep is None else np.where(keep, p * factor, 0).astype(p.dtype, copy=False)
-        np.matmul(p_used, v, out=y[..., :dv])                               # O = P V   (..., Tq, dv)
-        if mask.empty_rows:  # 0 @ V is NaN if V holds NaN: overwrite, don't multiply
-            np.copyto(y[..., :dv], 0, where=~mask.row_any)
-        y[..., dv:] = p
-        return y                                                             # (..., Tq, dv + Tk)
+        return p
 
     @staticmethod
     def backward(ctx, g):
+        query, key, mask, scale = ctx.inputs
         if not mt.is_grad_enabled():
-            return _backward_numpy(ctx, g)  # no create_graph: the same lines on raw arrays
-        query, key, value, mask, keep, scale, factor = ctx.inputs
-        dv = value.shape[-1]
-        p = ctx.output[..., dv:]                     # (..., Tq, Tk)  the weights, from the graph
-        g_out, g_p = g[..., :dv], g[..., dv:]        # (..., Tq, dv), (..., Tq, Tk)
-        p_used = p if keep is None else mt.where(keep, p * factor, 0.0)
-        d_query = d_key = d_value = None
-        if ctx.needs_input_grad[2]:
-            d_value = _sum_to(p_used.mT @ g_out, value.shape)               # dV = P^T dO
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            d_p = g_out @ value.mT                                           # dP = dO V^T
-            if keep is not None:
-                d_p = mt.where(keep, d_p * factor, 0.0)                      # through the dropout
-            d_p = d_p + g_p
-            if mask.allowed is not None:
-                # P is 0 there already; selecting also drops a NaN that a masked value put in dP
-                d_p = mt.where(mask.allowed, d_p, 0.0)
-            d_s = p * (d_p - (d_p * p).sum(dim=-1, keepdim=True))            # softmax VJP per row
-            if ctx.needs_input_grad[0]:
-                d_query = _sum_to((d_s @ key) * scale, query.shape)          # dQ = c dS K
-            if ctx.needs_input_grad[1]:
-                d_key = _sum_to((d_s.mT @ query) * scale, key.shape)         # dK = c dS^T Q
-        return d_query, d_key, d_value, None, None, None, None
-
-
-def _backward_numpy(ctx, g):
-    """`backward` line for line on the raw arrays, in place where it can: used whenever the
-    backward pass is not recorded, i.e. without create_graph."""
-    query, key, value, mask, keep, scale, factor = ctx.inputs
-    q, k, v = query.data, key.data, value.data
-    dv = v.shape[-1]
-    p = ctx.output.data[..., dv:]
-    g_out, g_p = g.data[..., :dv], g.data[..., dv:]
-    d_query = d_key = d_value = None
-    if ctx.needs_input_grad[2]:
-        p_used = p if keep is None else np.where(keep, p * factor, 0).astype(p.dtype, copy=False)
-        d_value = _np_sum_to(np.swapaxes(p_used, -1, -2) @ g_out, v.shape)          # dV = P^T dO
-    if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-        d_p = g_out @ np.swapaxes(v, -1, -2)                                         # dP = dO V^T
-        if keep is not None:
-            d_p *= factor
-            np.copyto(d_p, 0, where=~keep)
-        d_p += g_p
+            return _backward_numpy(ctx, g.data)      # no create_graph: the same lines on raw arrays
+        p = ctx.output                               # (..., Tq, Tk)  the weights, from the graph
+        d_p = g
         if mask.allowed is not None:
-            np.copyto(d_p, 0, where=mask.masked)
-        d_p -= np.einsum("...j,...j->...", d_p, p)[..., None]                         # dP - rowsum(dP * P)
-        d_s = np.multiply(d_p, p, out=d_p)                                           # dS
-        if ctx.needs_input_grad[0]:
-            d_query = d_s @ k                                                        # dQ = c dS K
-            d_query *= scale
-            d_query = _np_sum_to(d_query, q.shape)
-        if ctx.needs_input_grad[1]:
-            d_key = np.swapaxes(d_s, -1, -2) @ q                                     # dK = c dS^T Q
-            d_key *= scale
-            d_key = _np_sum_to(d_key, k.shape)
-    wrap = lambda a: None if a is None else mt.from_numpy(np.asarray(a, dtype=q.dtype))  # noqa: E731
-    return wrap(d_query), wrap(d_key), wrap(d_value), None, None, None, None
+            # P is 0 there already; selecting also drops a NaN that a masked value put in dP
+            d_p = mt.where(mask.allowed, d_p, 0.0)
+        d_s = p * (d_p - (d_p * p).sum(dim=-1, keepdim=True))                # softmax VJP per row
+        d_query = _sum_to((d_s @ key) * scale, query.shape) if ctx.needs_input_grad[0] else None   # dQ = c dS K
+        d_key = _sum_to((d_s.mT @ query) * scale, key.shape) if ctx.needs_input_grad[1] else None  # dK = c dS^T Q
+        return d_query, d_key, None, None
+
+
+def _backward_numpy(ctx, d_p):
+    """`backward` line for line on the raw arrays: used whenever the backward pass is not recorded."""
+    query, key, mask, scale = ctx.inputs
+    p = ctx.output.data
+    if mask.allowed is not None:
+        d_s = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False)          # a fresh array: g is not ours
+        d_s -= _row_dot(d_s, p)                                                  # dP - rowsum(dP * P)
+    else:
+        d_s = d_p - _row_dot(d_p, p)
+    d_s *= p                                                                     # dS
+    d_query = d_key = None
+    if ctx.needs_input_grad[0]:
+        d_query = d_s @ key.data                                                 # dQ = c dS K
+        d_query *= scale
+        d_query = mt.from_numpy(_np_sum_to(d_query, query.shape))
+    if ctx.needs_input_grad[1]:
+        d_key = np.swapaxes(d_s, -1, -2) @ query.data                            # dK = c dS^T Q
+        d_key *= scale
+        d_key = mt.from_numpy(_np_sum_to(d_key, key.shape))
+    return d_query, d_key, None, None
 
 
 def fused_attention(query, key, value, mask, keep, scale, factor):
-    """Run the fused node and split its `[O | P]` output into (output, weights)."""
-    y = FusedScaledDotProductAttention.apply(query, key, value, mask, keep, scale, factor)
-    dv = value.shape[-1]
-    return y[..., :dv], y[..., dv:]
+    """(output, weights): the fused weights node, then the weighted sum of the values."""
+    weights = FusedAttentionWeights.apply(query, key, mask, scale)             # (..., Tq, Tk)
+    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk) inverted dropout
+    output = used @ value                                                      # (..., Tq, dv)
+    if mask.empty_rows:
+        output = mt.where(mask.row_any, output, 0.0)  # 0 @ V is NaN if V holds NaN: select, don't multiply
+    return output, weights
