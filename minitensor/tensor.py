@@ -453,6 +453,11 @@ class Tensor:
         self.data[key] = value
 
 
+from .autograd import function as _function  # noqa: E402
+
+_function._Tensor = Tensor  # Function.apply makes Tensors without importing this module
+
+
 def _raw(x):
     return x.data if isinstance(x, Tensor) else x
 

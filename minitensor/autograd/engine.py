@@ -78,6 +78,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
 
     `visit(node, g, grads)` is called after each node's VJP (used by `explain`).
     """
+    Tensor = _tensor_class()
     node_grads = {}
     leaf_grads = {}  # id(leaf) -> [leaf, accumulated gradient]
     for t, g in zip(outputs, grad_outputs):
@@ -108,7 +109,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             g = node_grads.pop(node, None)
             edges = node.edges
             if g is not None:
-                g = _run_hooks(node.hooks, g)
+                if node.hooks:
+                    g = _run_hooks(node.hooks, g)
                 out = node._out() if node.retain and capture is None else None
                 if out is not None:  # not `node.output`: storing .grad reads no value, so no version check
                     _store_grad(out, g, create_graph)
@@ -135,16 +137,20 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             for i, t in edges:
                 gi = grads[i] if g is not None else None
                 if gi is not None:
-                    gi = _check_grad(node, i, t, gi)
+                    d = gi.data if type(gi) is Tensor else None
+                    if d is None or d.shape != t.data.shape or d.dtype != t.data.dtype:
+                        gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
                 if child is None:
                     if gi is not None:
                         _accumulate(leaf_grads, t, gi)
                     continue
                 if gi is not None:
-                    node_grads[child] = node_grads[child] + gi if child in node_grads else gi
-                consumers[child] -= 1
-                if consumers[child] == 0:
+                    prev_g = node_grads.get(child)
+                    node_grads[child] = gi if prev_g is None else prev_g + gi
+                n = consumers[child] - 1
+                consumers[child] = n
+                if n == 0:
                     ready.append(child)
             if not retain_graph:
                 node.inputs = None

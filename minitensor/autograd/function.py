@@ -36,8 +36,19 @@ _REGISTRY = {}
 class Function:
     """Base class of every op. Subclass it with static `forward(ctx, *args)` and `backward(ctx, g)`."""
 
+    # A node is made for every op, so its fixed fields are slots (fast to set); `__dict__` is
+    # listed too, so an op may still keep anything else on ctx (made only when one does).
+    __slots__ = ("inputs", "saved", "needs_input_grad", "edges", "versions", "_out", "hooks", "retain",
+                 "__dict__", "__weakref__")
+
     #: ops the library defines register themselves here; the test suite checks each has a gradcheck
     differentiable = True
+
+    def __getattr__(self, name):  # only called for a field apply did not set (a node that records nothing)
+        if name in _UNRECORDED:
+            value = _UNRECORDED[name]
+            return (False,) * len(self.inputs or ()) if name == "needs_input_grad" else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -92,61 +103,75 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        """Run forward on `args` without recording, then record one node if any input needs a gradient."""
-        Tensor = _tensor_class()
-        ctx = cls.__new__(cls)
+        """Run forward on `args` without recording, then record one node if any input needs a gradient.
+
+        This runs for every op, so it is written for speed: no helper calls, one pass over `args`.
+        """
+        ctx = _new(cls)
         ctx.inputs = args
-        ctx.saved = ()
-        ctx._out = None
+        edges = None
         enabled = grad_mode._enabled
-        record = False
         if enabled:
-            for a in args:
-                if isinstance(a, Tensor) and a._rg:
-                    record = True
-                    break
-        if record:
-            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        grad_mode._enabled = False
-        try:
+            edges = [(i, a) for i, a in enumerate(args) if isinstance(a, _Tensor) and a._rg]
+            if edges:
+                needs = [False] * len(args)
+                for i, _ in edges:
+                    needs[i] = True
+                ctx.needs_input_grad = tuple(needs)
+            grad_mode._enabled = False  # ops inside forward are not recorded
+            try:
+                raw = cls.forward(ctx, *args)
+            finally:
+                grad_mode._enabled = True
+        else:
             raw = cls.forward(ctx, *args)
-        finally:
-            grad_mode._enabled = enabled
-        if isinstance(raw, Tensor):
-            raw = raw.data  # a fresh Tensor below: never attach a node to an object forward may have saved
-        elif not isinstance(raw, np.ndarray):
-            if isinstance(raw, tuple):
-                raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has exactly one output")
-            raw = np.asarray(raw)
-        out = Tensor._make(raw)
+        if type(raw) is not np.ndarray:
+            raw = _as_array(cls, raw)
+        out = _new(_Tensor)
+        out.data = raw
+        out.grad = out._hooks = None
+        out._version = 0
         if _anomaly.enabled:
             _anomaly.check_forward(ctx, out)
-        if record and raw.dtype.kind == "f":
-            ctx.edges = edges = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg]
+        if edges and raw.dtype.kind == "f":
+            ctx.edges = edges
             ctx.versions = [a._version for _, a in edges]
+            ctx._out = _ref(out)
             ctx.hooks = None
             ctx.retain = False
-            ctx._out = weakref.ref(out)
             if _anomaly.enabled:
                 _anomaly.remember_origin(ctx)
             out.grad_fn = ctx
             out._rg = True
         else:
+            out.grad_fn = None
+            out._rg = False
             ctx.inputs = None  # nothing will run backward: drop the references now
             ctx.saved = ()
         return out
 
 
-_TENSOR = []
+_new = object.__new__
+_UNRECORDED = {"needs_input_grad": None, "saved": (), "edges": (), "versions": (), "_out": None, "hooks": None,
+               "retain": False}
+_ref = weakref.ref
+_Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)
+
+
+def _as_array(cls, raw):
+    """What forward returned, as the ndarray the output will hold."""
+    if isinstance(raw, _Tensor):
+        return raw.data  # a fresh Tensor is made: never attach a node to an object forward may have saved
+    if isinstance(raw, tuple):
+        raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has exactly one output")
+    return np.asarray(raw)
 
 
 def _tensor_class():
-    """The Tensor class, imported on first use (tensor.py imports this module)."""
-    if not _TENSOR:
-        from ..tensor import Tensor
-
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
+    """The Tensor class (tensor.py imports this module, so it is registered after both load)."""
+    if _Tensor is None:
+        from .. import tensor  # noqa: F401  (sets _Tensor)
+    return _Tensor
 
 
 def _freed_message(node):

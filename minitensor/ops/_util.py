@@ -33,7 +33,10 @@ def broadcast_shapes(op, *shapes):
 
 def binary_result(op, a, b, value):
     """Cast a numpy result to PyTorch's promoted dtype of operands `a`, `b` (checked for shape first)."""
-    want = _dtype.result_dtype(raw(a), raw(b))
+    x, y = raw(a), raw(b)
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype == value.dtype:
+        return value  # the common case: nothing to promote
+    want = _dtype.result_dtype(x, y)
     return value if value.dtype == want else value.astype(want)
 
 

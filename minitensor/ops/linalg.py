@@ -26,7 +26,7 @@ class Matmul(Function):
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
             why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
             raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})") from None
-        return binary_result("matmul", a, b, np.asarray(out))
+        return binary_result("matmul", a, b, out if type(out) is np.ndarray else np.asarray(out))
 
     @staticmethod
     def backward(ctx, g):
