@@ -18,6 +18,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     norm_type = float(norm_type)
     if math.isinf(norm_type):
         total = max(float(np.abs(g.data).max()) for g in grads)
+    elif norm_type == 2.0 and math.isfinite(total := math.sqrt(sum(float(np.vdot(g.data, g.data)) for g in grads))):
+        pass  # the usual case: one dot product per gradient, no temporaries (float32 sums may overflow: below)
     else:
         total = float(sum(float(np.sum(np.abs(g.data.astype(np.float64)) ** norm_type)) for g in grads) ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
@@ -25,9 +27,14 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
         for p in params:
-            if p.grad is not None:
-                # a 0-d array of the grad's dtype keeps float32 float32
-                _set_grad(p, p.grad.data * np.asarray(coef, dtype=p.grad.dtype))
+            g = p.grad
+            if g is None:
+                continue
+            if g.grad_fn is None and g.data.flags.writeable:  # scale in place: no copy of every gradient
+                g.data *= g.data.dtype.type(coef)
+                g._version += 1
+            else:
+                _set_grad(p, g.data * np.asarray(coef, dtype=g.dtype))
     return Tensor._make(np.asarray(total, dtype=grads[0].dtype))
 
 

@@ -60,3 +60,12 @@ def test_clip_grad_value_and_vector_round_trip():
     a, b = nn.Parameter(mt.zeros(2, 2)), nn.Parameter(mt.zeros(3))
     nn.utils.vector_to_parameters(mt.arange(7.0), [a, b])
     np.testing.assert_array_equal(nn.utils.parameters_to_vector([a, b]).data, np.arange(7.0))
+
+
+def test_clip_grad_norm_float32_gradients_too_big_to_square_in_float32():
+    p = mt.zeros(3, requires_grad=True)
+    p.grad = mt.tensor([3e20, 4e20, 0.0])  # squares overflow float32; the norm itself does not
+    total = nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    assert float(total) == pytest.approx(5e20, rel=1e-6)
+    np.testing.assert_allclose(p.grad.data, [0.6, 0.8, 0.0], rtol=1e-6)
+    assert p.grad.dtype == mt.float32
