@@ -1,45 +1,196 @@
-"""Composed vs fused scaled-dot-product attention: forward + backward time, and the ratio.
+"""Causal attention forward + backward: minitensor against a hand-written numpy floor.
 
-    python benchmarks/bench_attention.py            # the default cases (about a minute)
-    python benchmarks/bench_attention.py --quick    # fewer repeats
+    python benchmarks/bench_attention.py              # T = 16, 64, 256; 15 interleaved repeats
+    python benchmarks/bench_attention.py --quick      # 3 repeats (well under a minute)
+    python benchmarks/bench_attention.py --layers     # also the composed-vs-fused cases of docs/attention.md
 
-Each case times `out, w = f(...); out.backward(g)` (the best of several interleaved runs, after a warm-up)
-for the function alone, for a MultiHeadAttention layer and for a TransformerBlock. A ratio above 1
-means the fused path is faster. Timings, not tests: they depend on the machine and its load.
+Q, K, V of shape (8, 4, T, 32) float32, causal. minitensor runs
+`out, _ = attention.scaled_dot_product_attention(q, k, v, is_causal=True); out.backward(g)` on
+its default path (fused when `attention.is_fused_enabled()`) and on the composed one
+(`fused=False`). The floor is the same math written directly in numpy, forward and backward, in
+place and in float32: what any framework on numpy pays for the arithmetic alone. Its results
+are checked against minitensor's before anything is timed. PyTorch's fused
+`scaled_dot_product_attention` runs too when it is installed, on 1 thread and on its default
+count, for information.
+
+How to read it: every contender is timed in the same run, interleaved (A B A B ...), and the
+median of the repeats is reported. The ratios "x floor" are what matters (the machine's speed
+drifts, so milliseconds from different runs don't compare); the target is minitensor's default
+path at most 1.2x the floor at every T.
 """
 import argparse
+import math
 import os
 import sys
-import time
 
+_USER_ENV = dict(os.environ)  # before the pins below: PyTorch gets its own default thread count back
+# Each matrix here is small: one BLAS thread is fastest (set before numpy loads; a value you set wins).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import numpy as np  # noqa: E402
+
 import minitensor as mt  # noqa: E402
-
 import attention  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, table, tune_malloc, verdict  # noqa: E402
+
+B, H, D = 8, 4, 32
+TARGET = 1.2  # minitensor / numpy floor, at every T
+# calls per timed block: a block of a few tens of ms at each T on this machine
+NUMBER = {16: 40, 64: 10, 256: 2}
 
 
-def _best_times(steps, repeats, number):
-    """The fastest of `repeats` runs of each step, the steps interleaved so both see the same
-    machine load (the minimum is the least disturbed estimate on a busy machine)."""
-    for step in steps:
-        step()  # warm-up
-    best = [float("inf")] * len(steps)
-    for _ in range(repeats):
-        for i, step in enumerate(steps):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                step()
-            best[i] = min(best[i], (time.perf_counter() - t0) / number)
-    return best
+def numpy_floor(q, k, v, g, bias, scale):
+    """Causal attention forward and backward in plain numpy: returns O, dQ, dK, dV.
+
+    `bias` is the (T, T) causal mask as 0 / -inf, made once. The scale goes onto Q, the smaller
+    operand (T x d rather than T x T), which also makes dK = dS^T (scale Q) with no extra pass."""
+    qs = q * scale
+    s = qs @ np.swapaxes(k, -1, -2)                       # S = scale Q K^T          (B, H, T, T)
+    s += bias                                              # -inf above the diagonal
+    s -= s.max(axis=-1, keepdims=True)                     # softmax, in place: P = exp(S - max) / rowsum
+    p = np.exp(s, out=s)
+    p /= np.einsum("...j->...", p)[..., None]              # einsum: far faster than .sum(-1) on short rows
+    o = p @ v                                              # O = P V                  (B, H, T, d)
+    dv = np.swapaxes(p, -1, -2) @ g                        # dV = P^T dO
+    dp = g @ np.swapaxes(v, -1, -2)                        # dP = dO V^T
+    dp -= np.einsum("...j,...j->...", dp, p)[..., None]    # dS = P * (dP - rowsum(dP * P))
+    ds = np.multiply(dp, p, out=dp)
+    dq = ds @ k                                            # dQ = scale dS K
+    dq *= scale
+    dk = np.swapaxes(ds, -1, -2) @ qs                      # dK = scale dS^T Q
+    return o, dq, dk, dv
 
 
-def bench_function(B, H, T, d, dtype, mask_kind, repeats, number):
+class Case:
+    """One T: the inputs in each library and a step for every contender."""
+
+    def __init__(self, T, torch):
+        rng = np.random.default_rng(T)
+        q, k, v, g = (rng.standard_normal((B, H, T, D), dtype=np.float32) for _ in range(4))
+        self.T, self.scale = T, 1.0 / math.sqrt(D)  # a Python float: float32 stays float32
+        self.arrays = q, k, v, g
+        self.bias = np.triu(np.full((T, T), -np.inf, dtype=np.float32), 1)
+        self.qkv = [mt.tensor(a, requires_grad=True) for a in (q, k, v)]
+        self.g = mt.tensor(g)
+        if torch is not None:
+            self.torch_qkv = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+            self.torch_g = torch.tensor(g)
+            self.torch_sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def floor(self):
+        return numpy_floor(*self.arrays, self.bias, self.scale)
+
+    def minitensor(self, fused=None):
+        out, _ = attention.scaled_dot_product_attention(*self.qkv, is_causal=True, fused=fused)
+        out.backward(self.g)
+        grads = [t.grad.data for t in self.qkv]
+        for t in self.qkv:
+            t.grad = None  # as zero_grad(set_to_none=True): no accumulation in the timing
+        return (out.data, *grads)
+
+    def composed(self):
+        return self.minitensor(fused=False)
+
+    def torch(self):
+        out = self.torch_sdpa(*self.torch_qkv, is_causal=True)
+        out.backward(self.torch_g)
+        for t in self.torch_qkv:
+            t.grad = None
+
+    def check(self):
+        """Stop unless the floor computes what minitensor computes (on both of its paths)."""
+        want = self.floor()
+        if any(a.dtype != np.float32 for a in want):  # a float64 floor would be a slow floor
+            raise SystemExit(f"bench_attention: the numpy floor left float32: {[a.dtype for a in want]}")
+        for path, got in (("default", self.minitensor()), ("composed", self.composed())):
+            for name, w, x in zip(("O", "dQ", "dK", "dV"), want, got):
+                if not np.allclose(x, w, rtol=1e-4, atol=1e-5):
+                    raise SystemExit(f"bench_attention: T={self.T}: the numpy floor's {name} differs from "
+                                     f"minitensor's ({path} path) by up to {np.abs(x - w).max():.3g}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 repeats, half-size blocks (well under a minute)")
+    parser.add_argument("--repeats", type=int, help="interleaved repeats (default 15, --quick 3)")
+    parser.add_argument("--number", type=int, help="calls per timed block (default: by T, a few tens of ms of work)")
+    parser.add_argument("--T", type=int, nargs="+", default=[16, 64, 256], help="sequence lengths")
+    parser.add_argument("--layers", action="store_true", help="also time composed vs fused layers (docs/attention.md)")
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.T, args.repeats, args.number = args.T[:1], args.repeats or 1, args.number or 1
+    repeats = args.repeats or (3 if args.quick else 15)
+
+    tune_malloc(mt)
+    torch = import_torch(_USER_ENV)
+    threads = torch.get_num_threads() if torch is not None else None
+    print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; "
+          f"minitensor's default path is {'fused' if attention.is_fused_enabled() else 'composed'}")
+    if torch is not None:
+        print(f"PyTorch {torch.__version__}: 1 thread and its default of {threads}")
+    print(f"{repeats} interleaved repeats; medians in ms\n")
+
+    cases = [Case(T, torch) for T in args.T]
+    for case in cases:
+        case.check()
+
+    rows, ratios = [], {}
+    for case in cases:
+        steps = {"floor": case.floor, "minitensor": case.minitensor, "composed": case.composed}
+        before = {}
+        if torch is not None:
+            steps["torch 1t"], before["torch 1t"] = case.torch, lambda: torch.set_num_threads(1)
+            steps["torch Nt"], before["torch Nt"] = case.torch, lambda: torch.set_num_threads(threads)
+        number = args.number or max(1, NUMBER.get(case.T, 1) // (2 if args.quick else 1))
+        t = interleaved(steps, repeats, number, before=before)
+        ratios[case.T] = t["minitensor"] / t["floor"]
+        row = [str(case.T), t["floor"] * 1e3]
+        for name in ("minitensor", "composed", "torch 1t", "torch Nt"):
+            row += [t[name] * 1e3, t[name] / t["floor"]] if name in t else ["-", "-"]
+        rows.append(row)
+    if torch is not None:
+        torch.set_num_threads(threads)
+    table(["T", "floor ms", "minitensor ms", "x floor", "composed ms", "x floor",
+           "torch 1t ms", "x floor", f"torch {threads or 'N'}t ms", "x floor"], rows)
+
+    if args.layers:
+        composed_vs_fused(repeats, 1 if args.smoke else 5)
+
+    print("== targets ==")
+    for T, ratio in ratios.items():
+        verdict(f"minitensor / numpy floor at T={T}", ratio, TARGET, "x")
+
+
+# ---- composed vs fused, as measured in docs/attention.md ----------------------------------------
+
+def composed_vs_fused(repeats, number):
+    print("== composed vs fused (ratio = composed / fused; above 1 means fused is faster) ==")
+    rows = []
+    for B_, H_, T, d in ((64, 3, 12, 16), (16, 4, 64, 16)):
+        for dtype in (mt.float32, mt.float64):
+            for mask_kind in ("none", "causal", "padding"):
+                if (T > 12 or dtype == mt.float64) and mask_kind == "padding":
+                    continue
+                t = interleaved(function_steps(B_, H_, T, d, dtype, mask_kind), repeats, number)
+                rows.append([f"sdpa B={B_} H={H_} T={T} d={d} {dtype} mask={mask_kind}",
+                             t[False] * 1e3, t[True] * 1e3, t[False] / t[True]])
+    for kind in ("MultiHeadAttention", "TransformerBlock"):
+        for B_, T, d_model, H_ in ((64, 12, 48, 3), (16, 64, 64, 4)):
+            t = interleaved(layer_steps(kind, B_, T, d_model, H_), repeats, number)
+            rows.append([f"{kind} B={B_} T={T} d_model={d_model} H={H_} float32",
+                         t[False] * 1e3, t[True] * 1e3, t[False] / t[True]])
+    table(["case", "composed ms", "fused ms", "ratio"], rows)
+
+
+def function_steps(B_, H_, T, d, dtype, mask_kind):
     mt.manual_seed(0)
-    q, k, v = (mt.randn(B, H, T, d, dtype=dtype, requires_grad=True) for _ in range(3))
-    g = mt.randn(B, H, T, d, dtype=dtype)
+    q, k, v = (mt.randn(B_, H_, T, d, dtype=dtype, requires_grad=True) for _ in range(3))
+    g = mt.randn(B_, H_, T, d, dtype=dtype)
     mask = {"none": None, "causal": attention.causal_mask(T),
-            "padding": attention.padding_mask([T - i % 3 for i in range(B)], T)}[mask_kind]
+            "padding": attention.padding_mask([T - i % 3 for i in range(B_)], T)}[mask_kind]
 
     def step(fused):
         def run():
@@ -47,18 +198,17 @@ def bench_function(B, H, T, d, dtype, mask_kind, repeats, number):
             out.backward(g)
         return run
 
-    return _best_times([step(False), step(True)], repeats, number)
+    return {False: step(False), True: step(True)}
 
 
-def bench_layer(kind, B, T, d_model, H, dtype, repeats, number):
+def layer_steps(kind, B_, T, d_model, H_):
     mt.manual_seed(0)
     if kind == "MultiHeadAttention":
-        layer = attention.MultiHeadAttention(d_model, H)
+        layer = attention.MultiHeadAttention(d_model, H_)
     else:
-        layer = attention.TransformerBlock(d_model, H, causal=True)
-    layer.to(dtype)
-    x = mt.randn(B, T, d_model, dtype=dtype, requires_grad=True)
-    g = mt.randn(B, T, d_model, dtype=dtype)
+        layer = attention.TransformerBlock(d_model, H_, causal=True)
+    x = mt.randn(B_, T, d_model, requires_grad=True)
+    g = mt.randn(B_, T, d_model)
     mask = attention.causal_mask(T)
 
     def step(fused):
@@ -69,31 +219,8 @@ def bench_layer(kind, B, T, d_model, H, dtype, repeats, number):
             out.backward(g)
         return run
 
-    return _best_times([step(False), step(True)], repeats, number)
+    return {False: step(False), True: step(True)}
 
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    args = parser.parse_args(argv)
-    repeats, number = (3, 5) if args.quick else (15, 5)
-
-    print(f"{'case':58s} {'composed':>10s} {'fused':>10s} {'ratio':>6s}")
-
-    def report(name, composed, fused):
-        print(f"{name:58s} {composed * 1e3:8.3f}ms {fused * 1e3:8.3f}ms {composed / fused:6.2f}", flush=True)
-
-    for B, H, T, d in ((64, 3, 12, 16), (16, 4, 64, 16)):
-        for dtype in (mt.float32, mt.float64):
-            for mask_kind in ("none", "causal", "padding"):
-                if (T > 12 or dtype == mt.float64) and mask_kind == "padding":
-                    continue
-                report(f"sdpa B={B} H={H} T={T} d={d} {dtype} mask={mask_kind}",
-                       *bench_function(B, H, T, d, dtype, mask_kind, repeats, number))
-    for kind in ("MultiHeadAttention", "TransformerBlock"):
-        for B, T, d_model, H in ((64, 12, 48, 3), (16, 64, 64, 4)):
-            report(f"{kind} B={B} T={T} d_model={d_model} H={H} float32",
-                   *bench_layer(kind, B, T, d_model, H, mt.float32, repeats, number))
 
 if __name__ == "__main__":
     main()

@@ -1,17 +1,17 @@
 """Speed of minitensor against PyTorch eager at toy scale, measured in the same run.
 
 Each workload is written once against the PyTorch API and run on both libraries (the same code,
-only the module differs), so the comparison is like for like. Machines are noisy: each timing
-is the best of several repeats, and what matters is the ratio printed in the last column
-(minitensor time / PyTorch time; below 1 means minitensor is faster). Without PyTorch installed,
-only minitensor's times are printed.
+only the module differs), so the comparison is like for like. Machines are noisy: the two
+libraries run interleaved (A B A B ...) and each timing is the median of the repeats; what
+matters is the ratio printed in the last column (minitensor time / PyTorch time on one thread;
+below 1 means minitensor is faster). Without PyTorch installed, only minitensor's times are
+printed.
 
-    python benchmarks/bench_core.py [--repeats 5]
+    python benchmarks/bench_core.py [--quick] [--repeats 5] [--inner 20]
 """
 import argparse
 import os
 import sys
-import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # toy-sized matrices: one BLAS thread is fastest (before numpy loads)
@@ -19,6 +19,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import minitensor  # noqa: E402
+from benchmarks._timing import interleaved, tune_malloc  # noqa: E402
 
 
 def tiny_ops(lib):
@@ -85,22 +86,16 @@ def layer_norm_step(lib):
 WORKLOADS = [tiny_ops, mlp_step, attention_step, layer_norm_step]
 
 
-def best_time(step, repeats, inner):
-    step()  # warm up
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(inner):
-            step()
-        best = min(best, (time.perf_counter() - t) / inner)
-    return best
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--inner", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="3 repeats of 10 calls")
+    ap.add_argument("--repeats", type=int, help="interleaved repeats (default 9, --quick 3)")
+    ap.add_argument("--inner", type=int, help="calls per timed block (default 20, --quick 10)")
+    ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
     args = ap.parse_args(argv)
+    repeats, inner = (1, 1) if args.smoke else (3, 10) if args.quick else (9, 20)
+    repeats, inner = args.repeats or repeats, args.inner or inner
+    tune_malloc(minitensor)
     try:
         import torch
 
@@ -110,12 +105,15 @@ def main(argv=None):
         print("PyTorch is not installed: printing minitensor's times only.")
     print(f"{'workload':<18}{'minitensor ms':>15}{'torch ms':>12}{'ratio':>9}")
     for make in WORKLOADS:
-        mt_t = best_time(make(minitensor), args.repeats, args.inner)
+        steps = {"minitensor": make(minitensor)}
+        if torch is not None:
+            steps["torch"] = make(torch)
+        t = interleaved(steps, repeats, inner)
         if torch is None:
-            print(f"{make.__name__:<18}{mt_t * 1e3:>15.3f}")
+            print(f"{make.__name__:<18}{t['minitensor'] * 1e3:>15.3f}")
             continue
-        th_t = best_time(make(torch), args.repeats, args.inner)
-        print(f"{make.__name__:<18}{mt_t * 1e3:>15.3f}{th_t * 1e3:>12.3f}{mt_t / th_t:>9.2f}")
+        print(f"{make.__name__:<18}{t['minitensor'] * 1e3:>15.3f}{t['torch'] * 1e3:>12.3f}"
+              f"{t['minitensor'] / t['torch']:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Benchmark scripts (run each as `python benchmarks/<name>.py`); a package so they can share `_timing`."""

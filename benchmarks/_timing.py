@@ -1,0 +1,86 @@
+"""Shared by the benchmark scripts: interleaved timing with medians, and the printed verdicts.
+
+The machine these run on is shared and its speed drifts by 2x from minute to minute, so a time
+is only meaningful next to another time taken at the same moment. `interleaved` therefore runs
+the contenders A B A B ... (each repeat times every step back to back) and returns the median
+of each, and the scripts print ratios of those medians.
+"""
+import os
+import statistics
+import time
+
+
+def interleaved(steps, repeats, number, warmup=None, before=None):
+    """Median seconds per call of each step in `steps` ({name: callable}).
+
+    Each step first runs `warmup` untimed calls (default: `number`). Then each of `repeats`
+    rounds times a block of `number` calls of every step in turn. `before` ({name: callable})
+    runs untimed before each block of that step, e.g. to switch PyTorch's thread count.
+    """
+    before = before or {}
+    warmup = number if warmup is None else warmup
+    for name, step in steps.items():
+        before.get(name, _nothing)()
+        for _ in range(warmup):
+            step()
+    samples = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, step in steps.items():
+            before.get(name, _nothing)()
+            t0 = time.perf_counter()
+            for _ in range(number):
+                step()
+            samples[name].append((time.perf_counter() - t0) / number)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def _nothing():
+    pass
+
+
+def table(headers, rows):
+    """Print `rows` (lists of str, or of numbers formatted with 3 decimals) under `headers`,
+    the first column left-aligned and the others right-aligned."""
+    cells = [[c if isinstance(c, str) else f"{c:.3f}" for c in row] for row in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *cells)]
+
+    def line(row):
+        first, *rest = row
+        return "  ".join([f"{first:<{widths[0]}}"] + [f"{c:>{w}}" for c, w in zip(rest, widths[1:])])
+
+    print(line(headers))
+    for row in cells:
+        print(line(row))
+    print(flush=True)
+
+
+def verdict(name, value, limit, unit=""):
+    """One target line, PASS when value <= limit; returns whether it passed."""
+    ok = value <= limit
+    print(f"{'PASS' if ok else 'FAIL'}  {name}: {value:.3f}{unit} (target <= {limit:g}{unit})", flush=True)
+    return ok
+
+
+def tune_malloc(minitensor):
+    """Apply minitensor's allocator tuning (opt-in, process-wide) and say whether it took."""
+    applied = minitensor.tune_malloc()
+    print("minitensor.tune_malloc(): " + ("applied (glibc mmap/trim thresholds raised)" if applied
+                                          else "not applied (not glibc); timings use the default allocator"))
+    return applied
+
+
+def import_torch(user_env):
+    """PyTorch, or None (with a note) when it is not installed.
+
+    `user_env` is os.environ as it was before the script pinned the thread variables to 1: numpy
+    has read them by now, so they are put back for PyTorch, whose default thread count should be
+    the one its users get, not our pin."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if var not in user_env:
+            os.environ.pop(var, None)
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed: skipping the PyTorch baseline.")
+        return None
+    return torch

@@ -1,0 +1,158 @@
+"""Per-op overhead: minitensor against the bare numpy call, on tiny arrays.
+
+    python benchmarks/bench_overhead.py            # 15 repeats of 2000 calls per op
+    python benchmarks/bench_overhead.py --quick    # 3 repeats of 1000 calls
+
+On arrays of 3 or 4 elements (3x3 for matmul, transpose, x[0] and softmax) the arithmetic costs
+next to nothing, so the time of an op is its Python overhead. Each op runs on inputs with
+requires_grad=True, so it records a graph node as it does in training, and is timed against the
+same numpy expression on the `.data` arrays (relu as np.maximum(a, 0), softmax as the stable
+numpy softmax, ...), interleaved so both see the same machine load.
+
+How to read it: the first table's "overhead" column is what minitensor adds per op call, in µs
+(median of the repeats); the target is the median over all ops. The second table is the same
+for forward + backward (`op(x).backward(g)` against numpy's forward and its hand-written VJP),
+for information. Timings vary with the machine's load; the differences are the result.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+# Tiny arrays are fastest on one BLAS thread (set before numpy loads; a value you set wins).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+
+import minitensor as mt  # noqa: E402
+from benchmarks._timing import interleaved, table, tune_malloc, verdict  # noqa: E402
+
+TARGET_US = 1.0  # median forward overhead per op
+
+
+def _softmax(a):
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _index_vjp(g, a):
+    ga = np.zeros_like(a)
+    ga[0] = g
+    return (ga,)
+
+
+# name, input kind ("vec": 4 elements, "mat": 3x3), inputs, minitensor op, numpy op, numpy VJP(g, out, *inputs)
+OPS = [
+    ("add", "vec", 2, lambda x, y: x + y, lambda a, b: a + b, lambda g, o, a, b: (g, g)),
+    ("sub", "vec", 2, lambda x, y: x - y, lambda a, b: a - b, lambda g, o, a, b: (g, -g)),
+    ("mul", "vec", 2, lambda x, y: x * y, lambda a, b: a * b, lambda g, o, a, b: (g * b, g * a)),
+    ("mul scalar", "vec", 1, lambda x: x * 2.0, lambda a: a * 2.0, lambda g, o, a: (g * 2.0,)),
+    ("div", "vec", 2, lambda x, y: x / y, lambda a, b: a / b, lambda g, o, a, b: (g / b, -(g / b) * o)),
+    ("neg", "vec", 1, lambda x: -x, lambda a: -a, lambda g, o, a: (-g,)),
+    ("exp", "vec", 1, lambda x: x.exp(), np.exp, lambda g, o, a: (g * o,)),
+    ("log", "vec", 1, lambda x: x.log(), np.log, lambda g, o, a: (g / a,)),
+    ("tanh", "vec", 1, lambda x: x.tanh(), np.tanh, lambda g, o, a: (g * (1 - o * o),)),
+    ("relu", "vec", 1, lambda x: x.relu(), lambda a: np.maximum(a, 0), lambda g, o, a: (g * (a > 0),)),
+    ("sigmoid", "vec", 1, lambda x: x.sigmoid(), lambda a: 1 / (1 + np.exp(-a)), lambda g, o, a: (g * o * (1 - o),)),
+    ("sum", "vec", 1, lambda x: x.sum(), lambda a: a.sum(), lambda g, o, a: (np.broadcast_to(g, a.shape),)),
+    ("mean", "vec", 1, lambda x: x.mean(), lambda a: a.mean(),
+     lambda g, o, a: (np.broadcast_to(g / a.size, a.shape),)),
+    ("matmul", "mat", 2, lambda x, y: x @ y, lambda a, b: a @ b, lambda g, o, a, b: (g @ b.T, a.T @ g)),
+    ("reshape", "vec", 1, lambda x: x.reshape(2, 2), lambda a: a.reshape(2, 2), lambda g, o, a: (g.reshape(a.shape),)),
+    ("transpose", "mat", 1, lambda x: x.transpose(0, 1), lambda a: a.T, lambda g, o, a: (g.T,)),
+    ("x[0]", "mat", 1, lambda x: x[0], lambda a: a[0], lambda g, o, a: _index_vjp(g, a)),
+    ("softmax(-1)", "mat", 1, lambda x: x.softmax(-1), _softmax,
+     lambda g, o, a: (o * (g - (g * o).sum(-1, keepdims=True)),)),
+]
+
+
+class Case:
+    """One op's inputs (as Tensors and as their `.data` arrays), output gradient and four steps."""
+
+    def __init__(self, op, rng):
+        self.name, kind, n_in, self.mt_op, self.np_op, self.np_vjp = op
+        shape = (4,) if kind == "vec" else (3, 3)
+        # positive inputs keep log and div finite; float32 like a model's tensors
+        self.tensors = [mt.tensor(rng.random(shape, dtype=np.float32) + 0.5, requires_grad=True)
+                        for _ in range(n_in)]
+        self.arrays = [t.data for t in self.tensors]
+        self.g = np.asarray(rng.standard_normal(np.shape(self.np_op(*self.arrays))), dtype=np.float32)
+        self.g_tensor = mt.tensor(self.g)
+
+    def mt_forward(self):
+        self.mt_op(*self.tensors)
+
+    def np_forward(self):
+        self.np_op(*self.arrays)
+
+    def mt_forward_backward(self):
+        self.mt_op(*self.tensors).backward(self.g_tensor)
+        for t in self.tensors:
+            t.grad = None  # as zero_grad(set_to_none=True) in training, and no accumulation cost
+
+    def np_forward_backward(self):
+        a = self.arrays
+        self.np_vjp(self.g, self.np_op(*a), *a)
+
+    def check(self):
+        """Both sides compute the same thing, forward and backward, or the timing means nothing."""
+        out = self.mt_op(*self.tensors)
+        out.backward(self.g_tensor)
+        a = self.arrays
+        want = [self.np_op(*a), *self.np_vjp(self.g, self.np_op(*a), *a)]
+        got = [out.data] + [t.grad.data for t in self.tensors]
+        for t in self.tensors:
+            t.grad = None
+        for w, g in zip(want, got):
+            if not np.allclose(w, g, rtol=1e-5, atol=1e-6):
+                raise SystemExit(f"bench_overhead: {self.name}: minitensor and numpy disagree: {g} vs {w}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 repeats of 1000 calls (well under a minute)")
+    parser.add_argument("--repeats", type=int, help="interleaved repeats (default 15, --quick 3)")
+    parser.add_argument("--number", type=int, help="calls per timed block (default 2000, --quick 1000)")
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
+    args = parser.parse_args(argv)
+    repeats, number = (1, 2) if args.smoke else (3, 1000) if args.quick else (15, 2000)
+    repeats, number = args.repeats or repeats, args.number or number
+
+    tune_malloc(mt)
+    print(f"{repeats} interleaved repeats of {number} calls per op; medians, in µs per call\n")
+    rng = np.random.default_rng(0)
+    cases = [Case(op, rng) for op in OPS]
+    for case in cases:
+        case.check()
+
+    def timed(np_step, mt_step):
+        steps = {}
+        for case in cases:  # each op's numpy and minitensor blocks back to back
+            steps[case.name, "numpy"] = getattr(case, np_step)
+            steps[case.name, "minitensor"] = getattr(case, mt_step)
+        t = interleaved(steps, repeats, number)
+        return {c.name: (t[c.name, "numpy"] * 1e6, t[c.name, "minitensor"] * 1e6) for c in cases}
+
+    results = {}
+    for title, np_step, mt_step in (("forward", "np_forward", "mt_forward"),
+                                    ("forward + backward", "np_forward_backward", "mt_forward_backward")):
+        times = timed(np_step, mt_step)
+        overhead = {name: m - n for name, (n, m) in times.items()}
+        print(f"== {title}: minitensor (requires_grad=True) against numpy on the .data arrays ==")
+        table(["op", "numpy µs", "minitensor µs", "overhead µs"],
+              [[name, n, m, overhead[name]] for name, (n, m) in times.items()])
+        results[title] = overhead
+        print(f"median {title} overhead over {len(overhead)} ops: {statistics.median(overhead.values()):.3f} µs\n")
+
+    fwd = results["forward"]
+    worst = max(fwd, key=fwd.get)
+    print("== targets ==")
+    verdict("median forward overhead per op", statistics.median(fwd.values()), TARGET_US, " µs")
+    print(f"info  worst forward overhead: {worst} {fwd[worst]:.3f} µs; "
+          f"median forward + backward overhead: {statistics.median(results['forward + backward'].values()):.3f} µs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Every benchmark script runs end to end on its tiniest settings (the hidden --smoke flag) and
+prints its tables and its target lines, with PyTorch and as if it were not installed.
+
+Only what is printed is checked, never a timing: timings on a shared machine say nothing here.
+"""
+import importlib.util
+import pathlib
+import re
+import sys
+
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def run(monkeypatch, capsys, name, *argv):
+    """Load benchmarks/<name>.py by path, run main(["--smoke", *argv]) and return what it printed."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the script puts the repo root on it; undone after
+    spec = importlib.util.spec_from_file_location(f"_benchmark_{name}_under_test", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--smoke", *argv])
+    out = capsys.readouterr().out
+    assert re.search(r"^minitensor\.tune_malloc\(\): (applied|not applied)", out, re.M), out
+    return out
+
+
+@pytest.fixture(params=["torch", "no torch"])
+def torch_installed(request, monkeypatch):
+    if request.param == "torch":
+        pytest.importorskip("torch")
+        return True
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as when it is absent
+    return False
+
+
+def target(name):
+    return re.compile(rf"^(PASS|FAIL)  {re.escape(name)}: -?\d+\.\d+", re.M)
+
+
+def test_bench_overhead(monkeypatch, capsys):
+    out = run(monkeypatch, capsys, "bench_overhead")
+    assert out.count("op           numpy µs  minitensor µs  overhead µs") == 2  # forward, forward + backward
+    for op in ("add", "mul scalar", "relu", "softmax(-1)", "matmul", "x[0]"):
+        assert re.search(rf"^{re.escape(op)} +-?\d", out, re.M), op
+    assert "median forward + backward overhead over 18 ops" in out
+    assert target("median forward overhead per op").search(out), out
+    assert "worst forward overhead:" in out
+
+
+@pytest.mark.parametrize("layers", [[], ["--layers"]])
+def test_bench_attention(monkeypatch, capsys, torch_installed, layers):
+    if layers and torch_installed:
+        pytest.skip("the composed-vs-fused cases don't use PyTorch: once is enough")
+    out = run(monkeypatch, capsys, "bench_attention", *layers)
+    assert re.search(r"^T +floor ms +minitensor ms +x floor +composed ms +x floor +torch 1t ms", out, re.M), out
+    row = re.search(r"^16 +(.*)$", out, re.M).group(1).split()
+    assert len(row) == 9 and ("-" not in row) == torch_installed, row
+    assert ("PyTorch is not installed" in out) != torch_installed
+    assert target("minitensor / numpy floor at T=16").search(out), out
+    if layers:
+        assert re.search(r"^TransformerBlock B=16 T=64 d_model=64 H=4 float32 +\d", out, re.M), out
+
+
+def test_bench_train(monkeypatch, capsys, torch_installed):
+    out = run(monkeypatch, capsys, "bench_train")
+    assert re.search(r"^library +ms/step +steps/s +minitensor / this", out, re.M), out
+    assert re.search(r"^minitensor +\d", out, re.M), out
+    assert re.search(r"autograd nodes per step .*minitensor \d+", out), out
+    if torch_installed:
+        assert re.search(r"^PyTorch 1 thread +\d", out, re.M), out
+        assert re.search(r"^(PASS|FAIL)  minitensor / PyTorch default \(\d+ thread\(s\)\): \d+\.\d+x", out, re.M), out
+        assert "info  minitensor / PyTorch 1 thread:" in out
+    else:
+        assert "PyTorch is not installed" in out
+        assert "SKIP  minitensor / PyTorch default threads" in out
+
+
+def test_bench_memory(monkeypatch, capsys):
+    out = run(monkeypatch, capsys, "bench_memory")
+    assert re.search(r"^peak traced during the step +\d+\.\d+", out, re.M), out
+    assert re.search(r"^AdamW state \(exp_avg, exp_avg_sq\) +\d+\.\d+", out, re.M), out
+    if sys.platform.startswith("linux"):
+        assert re.search(r"^step +RSS MB", out, re.M), out
+        assert target("RSS growth from step 2 to step 4").search(out), out
+        assert re.search(r"^RSS is (flat|growing) after step 2$", out, re.M), out
+    else:
+        assert "SKIP  RSS flat" in out
+
+
+def test_bench_core(monkeypatch, capsys, torch_installed):
+    out = run(monkeypatch, capsys, "bench_core")
+    assert re.search(r"^workload +minitensor ms +torch ms +ratio", out, re.M), out
+    for workload in ("tiny_ops", "mlp_step", "attention_step", "layer_norm_step"):
+        cells = re.search(rf"^{workload} +(.*)$", out, re.M).group(1).split()
+        assert len(cells) == (3 if torch_installed else 1), cells
