@@ -1,9 +1,15 @@
 r"""`minitensor.nn.functional`: the layer functions of PyTorch's `torch.nn.functional`.
 
-Most are compositions of minitensor ops, so their gradients come from the ops' VJPs. Layer norm
-is one op with a hand-derived VJP, because it runs in every transformer block and a composition
-would record eight nodes for it.
+Most are compositions of minitensor ops, so their gradients come from the ops' VJPs. Four run
+at every step of a transformer and are one op each, with a hand-derived VJP written twice: in
+numpy for the first-order backward (fewer passes over the data than the composition, no
+recomputed transcendental function) and in Tensor ops for `create_graph=True`. They are `Gelu`
+(in ops/elementwise.py), `LayerNorm` (a composition would record eight nodes), `Linear`
+(x W^T + b as one matrix product) and `CrossEntropy` (log-softmax, pick, weigh and reduce).
+tests/minitensor/nn/test_fused_ops.py checks each against its composition of primitive ops.
 """
+import math
+
 import numpy as np
 
 from ..autograd import grad_mode
@@ -11,17 +17,53 @@ from ..autograd.function import Function
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
+from ..ops._util import unbroadcast
 from ..random import _gen
 from ..tensor import Tensor
 
 
+class Linear(Function):
+    r"""out = x W^T + b:  out[..., o] = \sum_i x[..., i] W[o, i] + b[o]   (x (..., in), W (out, in), b (out,) or None)
+    computed as one matrix product of x flattened to rows x2 (R, in), then b added in place
+    VJP: gx = g W;   gW = g2^T x2 (g2: g flattened to (R, out));   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        xd, w = x.data, weight.data
+        out = xd.reshape(-1, w.shape[1]) @ w.T  # (R, out): one GEMM however many leading dims x has
+        if bias is not None:
+            out += bias.data
+        return out.reshape(xd.shape[:-1] + w.shape[:1])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, bias = ctx.inputs
+        needs = ctx.needs_input_grad
+        if not grad_mode._enabled:  # first-order backward: the same three products in numpy
+            g2, wd = g.data.reshape(-1, weight.shape[0]), weight.data
+            gx = Tensor._make((g2 @ wd).reshape(x.shape)) if needs[0] else None
+            gw = Tensor._make(g2.T @ x.data.reshape(-1, weight.shape[1])) if needs[1] else None
+            gb = Tensor._make(np.ones(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
+            return gx, gw, gb
+        g2 = g.reshape(-1, weight.shape[0])
+        gx = (g @ weight) if needs[0] else None
+        gw = g2.mT @ x.reshape(-1, weight.shape[1]) if needs[1] else None
+        gb = unbroadcast(g, bias.shape) if bias is not None and needs[2] else None
+        return gx, gw, gb
+
+
 def linear(input, weight, bias=None):
-    r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch."""
+    r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
     if input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(
             f"linear: input of shape {tuple(input.shape)} has {input.shape[-1]} features but the weight of "
             f"shape {tuple(weight.shape)} expects {weight.shape[-1]}"
         )
+    dtype = input.dtype
+    if (weight.ndim == 2 and dtype.kind == "f" and weight.dtype == dtype
+            and (bias is None or (isinstance(bias, Tensor) and bias.dtype == dtype and bias.shape == weight.shape[:1]))):
+        return Linear.apply(input, weight, bias)
+    # a 1-D weight, mixed dtypes or a broadcasting bias: the general ops, with their promotion rules
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
     return out if bias is None else out + bias
 
@@ -56,31 +98,38 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 class LayerNorm(Function):
     r"""out = (x - mu) / sqrt(var + eps) * w + b over the last `k` dims (var: population, two-pass)
-    VJP, with xhat = (x - mu) * rstd, rstd = (var + eps)^{-1/2}, gxhat = g * w and means over those dims:
+    VJP: with xhat = (x - mu) * rstd, rstd = (var + eps)^{-1/2}, gxhat = g * w and means over those dims,
         gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
         gw = sum over the other dims of g * xhat;   gb = sum over the other dims of g"""
 
     @staticmethod
     def forward(ctx, x, k, weight, bias, eps):
-        dims = tuple(range(x.ndim - k, x.ndim))
-        mu = np.mean(x.data, axis=dims, keepdims=True)
-        d = x.data - mu
-        rstd = 1.0 / np.sqrt(np.mean(d * d, axis=dims, keepdims=True) + eps)
-        out = d * rstd
-        ctx.xhat, ctx.rstd = out, rstd  # for the first-order backward below
-        if weight is not None:
-            out = out * weight.data
+        n = x.shape[x.ndim - k:]
+        rows, ones = _rows(x.data, n)  # (M, D): one row per normalised slice
+        D = rows.shape[1]
+        mu = rows @ ones  # (M,) row sums as a matrix-vector product: much faster than .mean(-1)
+        mu /= D  # sum, then divide (as np.mean): a constant row c of dyadic c gives mu = c exactly
+        d = rows - mu[:, None]
+        var = (d * d) @ ones
+        var /= D
+        var += float(eps)  # a Python float: float32 stays float32
+        rstd = np.sqrt(var, out=var)
+        np.reciprocal(rstd, out=rstd)
+        d *= rstd[:, None]  # d is xhat from here on
+        ctx.xhat, ctx.rstd = d, rstd  # for the first-order backward below
+        # a new array even without weight and bias: the output must not alias the saved xhat
+        out = d * weight.data.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
         if bias is not None:
-            out = out + bias.data
-        return out.astype(x.dtype, copy=False)
+            out += bias.data.reshape(-1).astype(d.dtype, copy=False)
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
         x, k, weight, bias, eps = ctx.inputs
+        if not grad_mode._enabled:  # first-order backward: the formulas above on the saved xhat, rstd
+            return _layer_norm_vjp_numpy(ctx, g.data)
         dims = tuple(range(x.ndim - k, x.ndim))
         outer = tuple(range(x.ndim - k))
-        if not grad_mode._enabled:  # first-order backward: the formulas above on the saved xhat, rstd
-            return _layer_norm_vjp_numpy(ctx, g.data, dims, outer)
         d = x - x.mean(dim=dims, keepdim=True)
         rstd = ((d * d).mean(dim=dims, keepdim=True) + eps).rsqrt()
         xhat = d * rstd
@@ -94,16 +143,40 @@ class LayerNorm(Function):
         return gx, None, gw, gb, None
 
 
-def _layer_norm_vjp_numpy(ctx, g, dims, outer):
+def _rows(a, norm_shape):
+    """`a` as (M, D) rows of the trailing `norm_shape` (a view when it can be), and a vector of D ones."""
+    d = math.prod(norm_shape)
+    return a.reshape(a.size // d if d else 0, d), np.ones(d, dtype=a.dtype)
+
+
+def _layer_norm_vjp_numpy(ctx, g):
+    """LayerNorm's VJP on (M, D) rows, with row means and column sums as matrix-vector products."""
     x, _, weight, bias, _ = ctx.inputs
     xhat, rstd = ctx.xhat, ctx.rstd
-    gxhat = g * weight.data if weight is not None else g
-    gx = rstd * (gxhat - gxhat.mean(axis=dims, keepdims=True) - xhat * (gxhat * xhat).mean(axis=dims, keepdims=True))
-    gw = (g * xhat).sum(axis=outer) if weight is not None and ctx.needs_input_grad[2] else None
-    gb = g.sum(axis=outer) if bias is not None and ctx.needs_input_grad[3] else None
+    g, ones = _rows(g.astype(xhat.dtype, copy=False), xhat.shape[1:])
+    D = xhat.shape[1]
+    gw = gb = None
+    if weight is not None:
+        w = weight.data.reshape(-1).astype(xhat.dtype, copy=False)
+        g_xhat = g * xhat
+        if ctx.needs_input_grad[2]:
+            gw = np.ones(g.shape[0], g.dtype) @ g_xhat  # sum over rows
+        mean_gxhat_xhat = (g_xhat @ w) / D  # mean(gxhat * xhat), as gxhat = g * w
+        gxhat = g * w
+    else:
+        mean_gxhat_xhat = ((g * xhat) @ ones) / D
+        gxhat = g
+    if bias is not None and ctx.needs_input_grad[3]:
+        gb = np.ones(g.shape[0], g.dtype) @ g
+    mean_gxhat = (gxhat @ ones) / D
+    gx = xhat * mean_gxhat_xhat[:, None]  # rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
+    np.subtract(gxhat, gx, out=gx)
+    gx -= mean_gxhat[:, None]
+    gx *= rstd[:, None]
     wrap = Tensor._make
-    return (wrap(gx.astype(x.dtype, copy=False)), None, None if gw is None else wrap(np.asarray(gw)),
-            None if gb is None else wrap(np.asarray(gb)), None)
+    return (wrap(gx.reshape(x.shape).astype(x.dtype, copy=False)), None,
+            None if gw is None else wrap(gw.reshape(weight.shape).astype(weight.dtype, copy=False)),
+            None if gb is None else wrap(gb.reshape(bias.shape).astype(bias.dtype, copy=False)), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -172,6 +245,21 @@ def _class_dim_last(input, op):
     return input.movedim(1, -1).reshape(-1, input.shape[1]), rest
 
 
+def _class_targets(input, rows, rest, target, ignore_index, op):
+    """The flat class-index target, checked against the (N, C) rows: (t, keep, safe_t), keep = t != ignore_index."""
+    t = (target.data if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}")
+    n, c = rows.shape
+    if t.shape[0] != n:
+        raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target.data if isinstance(target, Tensor) else target))}")
+    keep = t != ignore_index
+    bad = keep & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes (ignore_index={ignore_index})")
+    return t, keep, np.where(keep, t, 0)
+
+
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     r"""loss_i = -w[t_i] * input[i, t_i] for log-probabilities `input` (N, C) or (N, C, d1, ...).
 
@@ -179,17 +267,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     targets that count. If every target is ignored, 'mean' returns 0 (PyTorch returns nan).
     """
     logp, rest = _class_dim_last(input, "nll_loss")
-    t = (target.data if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"nll_loss: expected integer class indices as target, got {t.dtype}")
+    t, keep, safe_t = _class_targets(input, logp, rest, target, ignore_index, "nll_loss")
     n, c = logp.shape
-    if t.shape[0] != n:
-        raise RuntimeError(f"nll_loss: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target.data if isinstance(target, Tensor) else target))}")
-    keep = t != ignore_index
-    bad = keep & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"nll_loss: target {int(t[bad][0])} is out of bounds for {c} classes (ignore_index={ignore_index})")
-    safe_t = np.where(keep, t, 0)
     w = np.ones(c) if weight is None else weight.data
     wt = Tensor._make((w[safe_t] * keep).astype(logp.dtype))
     picked = logp[np.arange(n), safe_t]
@@ -200,18 +279,95 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return _reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0)
 
 
+class CrossEntropy(Function):
+    r"""Cross-entropy of logits x (N, C) against class indices t (N,), in one op:
+        logp = x - m - log \sum_c e^{x_c - m}   (m the row max: nothing overflows),  p = softmax(x) = e^{logp}
+        loss_i = keep_i ((1 - eps) w_{t_i} (-logp_{i,t_i}) + eps/C \sum_c w_c (-logp_{i,c}))
+        keep_i = [t_i != ignore_index], w the class weights (1 without), eps the label smoothing
+        out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / D ('mean'), D = \sum_i keep_i w_{t_i} (1 if 0)
+    VJP: gx_i = r_i keep_i (a_i p_i - q_i),  a_i = (1 - eps) w_{t_i} + eps/C \sum_c w_c,
+         q_i = (1 - eps) w_{t_i} onehot(t_i) + eps/C w,   r = g ('none', 'sum') or g / D ('mean')
+         (without weights a_i = 1 and q_i is the smoothed one-hot target: gx_i = r_i keep_i (p_i - q_i))"""
+
+    @staticmethod
+    def forward(ctx, x, t, keep, weight, reduction, eps):
+        xd = x.data
+        n, c = xd.shape
+        z = xd - _row_max(xd)[:, None]
+        e = np.exp(z)
+        s = e @ np.ones(c, xd.dtype)  # row sums, >= 1
+        with np.errstate(divide="ignore"):  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
+            lse = np.log(s)
+        flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
+        wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
+        loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
+        loss *= wt
+        if eps:
+            w_sum = c if weight is None else float(weight.sum())
+            smooth = lse * w_sum - (z @ (np.ones(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+            smooth *= keep
+            loss *= 1 - eps
+            loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
+        total = float(wt.sum()) if reduction == "mean" else 1.0
+        ctx.e, ctx.s, ctx.flat, ctx.denom = e, s, flat, (total if total > 0 else 1.0)  # for the backward
+        if reduction == "none":
+            return loss
+        return np.asarray(loss.sum() if reduction == "sum" else loss.sum() / ctx.denom)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t, keep, weight, reduction, eps = ctx.inputs
+        n, c = x.shape
+        w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
+        r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
+        a = None if weight is None else (1 - eps) * w_t + (eps / c) * float(weight.sum())
+        if not grad_mode._enabled:  # first-order backward in numpy: p from the forward's e^{x - m} and its sum
+            gx = ctx.e / ctx.s[:, None]
+            if a is not None:
+                gx *= a[:, None]
+            gx.reshape(-1)[ctx.flat] -= (1 - eps) * w_t
+            if eps:
+                gx -= (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
+            gd = g.data
+            rg = (r * gd if reduction == "none" else r * gd.item()).astype(x.dtype, copy=False)
+            gx *= rg[:, None]
+            return Tensor._make(gx), None, None, None, None, None
+        q = np.zeros((n, c), x.dtype)  # create_graph: the same VJP in Tensor ops, differentiable again
+        q.reshape(-1)[ctx.flat] = (1 - eps) * w_t
+        if eps:
+            q += (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
+        p = softmax(x, dim=1)
+        ap = p if a is None else p * Tensor._make(a[:, None].astype(x.dtype))
+        rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x.dtype)[:, None])
+        return rg * (ap - Tensor._make(q)), None, None, None, None, None
+
+
+def _row_max(x):
+    """The max of each row of a 2-D array, a non-finite max replaced by 0 (so x - max is never inf - inf)."""
+    n, c = x.shape
+    if c <= 32:  # few columns: numpy's reduction along a short row is slow; reduce the transposed copy instead
+        m = np.ascontiguousarray(x.T).max(axis=0) if n and c else np.zeros(n, x.dtype)
+    else:
+        m = x.max(axis=1)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    return m
+
+
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     r"""Cross-entropy from logits: nll_loss(log_softmax(input, dim=1), target), computed stably.
 
     `target` holds class indices (N,) / (N, d1, ...), or class probabilities of input's shape.
-    With label_smoothing eps the target becomes (1 - eps) one_hot + eps / C.
+    With label_smoothing eps the target becomes (1 - eps) one_hot + eps / C. Class indices go through
+    one fused op (`CrossEntropy`); the class weights are constants (PyTorch refuses a weight that
+    requires grad). If every target is ignored, 'mean' returns 0 with zero gradient (PyTorch: nan).
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, dim=class_dim)
     c = input.shape[class_dim]
     if isinstance(target, Tensor) and target.dtype.kind == "f":  # probabilities
+        logp = log_softmax(input, dim=class_dim)
         if target.shape != input.shape:
             raise RuntimeError(f"cross_entropy: probability target of shape {tuple(target.shape)} must match input {tuple(input.shape)}")
         q = target * (1 - label_smoothing) + label_smoothing / c
@@ -220,29 +376,21 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         terms = logp * q if weight is None else logp * q * weight.reshape(wshape)
         loss = -terms.sum(dim=class_dim)
         return _reduce(loss, reduction, "cross_entropy")
-    try:
-        nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    except (RuntimeError, IndexError) as e:  # the user called cross_entropy: name it, not the helper
-        text = str(e)
-        if not text.startswith("nll_loss:"):
-            raise
-        raise type(e)("cross_entropy:" + text[len("nll_loss:"):]) from None
-    if label_smoothing == 0.0:
-        return nll
-    lp, rest = _class_dim_last(logp, "cross_entropy")
-    t = (target.data if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
-    keep = Tensor._make((t != ignore_index).astype(lp.dtype))
-    w = None if weight is None else weight
-    smooth = -((lp * w) if w is not None else lp).sum(dim=1) * keep
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    logits, rest = _class_dim_last(input, "cross_entropy")
+    _, keep, safe_t = _class_targets(input, logits, rest, target, ignore_index, "cross_entropy")
+    w = None
+    if weight is not None:
+        if tuple(weight.shape) != (c,):
+            raise RuntimeError(f"cross_entropy: weight of shape {tuple(weight.shape)} should have shape ({c},)")
+        w = weight.data
+    loss = CrossEntropy.apply(logits, safe_t, keep, w, reduction, float(label_smoothing))
     if reduction == "none":
-        smooth = smooth.reshape(rest) if rest else smooth.reshape(())
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    else:
-        wt = np.ones(c) if weight is None else weight.data
-        total = float((wt[np.where(t != ignore_index, t, 0)] * (t != ignore_index)).sum())
-        smooth = smooth.sum() / (total if total > 0 else 1.0)
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+        return loss.reshape(rest) if rest else loss.reshape(())
+    return loss
 
 
 def mse_loss(input, target, reduction="mean"):

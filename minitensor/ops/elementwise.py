@@ -413,24 +413,67 @@ class Erf(Function):
 
 class Gelu(Function):
     r"""out = x * Phi(x), Phi the standard normal CDF: Phi(x) = (1 + erf(x / sqrt 2)) / 2
-    approximate='tanh':  out = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3)
+    approximate='tanh':  out = x/2 * (1 + tanh u) = x * s,  s = sigmoid(2u) = 1 / (1 + e^{-2u}),
+                         u = sqrt(2/pi) * (x + 0.044715 x^3)   (one exp instead of a tanh)
     VJP: gx = g * (Phi(x) + x * phi(x)),  phi(x) = e^{-x^2/2} / sqrt(2 pi)
-         tanh: gx = g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2))"""
+         tanh: gx = g * (s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 * 0.044715 x^2))
+               (= g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx), with 1 + tanh u = 2s, 1 - tanh^2 u = 4s(1 - s))"""
 
     @staticmethod
     def forward(ctx, x, approximate):
         float_only(x, "gelu")
         d = x.data
         if approximate == "tanh":
-            return 0.5 * d * (1 + np.tanh(math.sqrt(2 / math.pi) * (d + 0.044715 * d * d * d)))
-        return 0.5 * d * (1 + _np_erf(d * (1 / math.sqrt(2))))
+            k = math.sqrt(2 / math.pi)
+            s = _square(d)  # s becomes -2u, then e^{-2u}, then sigmoid(2u), in place: one exp, no tanh
+            s *= -2 * k * 0.044715
+            s -= 2 * k
+            s *= d
+            with np.errstate(over="ignore"):  # e^{-2u} = inf for x << 0 gives s = 1/inf = 0, the limit
+                np.exp(s, out=s)
+            s += 1
+            np.reciprocal(s, out=s)
+            ctx.step = s  # out = x * step: the backward needs s, not another transcendental call
+            return d * s
+        cdf = _np_erf(d * (1 / math.sqrt(2)))
+        cdf += 1
+        cdf *= 0.5
+        ctx.step = cdf  # out = x * step, step = Phi(x): the backward does not recompute erf
+        return d * cdf
 
     @staticmethod
     def backward(ctx, g):
         x, approximate = ctx.inputs
-        if not grad_mode._enabled:  # first-order backward (no create_graph): the same slope in plain numpy
-            return Tensor._make(g.data * _gelu_slope(x.data, approximate, np.tanh, _np_erf, np.exp)), None
+        if not grad_mode._enabled:  # first-order backward (no create_graph): the VJP above in numpy
+            return Tensor._make(_gelu_slope_numpy(x.data, approximate, ctx.step, g.data)), None
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
+
+
+def _gelu_slope_numpy(x, approximate, step, g):
+    """g * d gelu / dx from the forward's saved step = sigmoid(2u) (tanh) or Phi(x) (none), in x's dtype."""
+    if approximate == "tanh":  # g * (s + x * s(1 - s) * 2k(1 + 3c x^2)): no transcendental call
+        k = math.sqrt(2 / math.pi)
+        slope = _square(x)
+        slope *= 2 * k * 3 * 0.044715
+        slope += 2 * k
+        slope *= x
+        one_minus = np.subtract(1, step, dtype=step.dtype)
+        one_minus *= step
+        slope *= one_minus
+    else:  # g * (Phi(x) + x * phi(x)): the one exp of the normal density
+        slope = _square(x)
+        slope *= -0.5
+        np.exp(slope, out=slope)
+        slope *= x
+        slope *= 1 / math.sqrt(2 * math.pi)
+    slope += step
+    slope *= g
+    return slope
+
+
+def _square(x):
+    """x * x as a new array, also for 0-d x (where `x * x` is a numpy scalar, which can't be updated in place)."""
+    return np.multiply(x, x, out=np.empty_like(x))
 
 
 def _gelu_slope(x, approximate, tanh, erf, exp):

@@ -513,7 +513,7 @@ TABLE = [
     # -- linear algebra: 1-D on either side, batched, broadcast batch dims --
     Op("matmul", "Matmul", mt.matmul, np.matmul,
        _case(mst.matmul_shapes().map(lambda r: r.input_shapes))),
-    Op("linear", None, lambda x, w, *b: F.linear(x, w, *b), lambda x, w, *b: x @ w.T + (b[0] if b else 0),
+    Op("linear", "Linear", lambda x, w, *b: F.linear(x, w, *b), lambda x, w, *b: x @ w.T + (b[0] if b else 0),
        linear_case()),
     # -- shape ops --
     Op("reshape", "Reshape", lambda a, shape: a.reshape(shape), lambda a, shape: a.reshape(shape), reshape_case()),
@@ -552,7 +552,7 @@ TABLE = [
     # -- nn.functional composites --
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
     Op("embedding", None, lambda w, idx: F.embedding(T(idx), w), lambda w, idx: w[idx], embedding_case()),
-    Op("cross_entropy", None,
+    Op("cross_entropy", "CrossEntropy",
        lambda x, target, **kw: F.cross_entropy(x, T(target), **_weight_as(x, kw)),
        np_cross_entropy, cross_entropy_case()),
     Op("nll_loss", None,
