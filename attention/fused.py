@@ -32,25 +32,6 @@ import minitensor as mt
 from minitensor.autograd import Function
 
 
-def _sum_to(g, shape):
-    """Sum `g` over the batch dims that were broadcast, down to `shape` (the input's shape)."""
-    shape = tuple(shape)
-    if tuple(g.shape) == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    return g.sum(dim=dims, keepdim=True).reshape(shape)
-
-
-def _np_sum_to(g, shape):
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    return g.sum(axis=dims, keepdims=True).reshape(shape)
-
-
 def _row_max(s):
     """max over the last axis. numpy's reduction along a short contiguous axis pays per row (3x
     slower than this at Tk = 11), so short rows take the elementwise maximum of their columns;
@@ -121,8 +102,8 @@ class FusedAttentionWeights(Function):
             # P is 0 there already; selecting also drops a NaN that a masked value put in dP
             d_p = mt.where(mask.allowed, d_p, 0.0)
         d_s = p * (d_p - (d_p * p).sum(dim=-1, keepdim=True))                # softmax VJP per row
-        d_query = _sum_to((d_s @ key) * scale, query.shape) if ctx.needs_input_grad[0] else None   # dQ = c dS K
-        d_key = _sum_to((d_s.mT @ query) * scale, key.shape) if ctx.needs_input_grad[1] else None  # dK = c dS^T Q
+        d_query = ((d_s @ key) * scale).sum_to_size(query.shape) if ctx.needs_input_grad[0] else None   # dQ = c dS K
+        d_key = ((d_s.mT @ query) * scale).sum_to_size(key.shape) if ctx.needs_input_grad[1] else None  # dK = c dS^T Q
         return d_query, d_key, None, None
 
 
@@ -130,17 +111,20 @@ def _backward_numpy(ctx, d_p):
     """`backward` line for line on the raw arrays: used whenever the backward pass is not recorded."""
     query, key, mask, scale = ctx.inputs
     p = ctx.output.data
-    if mask.allowed is not None:
-        d_s = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False)          # a fresh array: g is not ours
-        d_s -= _row_dot(d_s, p)                                                  # dP - rowsum(dP * P)
-    else:
-        d_s = d_p - _row_dot(d_p, p)
+    row_dot = _row_dot(d_p, p)                                                   # rowsum(dP * P)
+    if mask.allowed is not None and not np.isfinite(row_dot).all():
+        # a NaN or inf in dP (through a masked, non-finite value) makes its row's sum NaN, even where
+        # P = 0: drop the masked entries and sum again. A finite sum means a finite row of dP, whose
+        # masked entries the product with P = 0 below zeroes exactly, so the check is all it costs.
+        d_p = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False)
+        row_dot = _row_dot(d_p, p)
+    d_s = d_p - row_dot                                                          # dP - rowsum(dP * P)
     d_s *= p                                                                     # dS
     d_query = d_key = None
     if ctx.needs_input_grad[0]:
         d_query = d_s @ key.data                                                 # dQ = c dS K
         d_query *= scale
-        d_query = mt.from_numpy(_np_sum_to(d_query, query.shape))
+        d_query = mt.from_numpy(d_query).sum_to_size(query.shape)  # broadcast batch dims summed away
     if ctx.needs_input_grad[1]:
         scaled_query = ctx.__dict__.get("scaled_query")
         if scaled_query is not None:
@@ -148,7 +132,7 @@ def _backward_numpy(ctx, d_p):
         else:
             d_key = np.swapaxes(d_s, -1, -2) @ query.data                        # dK = c dS^T Q
             d_key *= scale
-        d_key = mt.from_numpy(_np_sum_to(d_key, key.shape))
+        d_key = mt.from_numpy(d_key).sum_to_size(key.shape)
     return d_query, d_key, None, None
 
 

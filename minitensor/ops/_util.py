@@ -61,6 +61,17 @@ def unbroadcast(g, shape):
     return g.reshape(shape) if g.shape != shape else g
 
 
+def unbroadcast_array(g, shape):
+    """`unbroadcast` for a raw ndarray `g`: the first-order backwards written in numpy use it."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    dims = broadcast_dims(shape, g.shape)
+    if dims:
+        g = g.sum(axis=dims, keepdims=True)
+    return g.reshape(shape)
+
+
 def finite_max(x, axis):
     """The max of ndarray `x` over `axis` (kept as size 1), with an infinite max replaced by 0.
 

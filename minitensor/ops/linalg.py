@@ -3,7 +3,8 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
-from ._util import operand, unbroadcast, binary_result
+from ..autograd import grad_mode
+from ._util import operand, unbroadcast, unbroadcast_array, binary_result
 
 
 class Matmul(Function):
@@ -31,6 +32,8 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
+        if not grad_mode._enabled and a.data.ndim > 1 and b.data.ndim > 1:
+            return _matmul_vjp_numpy(ctx, a.data, b.data, g.data)  # first order: the same formulas in numpy
         a2 = a.unsqueeze(0) if a.ndim == 1 else a  # (..., n, k)
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b  # (..., k, m)
         g2 = g.unsqueeze(-1) if b.ndim == 1 else g
@@ -44,6 +47,20 @@ class Matmul(Function):
             else:
                 gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
         return ga, gb
+
+
+def _matmul_vjp_numpy(ctx, x, y, g):
+    """Matmul's VJP on arrays of at least 2 dims, for the first-order backward (nothing recorded)."""
+    gx = gy = None
+    if ctx.needs_input_grad[0]:
+        gx = Tensor._make(unbroadcast_array(g @ np.swapaxes(y, -1, -2), x.shape))
+    if ctx.needs_input_grad[1]:
+        if y.ndim == 2 and x.ndim > 2:  # a weight shared by every row: sum over rows inside one GEMM
+            gy = x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
+        else:
+            gy = unbroadcast_array(np.swapaxes(x, -1, -2) @ g, y.shape)
+        gy = Tensor._make(gy)
+    return gx, gy
 
 
 @tensor_method()

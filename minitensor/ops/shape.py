@@ -195,6 +195,19 @@ def broadcast_to(input, shape):
 
 
 @tensor_method()
+def sum_to_size(input, *size):
+    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
+    size = _size_arg(size, "sum_to_size")
+    try:
+        fits = np.broadcast_shapes(size, input.data.shape) == input.data.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's shape {tuple(input.shape)}")
+    return unbroadcast(input, size)
+
+
+@tensor_method()
 def contiguous(input, memory_format=None):
     """Here every tensor acts contiguous (numpy handles strides), so this returns the tensor itself."""
     return input

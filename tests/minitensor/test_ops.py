@@ -761,3 +761,17 @@ def test_max_and_min_with_dim_return_indices():
     assert indices.tolist() == [1, 0]
     assert mt.min(x, dim=0).indices.tolist() == [0, 1, 0]
     assert x.max(dim=1, keepdim=True).indices.shape == (2, 1)
+
+
+def test_sum_to_size_is_the_adjoint_of_expand():
+    rng = np.random.default_rng(5)
+    x = mt.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
+    got = x.sum_to_size(3, 1)
+    np.testing.assert_allclose(got.data, x.data.sum(axis=(0, 2)).reshape(3, 1))
+    assert x.sum_to_size((2, 3, 4)) is x
+    u = mt.tensor(rng.standard_normal((3, 1)))
+    assert gradcheck(lambda x: x.sum_to_size(3, 1), (x,))
+    (gx,) = mt.autograd.grad(got, (x,), grad_outputs=u)
+    np.testing.assert_allclose(gx.data, np.broadcast_to(u.data, (2, 3, 4)))
+    with pytest.raises(RuntimeError, match=r"sum_to_size: size \[5\] is not expandable"):
+        x.sum_to_size(5)
