@@ -8,6 +8,8 @@
    name the op when it is wrong, so a buggy VJP is found where it is, not three ops later.
 4. Unless `retain_graph`, free each node's saved tensors once it has run.
 """
+import sys
+
 import numpy as np
 
 from . import grad_mode
@@ -157,8 +159,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 node.saved = ()
     finally:
         grad_mode._enabled = prev
-    for t, g in leaf_grads.values():
-        g = _run_hooks(t._hooks, g)
+    grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
+    for entry in leaf_grads.values():
+        t, g = entry
+        entry[1] = None
+        if t._hooks:
+            g = _run_hooks(t._hooks, g)
         if capture is not None:
             captured[id(t)] = g
         else:
@@ -175,10 +181,30 @@ def _run_hooks(hooks, g):
 
 
 def _store_grad(t, g, create_graph):
-    """Accumulate `g` into `t.grad`; without create_graph, as a copy, so .grad never aliases another tensor."""
-    if not create_graph:
-        g = _as_tensor(g.data.copy())
-    t.grad = g if t.grad is None else t.grad + g
+    """Accumulate `g` into `t.grad`. Without create_graph .grad never aliases another tensor: `g`
+    is copied unless nothing else holds it or its array (then taking it is the same, minus a copy)."""
+    if t.grad is not None:
+        t.grad = t.grad + g  # a new tensor either way
+    elif create_graph or _unshared(g):
+        t.grad = g
+    else:
+        t.grad = _as_tensor(g.data.copy())
+
+
+_getrefcount = getattr(sys, "getrefcount", None)
+
+
+def _unshared(g):
+    """True when only the engine refers to the Tensor `g` and to its array, which owns its memory.
+
+    References: the caller's loop variable, `_store_grad`'s and this function's parameter, and
+    getrefcount's argument make 4 for the tensor; its `.data` slot, the local `arr` and the
+    argument make 3 for the array. Any other holder (the user's upstream gradient, a hook, a view, a second leaf given the
+    same tensor) raises a count, and the gradient is copied. Without reference counts: always copy.
+    """
+    arr = g.data
+    return (_getrefcount is not None and type(g) is _tensor_class() and arr.base is None
+            and arr.flags.owndata and arr.flags.writeable and _getrefcount(g) == 4 and _getrefcount(arr) == 3)
 
 
 def _accumulate(leaf_grads, t, g):

@@ -436,6 +436,34 @@ def test_grad_never_aliases_another_tensors_memory():
     assert not np.shares_memory(x.grad.data, y.grad.data)
 
 
+def test_grad_is_a_copy_whenever_anyone_else_holds_the_gradient():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (x + y).sum().backward()  # Add hands the same gradient tensor to both leaves
+    assert not np.shares_memory(x.grad.data, y.grad.data)
+    kept = []
+    z = leaf([1.0, 2.0])
+    z.register_hook(lambda g: kept.append(g))
+    (z * 3).sum().backward()
+    assert not np.shares_memory(z.grad.data, kept[0].data)
+    w = leaf([[1.0, 2.0]])
+    w.reshape(2).backward(mt.tensor([1.0, 1.0], dtype=mt.float64))  # Reshape's VJP returns a view
+    assert w.grad.data.base is None or not np.shares_memory(w.grad.data, w.data)
+
+
+def test_a_gradient_nobody_else_holds_becomes_grad_without_a_copy(monkeypatch):
+    from minitensor.autograd import engine
+
+    copies = []
+    real = engine._as_tensor
+    monkeypatch.setattr(engine, "_as_tensor", lambda a: copies.append(a) or real(a))
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    w = mt.tensor([[1.0, 0.5], [0.25, 2.0]], dtype=mt.float64)
+    m = mt.tensor([[1.0, -1.0], [2.0, 0.5]], dtype=mt.float64)
+    (x @ w * m).sum().backward()
+    assert copies == []
+    assert_close(x.grad, m.data @ w.data.T)  # d/dx sum((x w) * m) = m w^T
+
+
 def test_grad_of_a_leaf_used_as_root_is_a_copy():
     x = leaf([1.0, 2.0])
     g = mt.tensor([5.0, 6.0], dtype=mt.float64)
