@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import unbroadcast
+from ..ops._util import ones_vector, unbroadcast
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -43,7 +43,7 @@ class Linear(Function):
             g2, wd = g.data.reshape(-1, weight.shape[0]), weight.data
             gx = Tensor._make((g2 @ wd).reshape(x.shape)) if needs[0] else None
             gw = Tensor._make(g2.T @ x.data.reshape(-1, weight.shape[1])) if needs[1] else None
-            gb = Tensor._make(np.ones(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
+            gb = Tensor._make(ones_vector(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
             return gx, gw, gb
         g2 = g.reshape(-1, weight.shape[0])
         gx = (g @ weight) if needs[0] else None
@@ -146,7 +146,7 @@ class LayerNorm(Function):
 def _rows(a, norm_shape):
     """`a` as (M, D) rows of the trailing `norm_shape` (a view when it can be), and a vector of D ones."""
     d = math.prod(norm_shape)
-    return a.reshape(a.size // d if d else 0, d), np.ones(d, dtype=a.dtype)
+    return a.reshape(a.size // d if d else 0, d), ones_vector(d, a.dtype)
 
 
 def _layer_norm_vjp_numpy(ctx, g):
@@ -160,14 +160,14 @@ def _layer_norm_vjp_numpy(ctx, g):
         w = weight.data.reshape(-1).astype(xhat.dtype, copy=False)
         g_xhat = g * xhat
         if ctx.needs_input_grad[2]:
-            gw = np.ones(g.shape[0], g.dtype) @ g_xhat  # sum over rows
+            gw = ones_vector(g.shape[0], g.dtype) @ g_xhat  # sum over rows
         mean_gxhat_xhat = (g_xhat @ w) / D  # mean(gxhat * xhat), as gxhat = g * w
         gxhat = g * w
     else:
         mean_gxhat_xhat = ((g * xhat) @ ones) / D
         gxhat = g
     if bias is not None and ctx.needs_input_grad[3]:
-        gb = np.ones(g.shape[0], g.dtype) @ g
+        gb = ones_vector(g.shape[0], g.dtype) @ g
     mean_gxhat = (gxhat @ ones) / D
     gx = xhat * mean_gxhat_xhat[:, None]  # rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
     np.subtract(gxhat, gx, out=gx)
@@ -295,7 +295,7 @@ class CrossEntropy(Function):
         n, c = xd.shape
         z = xd - _row_max(xd)[:, None]
         e = np.exp(z)
-        s = e @ np.ones(c, xd.dtype)  # row sums, >= 1
+        s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
         with np.errstate(divide="ignore"):  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
             lse = np.log(s)
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
@@ -304,7 +304,7 @@ class CrossEntropy(Function):
         loss *= wt
         if eps:
             w_sum = c if weight is None else float(weight.sum())
-            smooth = lse * w_sum - (z @ (np.ones(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+            smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
             smooth *= keep
             loss *= 1 - eps
             loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c

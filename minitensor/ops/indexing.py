@@ -67,7 +67,9 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, src, key, shape):
         out = np.zeros(shape, dtype=src.dtype)
-        if _is_advanced(key):
+        if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
+            _add_rows(out, key[0], src.data)  # an embedding's backward: whole rows, summed per index
+        elif _is_advanced(key):
             np.add.at(out, _scatter_key(key), src.data)
         else:
             out[key] = src.data  # basic indexing never reads an element twice
@@ -77,6 +79,21 @@ class IndexAdd(Function):
     def backward(ctx, g):
         _, key, _ = ctx.inputs
         return Index.apply(g, key), None, None
+
+
+def _add_rows(out, idx, src):
+    """out[idx[i]] += src[i] for whole rows i, repeated indices accumulating (an embedding's backward).
+
+    np.add.at does this one element at a time (about 1 ms for 704 rows of 48 here); for a small
+    table the same sums are one matrix product with the one-hot matrix of the indices."""
+    idx = idx.reshape(-1)
+    rows = out.shape[0]
+    if rows * idx.size > 1 << 17 or idx.size == 0:
+        np.add.at(out, idx, src)
+        return
+    idx = np.where(idx < 0, idx + rows, idx)  # numpy's negative indices, as np.add.at reads them
+    one_hot = (np.arange(rows)[:, None] == idx).astype(out.dtype)         # (rows, N)
+    out.reshape(rows, -1)[...] += one_hot @ src.reshape(idx.size, -1)     # (rows, N) @ (N, D)
 
 
 def _describe(key):
