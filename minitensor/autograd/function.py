@@ -44,10 +44,15 @@ class Function:
     #: ops the library defines register themselves here; the test suite checks each has a gradcheck
     differentiable = True
 
-    def __getattr__(self, name):  # only called for a field apply did not set (a node that records nothing)
-        if name in _UNRECORDED:
-            value = _UNRECORDED[name]
-            return (False,) * len(self.inputs or ()) if name == "needs_input_grad" else value
+    def __getattr__(self, name):  # only called for a field that was never set
+        if name == "needs_input_grad":  # made on first use: many nodes never read it
+            needs = [False] * len(self.inputs or ())
+            for i, _ in getattr(self, "edges", ()):
+                needs[i] = True
+            self.needs_input_grad = needs = tuple(needs)
+            return needs
+        if name in _UNRECORDED:  # a node that records nothing
+            return _UNRECORDED[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __init_subclass__(cls, **kwargs):
@@ -110,14 +115,16 @@ class Function:
         ctx = _new(cls)
         ctx.inputs = args
         edges = None
-        enabled = grad_mode._enabled
-        if enabled:
-            edges = [(i, a) for i, a in enumerate(args) if isinstance(a, _Tensor) and a._rg]
-            if edges:
-                needs = [False] * len(args)
-                for i, _ in edges:
-                    needs[i] = True
-                ctx.needs_input_grad = tuple(needs)
+        if grad_mode._enabled:
+            i = 0
+            for a in args:  # the inputs that need a gradient, and their versions now (a plain loop: cheapest)
+                if isinstance(a, _Tensor) and a._rg:
+                    if edges is None:
+                        edges, versions = [(i, a)], [a._version]
+                    else:
+                        edges.append((i, a))
+                        versions.append(a._version)
+                i += 1
             grad_mode._enabled = False  # ops inside forward are not recorded
             try:
                 raw = cls.forward(ctx, *args)
@@ -133,9 +140,9 @@ class Function:
         out._version = 0
         if _anomaly.enabled:
             _anomaly.check_forward(ctx, out)
-        if edges and raw.dtype.kind == "f":
+        if edges is not None and raw.dtype.kind == "f":
             ctx.edges = edges
-            ctx.versions = [a._version for _, a in edges]
+            ctx.versions = versions
             ctx._out = _ref(out)
             ctx.hooks = None
             ctx.retain = False
@@ -152,8 +159,7 @@ class Function:
 
 
 _new = object.__new__
-_UNRECORDED = {"needs_input_grad": None, "saved": (), "edges": (), "versions": (), "_out": None, "hooks": None,
-               "retain": False}
+_UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None, "hooks": None, "retain": False}
 _ref = weakref.ref
 _Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)
 

@@ -31,8 +31,9 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        out = np.sum(x.data, axis=dims, keepdims=keepdim)
-        return out.astype(np.int64) if x.dtype.kind in "biu" else out
+        d = x.data
+        out = d.sum(axis=dims, keepdims=keepdim)  # the method: numpy's np.sum adds a Python-level wrapper
+        return out.astype(np.int64) if d.dtype.kind in "biu" else out
 
     @staticmethod
     def backward(ctx, g):
@@ -47,7 +48,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "mean")
-        return np.mean(x.data, axis=dims, keepdims=keepdim)
+        return x.data.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -114,7 +115,7 @@ class Amax(Function):
     def forward(ctx, x, dims, keepdim):
         if x.data.size == 0:
             raise RuntimeError(f"amax: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.max(x.data, axis=dims, keepdims=keepdim)
+        return x.data.max(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -129,7 +130,7 @@ class Amin(Function):
     def forward(ctx, x, dims, keepdim):
         if x.data.size == 0:
             raise RuntimeError(f"amin: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.min(x.data, axis=dims, keepdims=keepdim)
+        return x.data.min(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
