@@ -54,12 +54,33 @@ def _row_dot(a, b):
     return np.einsum("...j,...j->...", a, b)[..., None]
 
 
+def _scores(ctx, q, k, mask, scale):
+    """S = c Q K^T (+ the float mask), a fresh array. c Q K^T = (c Q) K^T: the smaller of Q (Tq, d)
+    and S (Tq, Tk) is scaled, and the backward reuses c Q for dK."""
+    if k.shape[-2] > k.shape[-1]:
+        ctx.scaled_query = q * scale                                          # (..., Tq, d)
+        s = ctx.scaled_query @ k.swapaxes(-1, -2)                         # (..., Tq, Tk)
+    else:
+        s = q @ k.swapaxes(-1, -2)                                        # (..., Tq, Tk)
+        s *= scale
+    if mask.bias is not None:
+        s += mask.bias.data
+    return s
+
+
+def _all_finite(a):
+    """Whether every entry of `a` is finite: its sum is (an overflow only costs the careful path)."""
+    return np.isfinite(np.add.reduce(a, axis=None))
+
+
 def _softmax_rows_(s):
-    """Softmax along the last axis, in place; every row here has at least one finite entry."""
+    """Softmax along the last axis, in place; every row here has at least one finite entry.
+    Returns (P, the row sums before normalising: NaN where a row held a NaN)."""
     s -= _row_max(s)
     np.exp(s, out=s)
-    s /= _row_sum(s)
-    return s
+    row_sum = _row_sum(s)
+    s /= row_sum
+    return s, row_sum
 
 
 class FusedAttentionWeights(Function):
@@ -71,22 +92,22 @@ class FusedAttentionWeights(Function):
 
     @staticmethod
     def forward(ctx, query, key, mask, scale):
-        # c Q K^T = (c Q) K^T: scale the smaller of Q (Tq, d) and S (Tq, Tk); backward reuses c Q for dK
-        q, k = query.data, key.data
-        if k.shape[-2] > k.shape[-1]:
-            ctx.scaled_query = q * scale                                      # (..., Tq, d)
-            s = ctx.scaled_query @ np.swapaxes(k, -1, -2)                     # (..., Tq, Tk)
-        else:
-            s = q @ np.swapaxes(k, -1, -2)                                    # (..., Tq, Tk)
-            s *= scale
-        if mask.bias is not None:
-            s += mask.bias.data
-        if mask.allowed is not None:
-            # -inf so masked keys get exactly 0 weight (overwriting, so a NaN there is gone too);
-            # a fully masked row gets 0 logits instead (a finite softmax, zeroed below): no 0/0.
-            fill = np.where(mask.row_any, -np.inf, 0.0) if mask.empty_rows else -np.inf
-            np.copyto(s, fill, where=mask.masked, casting="unsafe")
-        p = _softmax_rows_(s)                                                # (..., Tq, Tk)
+        s = _scores(ctx, query.data, key.data, mask, scale)                  # (..., Tq, Tk)
+        if mask.allowed is None:
+            return _softmax_rows_(s)[0]                                      # (..., Tq, Tk)
+        if not mask.empty_rows:
+            # -inf added where masked: those keys get exactly 0 weight. A NaN score (a NaN key)
+            # stays NaN, even where masked, and makes its row's sum NaN: then the slow way below.
+            s += mask.additive(s.dtype)
+            p, row_sum = _softmax_rows_(s)
+            if _all_finite(row_sum):
+                return p
+            s = _scores(ctx, query.data, key.data, mask, scale)
+        # -inf by overwriting, so a NaN there is gone too; a fully masked row gets 0 logits
+        # instead (a finite softmax, zeroed below): no 0/0.
+        fill = np.where(mask.row_any, -np.inf, 0.0) if mask.empty_rows else -np.inf
+        np.copyto(s, fill, where=mask.masked, casting="unsafe")
+        p = _softmax_rows_(s)[0]                                             # (..., Tq, Tk)
         if mask.empty_rows:
             np.copyto(p, 0, where=~mask.row_any)
         return p
@@ -112,7 +133,7 @@ def _backward_numpy(ctx, d_p):
     query, key, mask, scale = ctx.inputs
     p = ctx.output.data
     row_dot = _row_dot(d_p, p)                                                   # rowsum(dP * P)
-    if mask.allowed is not None and not np.isfinite(row_dot).all():
+    if mask.allowed is not None and not _all_finite(row_dot):
         # a NaN or inf in dP (through a masked, non-finite value) makes its row's sum NaN, even where
         # P = 0: drop the masked entries and sum again. A finite sum means a finite row of dP, whose
         # masked entries the product with P = 0 below zeroes exactly, so the check is all it costs.
@@ -128,9 +149,9 @@ def _backward_numpy(ctx, d_p):
     if ctx.needs_input_grad[1]:
         scaled_query = ctx.__dict__.get("scaled_query")
         if scaled_query is not None:
-            d_key = np.swapaxes(d_s, -1, -2) @ scaled_query                      # dK = dS^T (c Q)
+            d_key = d_s.swapaxes(-1, -2) @ scaled_query                      # dK = dS^T (c Q)
         else:
-            d_key = np.swapaxes(d_s, -1, -2) @ query.data                        # dK = c dS^T Q
+            d_key = d_s.swapaxes(-1, -2) @ query.data                        # dK = c dS^T Q
             d_key *= scale
         d_key = mt.from_numpy(d_key).sum_to_size(key.shape)
     return d_query, d_key, None, None

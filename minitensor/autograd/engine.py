@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from . import grad_mode
+from . import function as _function
 from .function import _freed_message, _tensor_class
 from .. import _anomaly
 
@@ -23,8 +24,7 @@ def _as_tensor(x):
 
 
 def _root_grad(t, g):
-    from ..tensor import Tensor
-
+    Tensor = _function._Tensor
     if g is None:
         if t.data.size != 1:
             raise RuntimeError(
@@ -203,7 +203,7 @@ def _unshared(g):
     same tensor) raises a count, and the gradient is copied. Without reference counts: always copy.
     """
     arr = g.data
-    return (_getrefcount is not None and type(g) is _tensor_class() and arr.base is None
+    return (_getrefcount is not None and type(g) is _function._Tensor and arr.base is None
             and arr.flags.owndata and arr.flags.writeable and _getrefcount(g) == 4 and _getrefcount(arr) == 3)
 
 

@@ -200,7 +200,9 @@ def broadcast_to(input, shape):
 @tensor_method()
 def sum_to_size(input, *size):
     """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
-    size = _size_arg(size, "sum_to_size")
+    size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
+    if size == input.data.shape:
+        return input
     try:
         fits = np.broadcast_shapes(size, input.data.shape) == input.data.shape
     except ValueError:
