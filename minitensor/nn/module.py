@@ -383,12 +383,15 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
+        d = self.__dict__
+        if not (d["_forward_pre_hooks"] or d["_forward_hooks"]):  # the usual case: straight to forward
+            return self.forward(*args, **kwargs)
+        for hook in list(d["_forward_pre_hooks"].values()):
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
+        for hook in list(d["_forward_hooks"].values()):
             res = hook(self, args, out)
             if res is not None:
                 out = res

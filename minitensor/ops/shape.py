@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import unbroadcast
@@ -30,7 +31,10 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g.reshape(ctx.inputs[0].shape), None
+        x = ctx.inputs[0]
+        if not grad_mode._enabled:  # first order: a view of the array, no recorded op needed
+            return Tensor._make(g.data.reshape(x.data.shape)), None
+        return g.reshape(x.shape), None
 
 
 @tensor_method("reshape", "view")
@@ -95,7 +99,10 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g.permute(tuple(np.argsort(ctx.inputs[1]).tolist())), None
+        inverse = tuple(np.argsort(ctx.inputs[1]).tolist())
+        if not grad_mode._enabled:  # first order: a view of the array, no recorded op needed
+            return Tensor._make(g.data.transpose(inverse)), None
+        return g.permute(inverse), None
 
 
 @tensor_method()
