@@ -259,9 +259,12 @@ class Tensor:
     # ---- autograd -------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
-        from .autograd.engine import backward
-
-        backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        if inputs is None:  # the usual call: straight to the engine
+            if retain_graph is None:
+                retain_graph = create_graph
+            _engine().run_backward((self,), (gradient,), retain_graph, create_graph)
+            return
+        _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self):
         """The same data, cut from the graph (shares memory, like PyTorch)."""
@@ -456,6 +459,17 @@ class Tensor:
 from .autograd import function as _function  # noqa: E402
 
 _function._Tensor = Tensor  # Function.apply makes Tensors without importing this module
+
+
+def _engine():
+    """The backward engine (it imports this module, so it is found on first use, then kept)."""
+    global _ENGINE
+    if _ENGINE is None:
+        from .autograd import engine as _ENGINE
+    return _ENGINE
+
+
+_ENGINE = None
 
 
 def _raw(x):

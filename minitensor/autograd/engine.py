@@ -33,7 +33,7 @@ def _root_grad(t, g):
             )
         return Tensor._make(np.ones_like(t.data))
     g = g if isinstance(g, Tensor) else Tensor._make(np.asarray(g, dtype=t.dtype))
-    if g.shape != t.shape:
+    if g.data.shape != t.data.shape:
         raise RuntimeError(
             f"backward: gradient has shape {tuple(g.shape)} but the output has shape {tuple(t.shape)}"
         )
@@ -84,7 +84,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     node_grads = {}
     leaf_grads = {}  # id(leaf) -> [leaf, accumulated gradient]
     for t, g in zip(outputs, grad_outputs):
-        if not t.requires_grad:
+        if not t._rg:
             raise RuntimeError(
                 f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
                 "(did you forget requires_grad=True, or compute it under no_grad?)"
