@@ -6,7 +6,8 @@
    sent their gradient, so it runs once, with the sum of everything that flows into it.
 3. Check each returned gradient against its input (same shape; dtype cast like PyTorch does) and
    name the op when it is wrong, so a buggy VJP is found where it is, not three ops later.
-4. Unless `retain_graph`, free each node's saved tensors once it has run.
+4. Unless `retain_graph`, free each node's saved tensors (and whatever forward kept on ctx) once
+   it has run.
 """
 import sys
 
@@ -157,6 +158,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if not retain_graph:
                 node.inputs = None
                 node.saved = ()
+                node.__dict__.clear()  # what forward kept on ctx for the backward (e.g. LayerNorm's xhat)
     finally:
         grad_mode._enabled = prev
     grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is

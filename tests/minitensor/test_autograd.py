@@ -501,3 +501,17 @@ def test_requires_grad_propagates_and_leaves_are_leaves():
     assert not (c * 2).requires_grad
     with pytest.raises(RuntimeError, match="only change requires_grad of leaf"):
         y.requires_grad_(False)
+
+
+def test_backward_frees_what_forward_kept_on_ctx_unless_the_graph_is_retained():
+    x = leaf([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+    w = mt.tensor([1.0, -2.0, 0.5], dtype=mt.float64)
+    y = mt.nn.functional.layer_norm(x, (3,))
+    node = y.grad_fn
+    assert "xhat" in node.__dict__  # LayerNorm keeps xhat and rstd for its backward
+    (y * w).sum().backward(retain_graph=True)
+    first = x.grad.data.copy()
+    assert "xhat" in node.__dict__
+    (y * w).sum().backward()  # a second backward still has what it needs, then frees it
+    np.testing.assert_allclose(x.grad.data, 2 * first)
+    assert node.__dict__ == {} and node.inputs is None
