@@ -5,6 +5,7 @@ is only meaningful next to another time taken at the same moment. `interleaved` 
 the contenders A B A B ... (each repeat times every step back to back) and returns the median
 of each, and the scripts print ratios of those medians.
 """
+import argparse
 import os
 import statistics
 import time
@@ -84,3 +85,18 @@ def import_torch(user_env):
         print("PyTorch is not installed: skipping the PyTorch baseline.")
         return None
     return torch
+
+
+def run_options(argv, doc, full, quick, smoke, what="calls"):
+    """The options every timing script shares: --quick, --repeats, --number and the test suite's
+    hidden --smoke. `full`, `quick` and `smoke` are (repeats, number) pairs; returns them resolved."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{quick[0]} repeats of {quick[1]} {what} (well under a minute)")
+    parser.add_argument("--repeats", type=int, help=f"interleaved repeats (default {full[0]}, --quick {quick[0]})")
+    parser.add_argument("--number", type=int,
+                        help=f"{what} per timed block (default {full[1]}, --quick {quick[1]})")
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    repeats, number = smoke if args.smoke else quick if args.quick else full
+    return args.repeats or repeats, args.number or number

@@ -7,9 +7,8 @@ matters is the ratio printed in the last column (minitensor time / PyTorch time 
 below 1 means minitensor is faster). Without PyTorch installed, only minitensor's times are
 printed.
 
-    python benchmarks/bench_core.py [--quick] [--repeats 5] [--inner 20]
+    python benchmarks/bench_core.py [--quick] [--repeats 5] [--number 20]
 """
-import argparse
 import os
 import sys
 
@@ -19,7 +18,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import minitensor  # noqa: E402
-from benchmarks._timing import interleaved, tune_malloc  # noqa: E402
+from benchmarks._timing import interleaved, run_options, tune_malloc  # noqa: E402
 
 
 def tiny_ops(lib):
@@ -87,14 +86,7 @@ WORKLOADS = [tiny_ops, mlp_step, attention_step, layer_norm_step]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 repeats of 10 calls")
-    ap.add_argument("--repeats", type=int, help="interleaved repeats (default 9, --quick 3)")
-    ap.add_argument("--inner", type=int, help="calls per timed block (default 20, --quick 10)")
-    ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
-    args = ap.parse_args(argv)
-    repeats, inner = (1, 1) if args.smoke else (3, 10) if args.quick else (9, 20)
-    repeats, inner = args.repeats or repeats, args.inner or inner
+    repeats, inner = run_options(argv, __doc__, full=(9, 20), quick=(3, 10), smoke=(1, 1))
     tune_malloc(minitensor)
     try:
         import torch

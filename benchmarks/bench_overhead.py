@@ -14,7 +14,6 @@ How to read it: the first table's "overhead" column is what minitensor adds per 
 for forward + backward (`op(x).backward(g)` against numpy's forward and its hand-written VJP),
 for information. Timings vary with the machine's load; the differences are the result.
 """
-import argparse
 import os
 import statistics
 import sys
@@ -27,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
-from benchmarks._timing import interleaved, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import interleaved, run_options, table, tune_malloc, verdict  # noqa: E402
 
 TARGET_US = 1.0  # median forward overhead per op
 
@@ -111,14 +110,7 @@ class Case:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 repeats of 1000 calls (well under a minute)")
-    parser.add_argument("--repeats", type=int, help="interleaved repeats (default 15, --quick 3)")
-    parser.add_argument("--number", type=int, help="calls per timed block (default 2000, --quick 1000)")
-    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
-    args = parser.parse_args(argv)
-    repeats, number = (1, 2) if args.smoke else (3, 1000) if args.quick else (15, 2000)
-    repeats, number = args.repeats or repeats, args.number or number
+    repeats, number = run_options(argv, __doc__, full=(15, 2000), quick=(3, 1000), smoke=(1, 2))
 
     tune_malloc(mt)
     print(f"{repeats} interleaved repeats of {number} calls per op; medians, in µs per call\n")

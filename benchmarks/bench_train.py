@@ -17,7 +17,6 @@ PyTorch-default is the target (at most 1.0: as fast as PyTorch eager as its user
 minitensor / PyTorch-1-thread is for information, as are the autograd nodes per step. Note
 `minitensor.tune_malloc()` changes the allocator for the whole process, PyTorch's steps included.
 """
-import argparse
 import itertools
 import os
 import sys
@@ -33,7 +32,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
-from benchmarks._timing import import_torch, interleaved, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, run_options, table, tune_malloc, verdict  # noqa: E402
 
 TARGET = 1.0  # minitensor / PyTorch on its default threads
 
@@ -132,14 +131,7 @@ def cycling(step, data):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="5 repeats of 5 steps (well under a minute)")
-    parser.add_argument("--repeats", type=int, help="interleaved repeats (default 15, --quick 5)")
-    parser.add_argument("--number", type=int, help="training steps per timed block (default 10, --quick 5)")
-    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)  # the test suite's tiny run
-    args = parser.parse_args(argv)
-    repeats, number = (1, 1) if args.smoke else (5, 5) if args.quick else (15, 10)
-    repeats, number = args.repeats or repeats, args.number or number
+    repeats, number = run_options(argv, __doc__, full=(15, 10), quick=(5, 5), smoke=(1, 1), what="training steps")
 
     tune_malloc(mt)
     torch = import_torch(_USER_ENV)

@@ -52,13 +52,14 @@ def unbroadcast(g, shape):
 
     Broadcasting copies an input along new leading dims and along its size-1 dims, so each copy's
     gradient flows back to the one element it came from: sum over those dims, keep the rest.
+    `g` is a Tensor (a recorded VJP) or an ndarray (a first-order VJP written in numpy).
     """
     shape = tuple(shape)
     if g.shape == shape:
         return g
     dims = broadcast_dims(shape, g.shape)
     if dims:
-        g = g.sum(dim=dims, keepdim=True)
+        g = g.sum(axis=dims, keepdims=True) if isinstance(g, np.ndarray) else g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g
 
 
@@ -69,17 +70,6 @@ def ones_vector(n, dtype):
     ones = np.ones(n, dtype=dtype)
     ones.flags.writeable = False
     return ones
-
-
-def unbroadcast_array(g, shape):
-    """`unbroadcast` for a raw ndarray `g`: the first-order backwards written in numpy use it."""
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    dims = broadcast_dims(shape, g.shape)
-    if dims:
-        g = g.sum(axis=dims, keepdims=True)
-    return g.reshape(shape)
 
 
 def finite_max(x, axis):

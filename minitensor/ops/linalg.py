@@ -4,7 +4,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ..autograd import grad_mode
-from ._util import operand, unbroadcast, unbroadcast_array, binary_result
+from ._util import operand, unbroadcast, binary_result
 
 
 class Matmul(Function):
@@ -53,12 +53,12 @@ def _matmul_vjp_numpy(ctx, x, y, g):
     """Matmul's VJP on arrays of at least 2 dims, for the first-order backward (nothing recorded)."""
     gx = gy = None
     if ctx.needs_input_grad[0]:
-        gx = Tensor._make(unbroadcast_array(g @ y.swapaxes(-1, -2), x.shape))
+        gx = Tensor._make(unbroadcast(g @ y.swapaxes(-1, -2), x.shape))
     if ctx.needs_input_grad[1]:
         if y.ndim == 2 and x.ndim > 2:  # a weight shared by every row: sum over rows inside one GEMM
             gy = x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
         else:
-            gy = unbroadcast_array(x.swapaxes(-1, -2) @ g, y.shape)
+            gy = unbroadcast(x.swapaxes(-1, -2) @ g, y.shape)
         gy = Tensor._make(gy)
     return gx, gy
 
