@@ -70,27 +70,31 @@ def _check_qkv(query, key, value, op):
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, mt.Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
-        if t.ndim < 2:
+        if t.data.ndim < 2:
             raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {tuple(t.shape)}")
-        if t.dtype.kind != "f":
+        if t.data.dtype.kind != "f":
             raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
-    shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
-    if not query.dtype == key.dtype == value.dtype:
+    q, k, v = query.data.shape, key.data.shape, value.data.shape
+    if not query.data.dtype == key.data.dtype == value.data.dtype:
         raise RuntimeError(f"{op}: query, key and value must have the same dtype, got "
                            f"{query.dtype}, {key.dtype} and {value.dtype}")
-    if query.shape[-1] != key.shape[-1]:
-        raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {shapes}")
-    if key.shape[-2] != value.shape[-2]:
-        raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {shapes}")
-    batch = query.data.shape[:-2]
-    if batch == key.data.shape[:-2] == value.data.shape[:-2]:  # the usual case, without numpy's slow check
-        return batch + (query.shape[-2], key.shape[-2]), True
+    if q[-1] != k[-1]:
+        raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {_shapes(q, k, v)}")
+    if k[-2] != v[-2]:
+        raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {_shapes(q, k, v)}")
+    batch = q[:-2]
+    if batch == k[:-2] == v[:-2]:  # the usual case, without numpy's slow check
+        return batch + (q[-2], k[-2]), True
     try:
-        batch = np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
-        out_batch = np.broadcast_shapes(batch, tuple(value.shape[:-2]))
+        batch = np.broadcast_shapes(q[:-2], k[:-2])
+        out_batch = np.broadcast_shapes(batch, v[:-2])
     except ValueError:
-        raise RuntimeError(f"{op}: the batch dims of {shapes} cannot be broadcast together") from None
-    return batch + (query.shape[-2], key.shape[-2]), out_batch == batch
+        raise RuntimeError(f"{op}: the batch dims of {_shapes(q, k, v)} cannot be broadcast together") from None
+    return batch + (q[-2], k[-2]), out_batch == batch
+
+
+def _shapes(q, k, v):
+    return f"query {q}, key {k}, value {v}"
 
 
 def _dropout_keep(shape, p):
