@@ -125,6 +125,8 @@ class Function:
                         edges.append((i, a))
                         versions.append(a._version)
                 i += 1
+            if edges is not None:
+                ctx.edges = edges  # before forward, which may read ctx.needs_input_grad (made from it)
             grad_mode._enabled = False  # ops inside forward are not recorded
             try:
                 raw = cls.forward(ctx, *args)
@@ -141,7 +143,6 @@ class Function:
         if _anomaly.enabled:
             _anomaly.check_forward(ctx, out)
         if edges is not None and raw.dtype.kind == "f":
-            ctx.edges = edges
             ctx.versions = versions
             ctx._out = _ref(out)
             ctx.hooks = None

@@ -317,6 +317,28 @@ def test_user_function_save_for_backward_and_needs_input_grad():
     assert mt.autograd.gradcheck(lambda t: ScaledCube.apply(t, 0.5), (leaf([0.3, -1.1]),))
 
 
+def test_forward_can_read_needs_input_grad_as_in_pytorch():
+    seen = []
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            seen.append(ctx.needs_input_grad)
+            return a.data * b.data
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.inputs
+            return g * b, None
+
+    a, b = leaf([2.0]), mt.tensor([3.0], dtype=mt.float64)
+    Scale.apply(a, b).sum().backward()
+    with mt.no_grad():
+        Scale.apply(a, b)
+    assert seen == [(True, False), (False, False)]
+    assert_close(a.grad, [3.0])
+
+
 def test_needs_input_grad_is_false_for_inputs_without_grad():
     seen = {}
 
