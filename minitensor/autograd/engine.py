@@ -193,7 +193,9 @@ def _store_grad(t, g, create_graph):
         t.grad = _as_tensor(g.data.copy())
 
 
-_getrefcount = getattr(sys, "getrefcount", None)
+# The counts below hold for CPython up to 3.13; 3.14 may borrow references on the stack, which
+# changes them, so there (and on other interpreters) a gradient is always copied.
+_getrefcount = sys.getrefcount if sys.implementation.name == "cpython" and sys.version_info < (3, 14) else None
 
 
 def _unshared(g):

@@ -401,14 +401,14 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not (d["_forward_pre_hooks"] or d["_forward_hooks"]):  # the usual case: straight to forward
+        if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):  # no hooks: straight to forward
             return self.forward(*args, **kwargs)
-        for hook in list(d["_forward_pre_hooks"].values()):
+        for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
         out = self.forward(*args, **kwargs)
-        for hook in list(d["_forward_hooks"].values()):
+        for hook in list(self._forward_hooks.values()):
             res = hook(self, args, out)
             if res is not None:
                 out = res
