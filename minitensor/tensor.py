@@ -259,11 +259,6 @@ class Tensor:
     # ---- autograd -------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
-        if inputs is None:  # the usual call: straight to the engine
-            if retain_graph is None:
-                retain_graph = create_graph
-            _engine().run_backward((self,), (gradient,), retain_graph, create_graph)
-            return
         _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self):

@@ -14,7 +14,6 @@ import sys
 import numpy as np
 
 from . import grad_mode
-from . import function as _function
 from .function import _freed_message, _tensor_class
 from .. import _anomaly
 
@@ -25,7 +24,7 @@ def _as_tensor(x):
 
 
 def _root_grad(t, g):
-    Tensor = _function._Tensor
+    Tensor = _tensor_class()
     if g is None:
         if t.data.size != 1:
             raise RuntimeError(
@@ -203,11 +202,12 @@ def _unshared(g):
 
     References: the caller's loop variable, `_store_grad`'s and this function's parameter, and
     getrefcount's argument make 4 for the tensor; its `.data` slot, the local `arr` and the
-    argument make 3 for the array. Any other holder (the user's upstream gradient, a hook, a view, a second leaf given the
-    same tensor) raises a count, and the gradient is copied. Without reference counts: always copy.
+    argument make 3 for the array. Any other holder (the user's upstream gradient, a hook, a
+    view, a second leaf given the same tensor) raises a count, and the gradient is copied.
+    Without reference counts: always copy.
     """
     arr = g.data
-    return (_getrefcount is not None and type(g) is _function._Tensor and arr.base is None
+    return (_getrefcount is not None and type(g) is _tensor_class() and arr.base is None
             and arr.flags.owndata and arr.flags.writeable and _getrefcount(g) == 4 and _getrefcount(arr) == 3)
 
 

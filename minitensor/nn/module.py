@@ -221,25 +221,8 @@ class Module:
         return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
-        """Every parameter once, in named_parameters' order (walked without making the names:
-        training loops call this at every step, e.g. for clip_grad_norm_)."""
-        seen = set()
-        for mod in self._walk() if recurse else (self,):
-            for p in mod._parameters.values():
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
-                    yield p
-
-    def _walk(self):
-        """This module and every descendant once, in named_modules' order."""
-        memo, stack = set(), [self]
-        while stack:
-            mod = stack.pop()
-            if id(mod) in memo:
-                continue
-            memo.add(id(mod))
-            yield mod
-            stack.extend(reversed([m for m in mod._modules.values() if m is not None]))
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         return self._named_members("_buffers", prefix, recurse, remove_duplicate)

@@ -21,13 +21,6 @@ def _numpy_binary(name, fn, a, b, quiet=False):
     """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
     x = a.data if isinstance(a, Tensor) else a
     y = b.data if isinstance(b, Tensor) else b
-    if not quiet and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype is y.dtype:
-        try:  # the common case, first: two tensors of one dtype, where numpy's result dtype is PyTorch's
-            out = fn(x, y)
-            return out if type(out) is np.ndarray else np.asarray(out)
-        except ValueError:
-            broadcast_shapes(name, x.shape, y.shape)
-            raise
     try:
         if quiet:  # division and powers make inf/nan on purpose at 0; numpy's warnings would be noise
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -220,14 +213,13 @@ def pow(input, exponent):
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
 
-# The operators check a Tensor operand inline (operand() is the slow path for numbers and arrays).
-Tensor.__add__ = lambda self, other: Add.apply(self, other if isinstance(other, Tensor) else operand(other, "add"))
+Tensor.__add__ = lambda self, other: Add.apply(self, operand(other, "add"))
 Tensor.__radd__ = lambda self, other: Add.apply(operand(other, "add"), self)
-Tensor.__sub__ = lambda self, other: Sub.apply(self, other if isinstance(other, Tensor) else operand(other, "sub"))
+Tensor.__sub__ = lambda self, other: Sub.apply(self, operand(other, "sub"))
 Tensor.__rsub__ = lambda self, other: Sub.apply(operand(other, "sub"), self)
-Tensor.__mul__ = lambda self, other: Mul.apply(self, other if isinstance(other, Tensor) else operand(other, "mul"))
+Tensor.__mul__ = lambda self, other: Mul.apply(self, operand(other, "mul"))
 Tensor.__rmul__ = lambda self, other: Mul.apply(operand(other, "mul"), self)
-Tensor.__truediv__ = lambda self, other: Div.apply(self, other if isinstance(other, Tensor) else operand(other, "div"))
+Tensor.__truediv__ = lambda self, other: Div.apply(self, operand(other, "div"))
 Tensor.__rtruediv__ = lambda self, other: Div.apply(operand(other, "div"), self)
 Tensor.__pow__ = lambda self, other: Pow.apply(self, operand(other, "pow"))
 Tensor.__rpow__ = lambda self, other: Pow.apply(operand(other, "pow"), self)

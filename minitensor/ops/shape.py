@@ -124,10 +124,7 @@ def transpose(input, dim0, dim1):
     n = input.data.ndim
     if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return input
-    d0 = dim0 + n if -n <= dim0 < 0 else dim0  # in range: no call; out of range: _wrap_dim's error
-    d1 = dim1 + n if -n <= dim1 < 0 else dim1
-    if not (0 <= d0 < n and 0 <= d1 < n):
-        d0, d1 = _wrap_dim(dim0, n, "transpose"), _wrap_dim(dim1, n, "transpose")
+    d0, d1 = _wrap_dim(dim0, n, "transpose"), _wrap_dim(dim1, n, "transpose")
     if d0 == d1:
         return input
     dims = list(range(n))
