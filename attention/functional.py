@@ -18,7 +18,7 @@ import numpy as np
 import minitensor as mt
 import minitensor.nn.functional as F
 
-from .fused import fused_attention
+from .fused import FusedAttentionWeights
 from .masks import prepare_mask
 
 _fused_enabled = True  # the default: the fused node was the faster one in benchmarks/bench_attention.py
@@ -113,8 +113,9 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     dropout_p: drop attention weights with this probability when `training` (the returned
         weights are the ones *before* dropout, the model's actual attention pattern).
     scale: defaults to 1 / sqrt(d_k).
-    fused: True for the single-node implementation, False for the composed one, None for the
-        default (`set_fused_enabled`). A float mask that requires grad always uses the composed one.
+    fused: True for the weights from one fused node (`FusedAttentionWeights`), False for the
+        composed ops, None for the default (`set_fused_enabled`). A float mask that requires grad
+        always uses the composed ops. Step 4 (the values) is the same either way.
 
     Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
     """
@@ -140,12 +141,21 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
         value = mt.where(m.col_any, value, 0.0)
     use_fused = _fused_enabled if fused is None else bool(fused)
     if use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad):
-        return fused_attention(query, key, value, m, keep, scale, factor)
-    return _composed_attention(query, key, value, m, keep, scale, factor)
+        weights = FusedAttentionWeights.apply(query, key, m, scale)  # steps 1-3 below in one node
+    else:
+        weights = _composed_weights(query, key, m, scale)
+
+    # 4. average the values with those weights (dropped out, inverted, while training)
+    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
+    output = used @ value                                   # (..., Tq, dv)
+    if m.empty_rows:
+        output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN
+    return output, weights
 
 
-def _composed_attention(query, key, value, m, keep, scale, factor):
-    """The same attention as the fused node, as a chain of minitensor ops (each with its own VJP)."""
+def _composed_weights(query, key, m, scale):
+    """The attention weights as the fused node computes them, as a chain of minitensor ops (each
+    with its own VJP): steps 1-3 of scaled_dot_product_attention."""
     # 1. score every query against every key
     scores = (query @ key.mT) * scale                       # (..., Tq, Tk)
     if m.bias is not None:
@@ -162,10 +172,4 @@ def _composed_attention(query, key, value, m, keep, scale, factor):
     weights = F.softmax(scores, dim=-1)                     # (..., Tq, Tk)  rows sum to 1
     if m.empty_rows:
         weights = mt.where(m.row_any, weights, 0.0)         # (..., Tq, Tk)  nothing to attend to: 0
-
-    # 4. average the values with those weights (dropped out, inverted, while training)
-    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
-    output = used @ value                                   # (..., Tq, dv)
-    if m.empty_rows:
-        output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN
-    return output, weights
+    return weights

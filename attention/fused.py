@@ -155,13 +155,3 @@ def _backward_numpy(ctx, d_p):
             d_key *= scale
         d_key = mt.from_numpy(d_key).sum_to_size(key.shape)
     return d_query, d_key, None, None
-
-
-def fused_attention(query, key, value, mask, keep, scale, factor):
-    """(output, weights): the fused weights node, then the weighted sum of the values."""
-    weights = FusedAttentionWeights.apply(query, key, mask, scale)             # (..., Tq, Tk)
-    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk) inverted dropout
-    output = used @ value                                                      # (..., Tq, dv)
-    if mask.empty_rows:
-        output = mt.where(mask.row_any, output, 0.0)  # 0 @ V is NaN if V holds NaN: select, don't multiply
-    return output, weights
