@@ -386,6 +386,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if weight is not None:
         if tuple(weight.shape) != (c,):
             raise RuntimeError(f"cross_entropy: weight of shape {tuple(weight.shape)} should have shape ({c},)")
+        if isinstance(weight, Tensor) and weight.requires_grad and grad_mode._enabled:
+            # the fused op treats the class weights as constants: refuse rather than drop their gradient
+            raise RuntimeError("cross_entropy: the class weight requires grad, but it gets no gradient "
+                               "(as in PyTorch); pass weight.detach()")
         w = weight.data
     loss = CrossEntropy.apply(logits, safe_t, keep, w, reduction, float(label_smoothing))
     if reduction == "none":

@@ -389,3 +389,14 @@ def test_linear_with_a_1d_weight_or_mixed_dtypes_still_works():
     assert_close(F.linear(x, _t([1.0, 2.0, 3.0])), [8.0, 26.0], **F64)  # (2, 3) @ (3,): PyTorch's 1-D weight
     y = F.linear(x.float(), _t(np.eye(3)), _t(np.zeros(3)))
     assert y.dtype == mt.float64  # promoted as x @ W^T + b would be
+
+
+def test_cross_entropy_refuses_a_class_weight_that_requires_grad_instead_of_dropping_its_gradient():
+    x = mt.randn(4, 3, dtype=mt.float64, requires_grad=True)
+    t = mt.tensor([0, 2, 1, 2])
+    w = mt.tensor([1.0, 2.0, 0.5], dtype=mt.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cross_entropy: the class weight requires grad.*weight.detach"):
+        F.cross_entropy(x, t, weight=w)
+    loss = F.cross_entropy(x, t, weight=w.detach())  # the constant weight works
+    loss.backward()
+    assert x.grad is not None and w.grad is None
