@@ -5,6 +5,8 @@ fills in, or the output of an op, whose `grad_fn` is the graph node that made it
 themselves live in `minitensor/ops/`; each module attaches its functions here as methods with
 `tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function.
 """
+import weakref
+
 import numpy as np
 
 from . import _dtype
@@ -272,8 +274,11 @@ class Tensor:
 
     def retain_grad(self):
         """Ask backward to store this non-leaf tensor's gradient in `.grad`."""
-        if self.grad_fn is not None:
-            self.grad_fn.retain = True
+        node = self.grad_fn
+        if node is not None:
+            node.retain = True
+            if node._out is None:  # the node keeps its output only if its backward reads it
+                node._out = weakref.ref(self)
         elif not self._rg:
             raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has requires_grad=False")
 

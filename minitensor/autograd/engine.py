@@ -157,7 +157,12 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if not retain_graph:
                 node.inputs = None
                 node.saved = ()
-                node.__dict__.clear()  # what forward kept on ctx for the backward (e.g. LayerNorm's xhat)
+                kept = node.__dict__  # what forward kept on ctx for the backward (e.g. LayerNorm's xhat)
+                if kept:
+                    retain = kept.get("retain", False)
+                    kept.clear()
+                    if retain:  # `retains_grad` stays true, as in PyTorch
+                        node.retain = True
     finally:
         grad_mode._enabled = prev
     grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is

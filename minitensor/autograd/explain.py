@@ -252,6 +252,11 @@ def explain(output, gradient=None, names=None):
         leaves[id(output)] = output
     captured = run_backward([output], [gradient], retain_graph=True, create_graph=False, capture=[], visit=visit)
     step_of = {node: k + 1 for k, (node, *_rest) in enumerate(visited)}
+    # The tensor each node produced: `output` for the root, else the one a consumer's edge holds
+    # (a node keeps no reference to its output unless its backward reads it).
+    produced = {output.grad_fn: output}
+    for _node, _g, _shape, edges in visited:
+        produced.update((t.grad_fn, t) for _, t, _ in edges if t.grad_fn is not None)
     rows = []
     for k, (node, g_norm, out_shape, edges) in enumerate(visited):
         fwd, vjp = formulas(node)
@@ -266,8 +271,7 @@ def explain(output, gradient=None, names=None):
                 if id(t) in label:
                     source += f" '{label[id(t)]}'"
             ins.append(InputInfo(i, shape, source, gn, _broadcast_of(node, shape, out_shape) if gn is not None else ()))
-        out = node._out() if node._out is not None else None
-        out_name = label.get(id(out), "") if out is not None else ""
+        out_name = label.get(id(produced[node]), "") if node in produced else ""
         rows.append(Step(k + 1, node.name(), out_shape, out_name, g_norm, fwd, vjp, ins))
     leaf_rows = []
     for key, t in leaves.items():

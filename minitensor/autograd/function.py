@@ -38,11 +38,22 @@ class Function:
 
     # A node is made for every op, so its fixed fields are slots (fast to set); `__dict__` is
     # listed too, so an op may still keep anything else on ctx (made only when one does).
-    __slots__ = ("inputs", "saved", "needs_input_grad", "edges", "versions", "_out", "hooks", "retain",
-                 "__dict__", "__weakref__")
+    __slots__ = ("inputs", "saved", "needs_input_grad", "edges", "versions", "_out", "__dict__", "__weakref__")
 
     #: ops the library defines register themselves here; the test suite checks each has a gradcheck
     differentiable = True
+    #: whether backward reads `ctx.output`: only then does the node keep a (weak) reference to its
+    #: output, which costs about a tenth of a small op. A library op's value is found from its
+    #: backward's code (set it by hand when a helper reads it); a user's Function always keeps it.
+    uses_output = True
+    #: optional: forward's arithmetic as a function of the input arrays, valid whenever every input
+    #: is a float tensor of one dtype (or, for two inputs, the second is a Python number). Then
+    #: `apply` calls it directly and records the node itself, skipping the forward call and its
+    #: checks, which cannot fail there; every other call runs forward as usual.
+    kernel = None
+    # Rarely set, read by the engine for every node: class defaults, so a node need not store them.
+    hooks = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
+    retain = False  # `retain_grad()` was called on the output
 
     def __getattr__(self, name):  # only called for a field that was never set
         if name == "needs_input_grad":  # made on first use: many nodes never read it
@@ -51,14 +62,21 @@ class Function:
                 needs[i] = True
             self.needs_input_grad = needs = tuple(needs)
             return needs
-        if name in _UNRECORDED:  # a node that records nothing
+        if name in _UNRECORDED:  # a node that records nothing, or (`_out`) keeps no output
             return _UNRECORDED[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.__module__.startswith("minitensor.") and cls.differentiable:
+        library = cls.__module__.startswith("minitensor.")
+        if library and cls.differentiable:
             _REGISTRY[cls.__name__] = cls
+        if library and "uses_output" not in cls.__dict__:
+            cls.uses_output = _reads_output(cls.backward.__code__)
+        if cls.__dict__.get("kernel") is not None:
+            cls.apply = staticmethod(_kernel_apply(cls, cls.kernel))
+        elif cls.kernel is not None and "apply" not in cls.__dict__:
+            cls.apply = Function.__dict__["apply"]  # a subclass's forward need not match its parent's kernel
 
     # ---- the node API (PyTorch's `ctx`) ---------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -76,6 +94,9 @@ class Function:
         """The tensor this node produced (weakly held: alive whenever its backward can run)."""
         out = self._out() if self._out is not None else None
         if out is None:
+            if not self.uses_output and self.inputs is not None:
+                raise RuntimeError(f"{self.name()}: backward read ctx.output, but {type(self).__name__}.uses_output "
+                                   "is False, so the node kept no reference to it: set uses_output = True")
             raise RuntimeError(f"{self.name()}: output tensor is no longer alive")
         if out._version != 0:  # outputs are born at version 0; a backward reading a changed one is wrong
             raise RuntimeError(
@@ -110,21 +131,29 @@ class Function:
     def apply(cls, *args):
         """Run forward on `args` without recording, then record one node if any input needs a gradient.
 
-        This runs for every op, so it is written for speed: no helper calls, one pass over `args`.
+        This runs for every op, so it is written for speed: ops of one or two arguments (nearly
+        all) find their edges without a loop or a helper call.
         """
         ctx = _new(cls)
         ctx.inputs = args
         edges = None
         if grad_mode._enabled:
-            i = 0
-            for a in args:  # the inputs that need a gradient, and their versions now (a plain loop: cheapest)
+            n = len(args)
+            if n == 1:
+                a = args[0]
                 if isinstance(a, _Tensor) and a._rg:
-                    if edges is None:
-                        edges, versions = [(i, a)], [a._version]
+                    edges, versions = ((0, a),), (a._version,)
+            elif n == 2:
+                a, b = args
+                if isinstance(a, _Tensor) and a._rg:
+                    if isinstance(b, _Tensor) and b._rg:
+                        edges, versions = ((0, a), (1, b)), (a._version, b._version)
                     else:
-                        edges.append((i, a))
-                        versions.append(a._version)
-                i += 1
+                        edges, versions = ((0, a),), (a._version,)
+                elif isinstance(b, _Tensor) and b._rg:
+                    edges, versions = ((1, b),), (b._version,)
+            else:
+                edges, versions = _edges(args)
             if edges is not None:
                 ctx.edges = edges  # before forward, which may read ctx.needs_input_grad (made from it)
             grad_mode._enabled = False  # ops inside forward are not recorded
@@ -144,9 +173,8 @@ class Function:
             _anomaly.check_forward(ctx, out)
         if edges is not None and raw.dtype.kind == "f":
             ctx.versions = versions
-            ctx._out = _ref(out)
-            ctx.hooks = None
-            ctx.retain = False
+            if cls.uses_output or _anomaly.enabled:
+                ctx._out = _ref(out)
             if _anomaly.enabled:
                 _anomaly.remember_origin(ctx)
             out.grad_fn = ctx
@@ -159,8 +187,102 @@ class Function:
         return out
 
 
+def _kernel_apply(cls, kernel):
+    """`cls.apply` for an op with a `kernel`: the common case inline, everything else to `Function.apply`.
+
+    The node it records is the one `Function.apply` would: same class, inputs, edges and versions.
+    Its signature is forward's, so an operator can be this function itself (no call in between).
+    """
+    generic = Function.apply.__func__
+
+    if cls.forward.__code__.co_argcount == 2:  # forward(ctx, x)
+        def apply(x):
+            if _anomaly.enabled or not isinstance(x, _Tensor) or x.data.dtype.kind != "f":
+                return generic(cls, x)
+            raw = kernel(x.data)
+            if type(raw) is not np.ndarray:  # a ufunc of a 0-d array returns a numpy scalar
+                raw = np.asarray(raw)
+            out = _new(_Tensor)
+            out.data = raw
+            out.grad = out._hooks = None
+            out._version = 0
+            if x._rg and grad_mode._enabled:
+                ctx = _new(cls)
+                ctx.inputs = (x,)
+                ctx.edges, ctx.versions = ((0, x),), (x._version,)
+                if cls.uses_output:
+                    ctx._out = _ref(out)
+                out.grad_fn = ctx
+                out._rg = True
+            else:
+                out.grad_fn = None
+                out._rg = False
+            return out
+    else:  # forward(ctx, a, b)
+        def apply(a, b):
+            if _anomaly.enabled or not isinstance(a, _Tensor) or a.data.dtype.kind != "f":
+                return generic(cls, a, b)
+            x = a.data
+            if isinstance(b, _Tensor):
+                y = b.data
+                if y.dtype is not x.dtype:
+                    return generic(cls, a, b)  # promotion, and its errors, are forward's job
+                needs_b = b._rg
+            elif type(b) is float or type(b) is int:  # a number keeps the tensor's dtype, as in PyTorch
+                y, needs_b = b, False
+            else:
+                return generic(cls, a, b)
+            try:
+                raw = kernel(x, y)
+            except ValueError:
+                return generic(cls, a, b)  # shapes that don't fit: forward's error names them
+            if type(raw) is not np.ndarray:
+                raw = np.asarray(raw)
+            out = _new(_Tensor)
+            out.data = raw
+            out.grad = out._hooks = None
+            out._version = 0
+            if (a._rg or needs_b) and grad_mode._enabled:
+                ctx = _new(cls)
+                ctx.inputs = (a, b)
+                if not a._rg:
+                    ctx.edges, ctx.versions = ((1, b),), (b._version,)
+                elif needs_b:
+                    ctx.edges, ctx.versions = ((0, a), (1, b)), (a._version, b._version)
+                else:
+                    ctx.edges, ctx.versions = ((0, a),), (a._version,)
+                if cls.uses_output:
+                    ctx._out = _ref(out)
+                out.grad_fn = ctx
+                out._rg = True
+            else:
+                out.grad_fn = None
+                out._rg = False
+            return out
+
+    apply.__qualname__ = f"{cls.__name__}.apply"
+    apply.__doc__ = Function.apply.__doc__
+    return apply
+
+
+def _edges(args):
+    """(input index, tensor) for each argument needing a gradient, and their versions now; (None, None) if none."""
+    edges, versions = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, _Tensor) and a._rg:
+            edges.append((i, a))
+            versions.append(a._version)
+    return (tuple(edges), tuple(versions)) if edges else (None, None)
+
+
+def _reads_output(code):
+    """Whether a code object (or one nested in it: a lambda, a comprehension) reads `.output`."""
+    return "output" in code.co_names or any(
+        _reads_output(c) for c in code.co_consts if isinstance(c, type(code)))
+
+
 _new = object.__new__
-_UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None, "hooks": None, "retain": False}
+_UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None}
 _ref = weakref.ref
 _Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)
 

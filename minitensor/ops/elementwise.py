@@ -14,19 +14,16 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ._erf import erf as _np_erf
+from .._fperr import quiet
 from ._util import binary_result, broadcast_shapes, operand, raw, unbroadcast, float_only
 
 
-def _numpy_binary(name, fn, a, b, quiet=False):
+def _numpy_binary(name, fn, a, b):
     """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
     x = a.data if isinstance(a, Tensor) else a
     y = b.data if isinstance(b, Tensor) else b
     try:
-        if quiet:  # division and powers make inf/nan on purpose at 0; numpy's warnings would be noise
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                out = fn(x, y)
-        else:
-            out = fn(x, y)
+        out = fn(x, y)
     except ValueError:
         broadcast_shapes(name, np.shape(x), np.shape(y))
         raise
@@ -41,9 +38,17 @@ def _numpy_binary(name, fn, a, b, quiet=False):
     return binary_result(name, a, b, out)
 
 
+# Division and powers make inf and nan on purpose (at 0, and beyond the float range), as PyTorch
+# does without a word; numpy would warn.
+_divide = quiet(np.true_divide, "divide", "invalid", "over")
+_power = quiet(np.power, "divide", "invalid", "over")
+
+
 class Add(Function):
     r"""out = a + b
     VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)"""
+
+    kernel = np.add
 
     @staticmethod
     def forward(ctx, a, b):
@@ -60,6 +65,8 @@ class Sub(Function):
     r"""out = a - b
     VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(-g, b.shape)"""
 
+    kernel = np.subtract
+
     @staticmethod
     def forward(ctx, a, b):
         return _numpy_binary("sub", np.subtract, a, b)
@@ -74,6 +81,8 @@ class Sub(Function):
 class Mul(Function):
     r"""out = a * b
     VJP: ga = unbroadcast(g * b, a.shape);  gb = unbroadcast(g * a, b.shape)"""
+
+    kernel = np.multiply
 
     @staticmethod
     def forward(ctx, a, b):
@@ -90,6 +99,8 @@ class Div(Function):
     r"""out = a / b   (true division: integer inputs give the default float dtype)
     VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * a / b^2, b.shape)"""
 
+    kernel = _divide
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = raw(a), raw(b)
@@ -97,12 +108,11 @@ class Div(Function):
             # integers divide into the default float dtype; casting the quotient to the operands'
             # integer dtype first (what a generic binary op does) would truncate 1 / 2 to 0
             try:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.asarray(np.true_divide(x, y)).astype(_dtype.get_default_dtype())
+                return np.asarray(_divide(x, y)).astype(_dtype.get_default_dtype())
             except ValueError:
                 broadcast_shapes("div", np.shape(x), np.shape(y))
                 raise
-        return _numpy_binary("div", np.true_divide, a, b, quiet=True)
+        return _numpy_binary("div", _divide, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -116,9 +126,11 @@ class Pow(Function):
     VJP: ga = unbroadcast(g * b * a^(b-1), a.shape)
          gb = unbroadcast(g * out * log(a), b.shape), taken as 0 where a == 0 (the limit for b > 0)"""
 
+    kernel = _power
+
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("pow", np.power, a, b, quiet=True)
+        return _numpy_binary("pow", _power, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -141,6 +153,8 @@ class Maximum(Function):
     VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
          where w = 1 if a > b, 1/2 if a == b (a tie splits the gradient), 0 otherwise"""
 
+    kernel = np.maximum
+
     @staticmethod
     def forward(ctx, a, b):
         return _numpy_binary("maximum", np.maximum, a, b)
@@ -148,7 +162,8 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        w = Tensor._make(((a.data > b.data) + 0.5 * (a.data == b.data)).astype(g.dtype))
+        x, y = raw(a), raw(b)  # either may be a number
+        w = Tensor._make(np.asarray((x > y) + 0.5 * (x == y)).astype(g.dtype))
         return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
                 unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
 
@@ -158,6 +173,8 @@ class Minimum(Function):
     VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
          where w = 1 if a < b, 1/2 if a == b, 0 otherwise"""
 
+    kernel = np.minimum
+
     @staticmethod
     def forward(ctx, a, b):
         return _numpy_binary("minimum", np.minimum, a, b)
@@ -165,7 +182,8 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        w = Tensor._make(((a.data < b.data) + 0.5 * (a.data == b.data)).astype(g.dtype))
+        x, y = raw(a), raw(b)  # either may be a number
+        w = Tensor._make(np.asarray((x < y) + 0.5 * (x == y)).astype(g.dtype))
         return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
                 unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
 
@@ -213,16 +231,29 @@ def pow(input, exponent):
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
 
-Tensor.__add__ = lambda self, other: Add.apply(self, operand(other, "add"))
-Tensor.__radd__ = lambda self, other: Add.apply(operand(other, "add"), self)
-Tensor.__sub__ = lambda self, other: Sub.apply(self, operand(other, "sub"))
-Tensor.__rsub__ = lambda self, other: Sub.apply(operand(other, "sub"), self)
-Tensor.__mul__ = lambda self, other: Mul.apply(self, operand(other, "mul"))
-Tensor.__rmul__ = lambda self, other: Mul.apply(operand(other, "mul"), self)
-Tensor.__truediv__ = lambda self, other: Div.apply(self, operand(other, "div"))
-Tensor.__rtruediv__ = lambda self, other: Div.apply(operand(other, "div"), self)
-Tensor.__pow__ = lambda self, other: Pow.apply(self, operand(other, "pow"))
-Tensor.__rpow__ = lambda self, other: Pow.apply(operand(other, "pow"), self)
+def _operator(cls, name, reflected=False):
+    """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
+
+    With a Tensor or a Python float or int (the common cases) the operator is `cls.apply` itself;
+    `operand` turns anything else into one or refuses it with a clear error.
+    """
+    apply = cls.apply
+    if reflected:
+        def method(self, other):
+            return apply(other if type(other) in _PLAIN else operand(other, name), self)
+        return method
+
+    def method(self, other):
+        return apply(self, other if type(other) in _PLAIN else operand(other, name))
+    return method
+
+
+_PLAIN = {Tensor, float, int}  # operands passed as they are (a Parameter goes through `operand`, which returns it)
+Tensor.__add__, Tensor.__radd__ = _operator(Add, "add"), _operator(Add, "add", reflected=True)
+Tensor.__sub__, Tensor.__rsub__ = _operator(Sub, "sub"), _operator(Sub, "sub", reflected=True)
+Tensor.__mul__, Tensor.__rmul__ = _operator(Mul, "mul"), _operator(Mul, "mul", reflected=True)
+Tensor.__truediv__, Tensor.__rtruediv__ = _operator(Div, "div"), _operator(Div, "div", reflected=True)
+Tensor.__pow__, Tensor.__rpow__ = _operator(Pow, "pow"), _operator(Pow, "pow", reflected=True)
 
 
 def _inplace_or_rebind(op, fn):
@@ -248,8 +279,25 @@ Tensor.__itruediv__ = _inplace_or_rebind("__itruediv__", Tensor.__truediv__)
 
 # ---- unary ops ----------------------------------------------------------------------------------
 
+# exp overflows to inf, log and sqrt of 0 or of negatives give -inf and nan: on purpose, as in PyTorch.
+_exp = quiet(np.exp, "over")
+_log = quiet(np.log, "divide", "invalid")
+_sqrt = quiet(np.sqrt, "invalid")
+_rsqrt = quiet(lambda a: 1 / np.sqrt(a), "divide", "invalid")
+
+
+# e^-x overflows to inf for x << 0, and 1 / (1 + inf) = 0 is the right limit: no nan either way
+_sigmoid = quiet(lambda a: 1 / (1 + np.exp(-a)), "over")
+
+
+def _relu(a):
+    return np.maximum(a, 0).astype(a.dtype, copy=False)
+
+
 class Neg(Function):
     r"""out = -x;   VJP: gx = -g"""
+
+    kernel = np.negative
 
     @staticmethod
     def forward(ctx, x):
@@ -262,6 +310,8 @@ class Neg(Function):
 
 class Abs(Function):
     r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0, as PyTorch)"""
+
+    kernel = np.abs
 
     @staticmethod
     def forward(ctx, x):
@@ -276,11 +326,12 @@ class Abs(Function):
 class Exp(Function):
     r"""out = e^x;   VJP: gx = g * out"""
 
+    kernel = _exp
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "exp")
-        with np.errstate(over="ignore"):
-            return np.exp(x.data)
+        return _exp(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -290,11 +341,12 @@ class Exp(Function):
 class Log(Function):
     r"""out = ln x;   VJP: gx = g / x"""
 
+    kernel = _log
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "log")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(x.data)
+        return _log(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -304,11 +356,12 @@ class Log(Function):
 class Sqrt(Function):
     r"""out = sqrt(x);   VJP: gx = g / (2 out)   (infinite at x = 0: sqrt has no slope there)"""
 
+    kernel = _sqrt
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sqrt")
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(x.data)
+        return _sqrt(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -318,11 +371,12 @@ class Sqrt(Function):
 class Rsqrt(Function):
     r"""out = 1 / sqrt(x);   VJP: gx = -g * out^3 / 2"""
 
+    kernel = _rsqrt
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "rsqrt")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 1 / np.sqrt(x.data)
+        return _rsqrt(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -332,6 +386,8 @@ class Rsqrt(Function):
 
 class Sin(Function):
     r"""out = sin x;   VJP: gx = g * cos x"""
+
+    kernel = np.sin
 
     @staticmethod
     def forward(ctx, x):
@@ -346,6 +402,8 @@ class Sin(Function):
 class Cos(Function):
     r"""out = cos x;   VJP: gx = -g * sin x"""
 
+    kernel = np.cos
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "cos")
@@ -359,6 +417,8 @@ class Cos(Function):
 class Tanh(Function):
     r"""out = tanh x;   VJP: gx = g * (1 - out^2)"""
 
+    kernel = np.tanh
+
     @staticmethod
     def forward(ctx, x):
         float_only(x, "tanh")
@@ -371,13 +431,14 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    r"""out = 1 / (1 + e^-x)   (computed without overflow for large |x|);   VJP: gx = g * out * (1 - out)"""
+    r"""out = 1 / (1 + e^-x)   (e^-x = inf for x << 0 gives the limit 0);   VJP: gx = g * out * (1 - out)"""
+
+    kernel = _sigmoid
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sigmoid")
-        e = np.exp(-np.abs(x.data))  # never overflows: the exponent is <= 0
-        return np.where(x.data >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        return _sigmoid(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -388,9 +449,11 @@ class Sigmoid(Function):
 class Relu(Function):
     r"""out = max(x, 0);   VJP: gx = g * [x > 0]   (0 at x = 0, as PyTorch)"""
 
+    kernel = _relu
+
     @staticmethod
     def forward(ctx, x):
-        return np.maximum(x.data, 0).astype(x.dtype, copy=False)
+        return _relu(x.data)
 
     @staticmethod
     def backward(ctx, g):
@@ -399,6 +462,8 @@ class Relu(Function):
 
 class Erf(Function):
     r"""out = erf x = 2/sqrt(pi) \int_0^x e^{-t^2} dt;   VJP: gx = g * 2/sqrt(pi) * e^{-x^2}"""
+
+    kernel = _np_erf
 
     @staticmethod
     def forward(ctx, x):
@@ -547,9 +612,7 @@ def cast(x, dtype, copy=False):
 
 
 def _unary(cls, name):
-    def fn(input):
-        return cls.apply(input)
-
+    fn = cls.apply  # with a kernel, apply is a function of this op alone: name it as the op
     fn.__name__ = name
     fn.__doc__ = cls.__doc__
     return tensor_method()(fn)

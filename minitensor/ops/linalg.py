@@ -4,7 +4,13 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ..autograd import grad_mode
-from ._util import operand, unbroadcast, binary_result
+from ._util import binary_result, operand, raw, unbroadcast
+
+
+def _matmul(x, y):
+    if x.ndim > 2 and np.ndim(y) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
+        return np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
+    return np.matmul(x, y)  # a 0-d operand is a ValueError here, as are shapes that don't fit
 
 
 class Matmul(Function):
@@ -12,16 +18,15 @@ class Matmul(Function):
     VJP: ga = unbroadcast(g @ b^T, a.shape);  gb = unbroadcast(a^T @ g, b.shape)
     (a 1-D `a` is a row (1, k) and a 1-D `b` a column (k, 1) for the formulas; the dims are removed after)"""
 
+    kernel = _matmul
+
     @staticmethod
     def forward(ctx, a, b):
-        x, y = a.data, b.data
+        x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
         try:
-            if x.ndim > 2 and y.ndim == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
-                out = np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
-            else:
-                out = np.matmul(x, y)
+            out = _matmul(x, y)
         except ValueError:
             k_a = x.shape[-1]
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]

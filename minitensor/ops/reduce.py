@@ -111,6 +111,8 @@ class Amax(Function):
     r"""out = max_{dims} x
     VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly"""
 
+    uses_output = True  # read in _tie_split
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         if x.data.size == 0:
@@ -125,6 +127,8 @@ class Amax(Function):
 class Amin(Function):
     r"""out = min_{dims} x
     VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly"""
+
+    uses_output = True  # read in _tie_split
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):

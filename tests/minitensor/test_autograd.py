@@ -537,3 +537,44 @@ def test_backward_frees_what_forward_kept_on_ctx_unless_the_graph_is_retained():
     (y * w).sum().backward()  # a second backward still has what it needs, then frees it
     np.testing.assert_allclose(x.grad.data, 2 * first)
     assert node.__dict__ == {} and node.inputs is None
+
+
+def test_a_node_keeps_its_output_only_when_its_backward_reads_it():
+    x = leaf([0.5, -1.0])
+    product, exp = x * 2, x.exp()
+    assert type(product.grad_fn).uses_output is False and product.grad_fn._out is None
+    assert type(exp.grad_fn).uses_output is True and exp.grad_fn.output is exp  # e^x's VJP is g * out
+
+    class Square(Function):  # a user's Function keeps its output whether or not it reads it
+        @staticmethod
+        def forward(ctx, a):
+            return a.data ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g * ctx.inputs[0]
+
+    assert Square.apply(x).grad_fn.output is not None
+
+
+def test_retain_grad_and_explain_work_on_a_node_that_keeps_no_output():
+    x = leaf([1.0, 2.0])
+    scaled = x * 3  # Mul reads no output, so its node holds no reference to `scaled`
+    scaled.retain_grad()
+    total = (scaled * scaled).sum()
+    report = mt.autograd.explain(total, names={"scaled": scaled, "total": total})
+    assert [r.output_name for r in report.rows][-1] == "scaled"
+    total.backward()
+    assert_close(scaled.grad, [6.0, 12.0])
+
+
+def test_an_op_of_three_arguments_records_only_those_needing_a_gradient():
+    x, w = leaf([[1.0, 2.0]]), leaf([[0.5, -1.0], [2.0, 1.0]])
+    b = mt.tensor([0.1, 0.2], dtype=mt.float64)  # a constant bias
+    y = F.linear(x, w, b)
+    assert y.grad_fn.needs_input_grad == (True, True, False)
+    assert [i for i, _ in y.grad_fn.edges] == [0, 1]
+    weight = mt.tensor([[1.0, -2.0]], dtype=mt.float64)
+    (y * weight).sum().backward()
+    assert_close(x.grad, weight.data @ w.data)
+    assert_close(w.grad, weight.data.T @ x.data)

@@ -102,6 +102,7 @@ UNARY_CASES = {
     "repeat": (lambda x: x.repeat(2), (2, 3), RuntimeError, r"repeat.*\[2\].*\(2, 3\)"),
     "pad_odd": (lambda x: F.pad(x, (1,)), (2, 3), RuntimeError, r"pad.*length 1"),
     "clamp_no_bounds": (lambda x: x.clamp(), (2, 3), RuntimeError, r"clamp.*min.*max"),
+    "matmul_number": (lambda x: x @ 2.0, (2, 3), RuntimeError, r"matmul.*\(2, 3\) and \(\)"),
     "bool_of_many": (lambda x: bool(x), (2, 3), RuntimeError, r"6 elements is ambiguous"),
 }
 

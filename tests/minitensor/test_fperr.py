@@ -1,0 +1,49 @@
+"""`_fperr.quiet`: numpy's warnings of the named categories off for one call, the caller's state kept."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+from minitensor import _fperr
+
+
+@pytest.fixture(params=["contextvar", "errstate"])
+def quiet(request, monkeypatch):
+    """`quiet` as numpy >= 2 runs it, and as the np.errstate fallback for older numpy runs it."""
+    if request.param == "errstate":
+        monkeypatch.setattr(_fperr, "_state", None)
+    elif _fperr._state is None:
+        pytest.skip("this numpy has no error-state context variable")
+    return _fperr.quiet
+
+
+def test_the_named_categories_are_silent_and_the_callers_state_is_back_after(quiet):
+    exp = quiet(np.exp, "over")
+    with np.errstate(over="raise", divide="raise"):
+        before = np.geterr()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert exp(np.array([1000.0]))[0] == np.inf
+        assert np.geterr() == before
+        with pytest.raises(FloatingPointError):  # a category not named keeps the caller's setting
+            quiet(np.log, "over")(np.array([0.0]))
+        with pytest.raises(FloatingPointError):
+            np.exp(np.array([1000.0]))  # and outside the call everything is as it was
+
+
+def test_an_error_inside_the_call_restores_the_state(quiet):
+    fail = quiet(lambda a: a.reshape(7), "invalid")
+    before = np.geterr()
+    with pytest.raises(ValueError):
+        fail(np.zeros(3))
+    assert np.geterr() == before
+
+
+def test_ops_make_inf_and_nan_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = mt.tensor([1000.0, 0.0, -1.0], requires_grad=True)
+        values = [x.exp(), x.log(), x.sqrt(), 1 / x, x ** -1.0, (-x).sigmoid()]
+        sum(v.sum() for v in values[:1]).backward()
+    assert np.isinf(values[0].data[0]) and np.isnan(values[1].data[2]) and values[5].data[0] == 0
