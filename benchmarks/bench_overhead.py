@@ -12,12 +12,15 @@ numpy softmax, ...), interleaved so both see the same machine load.
 How to read it: the first table's "overhead" column is what minitensor adds per op call, in µs
 (median of the repeats); the target is the median over all ops. The second table is the same
 for forward + backward (`op(x).backward(g)` against numpy's forward and its hand-written VJP),
-for information. Timings vary with the machine's load; the differences are the result.
+for information. When PyTorch is installed, the same op on torch tensors (requires_grad=True)
+is timed in the same rounds, and its overhead over numpy is shown beside ours. Timings vary
+with the machine's load; the differences are the result.
 """
 import os
 import statistics
 import sys
 
+_USER_ENV = dict(os.environ)
 # Tiny arrays are fastest on one BLAS thread (set before numpy loads; a value you set wins).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -26,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
-from benchmarks._timing import interleaved, run_options, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, run_options, table, tune_malloc, verdict  # noqa: E402
 
 TARGET_US = 1.0  # median forward overhead per op
 
@@ -67,10 +70,13 @@ OPS = [
 ]
 
 
+_PREFIX = {"numpy": "np", "minitensor": "mt", "torch": "torch"}  # the Case methods of each side
+
+
 class Case:
     """One op's inputs (as Tensors and as their `.data` arrays), output gradient and four steps."""
 
-    def __init__(self, op, rng):
+    def __init__(self, op, rng, torch=None):
         self.name, kind, n_in, self.mt_op, self.np_op, self.np_vjp = op
         shape = (4,) if kind == "vec" else (3, 3)
         # positive inputs keep log and div finite; float32 like a model's tensors
@@ -79,6 +85,9 @@ class Case:
         self.arrays = [t.data for t in self.tensors]
         self.g = np.asarray(rng.standard_normal(np.shape(self.np_op(*self.arrays))), dtype=np.float32)
         self.g_tensor = mt.tensor(self.g)
+        if torch is not None:  # the op's code is PyTorch's API, so the same lambda runs on torch tensors
+            self.torch_tensors = [torch.tensor(a, requires_grad=True) for a in self.arrays]
+            self.g_torch = torch.tensor(self.g)
 
     def mt_forward(self):
         self.mt_op(*self.tensors)
@@ -90,6 +99,14 @@ class Case:
         self.mt_op(*self.tensors).backward(self.g_tensor)
         for t in self.tensors:
             t.grad = None  # as zero_grad(set_to_none=True) in training, and no accumulation cost
+
+    def torch_forward(self):
+        self.mt_op(*self.torch_tensors)
+
+    def torch_forward_backward(self):
+        self.mt_op(*self.torch_tensors).backward(self.g_torch)
+        for t in self.torch_tensors:
+            t.grad = None
 
     def np_forward_backward(self):
         a = self.arrays
@@ -104,39 +121,53 @@ class Case:
         got = [out.data] + [t.grad.data for t in self.tensors]
         for t in self.tensors:
             t.grad = None
+        if hasattr(self, "torch_tensors"):
+            out = self.mt_op(*self.torch_tensors)
+            out.backward(self.g_torch)
+            got += [out.detach().numpy()] + [t.grad.numpy() for t in self.torch_tensors]
+            want = want * 2
+            for t in self.torch_tensors:
+                t.grad = None
         for w, g in zip(want, got):
             if not np.allclose(w, g, rtol=1e-5, atol=1e-6):
-                raise SystemExit(f"bench_overhead: {self.name}: minitensor and numpy disagree: {g} vs {w}")
+                raise SystemExit(f"bench_overhead: {self.name}: a framework and numpy disagree: {g} vs {w}")
 
 
 def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 2000), quick=(3, 1000), smoke=(1, 2))
 
     tune_malloc(mt)
+    torch = import_torch(_USER_ENV)
     print(f"{repeats} interleaved repeats of {number} calls per op; medians, in µs per call\n")
     rng = np.random.default_rng(0)
-    cases = [Case(op, rng) for op in OPS]
+    cases = [Case(op, rng, torch) for op in OPS]
+    sides = ("numpy", "minitensor") + (("torch",) if torch is not None else ())
     for case in cases:
         case.check()
 
-    def timed(np_step, mt_step):
+    def timed(step):
         steps = {}
-        for case in cases:  # each op's numpy and minitensor blocks back to back
-            steps[case.name, "numpy"] = getattr(case, np_step)
-            steps[case.name, "minitensor"] = getattr(case, mt_step)
+        for case in cases:  # each op's numpy, minitensor (and torch) blocks back to back
+            for side in sides:
+                steps[case.name, side] = getattr(case, f"{_PREFIX[side]}_{step}")
         t = interleaved(steps, repeats, number)
-        return {c.name: (t[c.name, "numpy"] * 1e6, t[c.name, "minitensor"] * 1e6) for c in cases}
+        return {c.name: [t[c.name, side] * 1e6 for side in sides] for c in cases}
 
-    results = {}
-    for title, np_step, mt_step in (("forward", "np_forward", "mt_forward"),
-                                    ("forward + backward", "np_forward_backward", "mt_forward_backward")):
-        times = timed(np_step, mt_step)
-        overhead = {name: m - n for name, (n, m) in times.items()}
+    results, torch_results = {}, {}
+    for title, step in (("forward", "forward"), ("forward + backward", "forward_backward")):
+        times = timed(step)
+        overhead = {name: ts[1] - ts[0] for name, ts in times.items()}
+        headers = ["op", "numpy µs", "minitensor µs", "overhead µs"]
+        rows = [[name, ts[0], ts[1], overhead[name]] for name, ts in times.items()]
+        if torch is not None:
+            torch_results[title] = {name: ts[2] - ts[0] for name, ts in times.items()}
+            headers += ["torch µs", "torch overhead µs"]
+            rows = [row + [times[row[0]][2], torch_results[title][row[0]]] for row in rows]
         print(f"== {title}: minitensor (requires_grad=True) against numpy on the .data arrays ==")
-        table(["op", "numpy µs", "minitensor µs", "overhead µs"],
-              [[name, n, m, overhead[name]] for name, (n, m) in times.items()])
+        table(headers, rows)
         results[title] = overhead
-        print(f"median {title} overhead over {len(overhead)} ops: {statistics.median(overhead.values()):.3f} µs\n")
+        print(f"median {title} overhead over {len(overhead)} ops: {statistics.median(overhead.values()):.3f} µs"
+              + (f" (PyTorch: {statistics.median(torch_results[title].values()):.3f} µs)" if torch else "") + "\n")
 
     fwd = results["forward"]
     worst = max(fwd, key=fwd.get)
