@@ -26,6 +26,8 @@ P from this node's own output (a tensor of the graph), so with `create_graph=Tru
 differentiable; when nothing records the backward (the usual case) the same lines run on the
 raw arrays.
 """
+import math
+
 import numpy as np
 
 import minitensor as mt
@@ -69,8 +71,9 @@ def _scores(ctx, q, k, mask, scale):
 
 
 def _all_finite(a):
-    """Whether every entry of `a` is finite: its sum is (an overflow only costs the careful path)."""
-    return np.isfinite(np.add.reduce(a, axis=None))
+    """Whether every entry of `a` is finite: its sum is (an overflow only costs the careful path).
+    math.isfinite reads the numpy scalar directly, far cheaper than a ufunc call on it."""
+    return math.isfinite(np.add.reduce(a, axis=None))
 
 
 def _softmax_rows_(s):
@@ -141,17 +144,19 @@ def _backward_numpy(ctx, d_p):
         row_dot = _row_dot(d_p, p)
     d_s = d_p - row_dot                                                          # dP - rowsum(dP * P)
     d_s *= p                                                                     # dS
+    scaled_query = ctx.__dict__.get("scaled_query")  # c Q, kept by forward when Tk > d
+    if scaled_query is None:
+        d_s *= scale  # c dS (Tq, Tk) is no bigger than dQ (Tq, d) here: scale it once, for both
     d_query = d_key = None
     if ctx.needs_input_grad[0]:
         d_query = d_s @ key.data                                                 # dQ = c dS K
-        d_query *= scale
-        d_query = mt.from_numpy(d_query).sum_to_size(query.shape)  # broadcast batch dims summed away
+        if scaled_query is not None:
+            d_query *= scale
+        d_query = mt.from_numpy(d_query).sum_to_size(query.data.shape)  # broadcast batch dims summed away
     if ctx.needs_input_grad[1]:
-        scaled_query = ctx.__dict__.get("scaled_query")
         if scaled_query is not None:
             d_key = d_s.swapaxes(-1, -2) @ scaled_query                      # dK = dS^T (c Q)
         else:
-            d_key = d_s.swapaxes(-1, -2) @ query.data                        # dK = c dS^T Q
-            d_key *= scale
-        d_key = mt.from_numpy(d_key).sum_to_size(key.shape)
+            d_key = d_s.swapaxes(-1, -2) @ query.data                        # dK = (c dS)^T Q
+        d_key = mt.from_numpy(d_key).sum_to_size(key.data.shape)
     return d_query, d_key, None, None

@@ -14,17 +14,18 @@ import sys
 import numpy as np
 
 from . import grad_mode
-from .function import _freed_message, _tensor_class
+from . import function as _function
+from .function import _freed_message
 from .. import _anomaly
 
 
 def _as_tensor(x):
-    Tensor = _tensor_class()
+    Tensor = _function._Tensor
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
 def _root_grad(t, g):
-    Tensor = _tensor_class()
+    Tensor = _function._Tensor
     if g is None:
         if t.data.size != 1:
             raise RuntimeError(
@@ -80,7 +81,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
 
     `visit(node, g, grads)` is called after each node's VJP (used by `explain`).
     """
-    Tensor = _tensor_class()
+    Tensor = _function._Tensor
     node_grads = {}
     leaf_grads = {}  # id(leaf) -> [leaf, accumulated gradient]
     for t, g in zip(outputs, grad_outputs):
@@ -116,7 +117,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 out = node._out() if node.retain and capture is None else None
                 if out is not None:  # not `node.output`: storing .grad reads no value, so no version check
                     _store_grad(out, g, create_graph)
-                if node in capture_nodes:
+                if capture_nodes and node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
                 for (_, t), v in zip(edges, node.versions):
                     if t._version != v:
@@ -140,12 +141,16 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 gi = grads[i] if g is not None else None
                 if gi is not None:
                     d = gi.data if type(gi) is Tensor else None
-                    if d is None or d.shape != t.data.shape or d.dtype != t.data.dtype:
+                    if d is None or d.shape != t.data.shape or (d.dtype is not t.data.dtype and d.dtype != t.data.dtype):
                         gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
-                if child is None:
+                if child is None:  # a leaf: sum its gradients here, store them once at the end
                     if gi is not None:
-                        _accumulate(leaf_grads, t, gi)
+                        entry = leaf_grads.get(id(t))
+                        if entry is None:
+                            leaf_grads[id(t)] = [t, gi]
+                        else:
+                            entry[1] = entry[1] + gi
                     continue
                 if gi is not None:
                     prev_g = node_grads.get(child)
@@ -165,7 +170,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         node.retain = True
     finally:
         grad_mode._enabled = prev
-    grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
+    grads = gi = g = d = entry = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
     for entry in leaf_grads.values():
         t, g = entry
         entry[1] = None
@@ -194,7 +199,7 @@ def _store_grad(t, g, create_graph):
     elif create_graph or _unshared(g):
         t.grad = g
     else:
-        t.grad = _as_tensor(g.data.copy())
+        t.grad = _function._Tensor._make(g.data.copy())
 
 
 # The counts below hold for CPython up to 3.13; 3.14 may borrow references on the stack, which
@@ -212,7 +217,7 @@ def _unshared(g):
     Without reference counts: always copy.
     """
     arr = g.data
-    return (_getrefcount is not None and type(g) is _tensor_class() and arr.base is None
+    return (_getrefcount is not None and type(g) is _function._Tensor and arr.base is None
             and arr.flags.owndata and arr.flags.writeable and _getrefcount(g) == 4 and _getrefcount(arr) == 3)
 
 

@@ -142,16 +142,16 @@ class Function:
             if n == 1:
                 a = args[0]
                 if isinstance(a, _Tensor) and a._rg:
-                    edges, versions = ((0, a),), (a._version,)
+                    edges, versions, ctx.needs_input_grad = ((0, a),), (a._version,), _FIRST
             elif n == 2:
                 a, b = args
                 if isinstance(a, _Tensor) and a._rg:
                     if isinstance(b, _Tensor) and b._rg:
-                        edges, versions = ((0, a), (1, b)), (a._version, b._version)
+                        edges, versions, ctx.needs_input_grad = ((0, a), (1, b)), (a._version, b._version), _BOTH
                     else:
-                        edges, versions = ((0, a),), (a._version,)
+                        edges, versions, ctx.needs_input_grad = ((0, a),), (a._version,), _FIRST_OF_TWO
                 elif isinstance(b, _Tensor) and b._rg:
-                    edges, versions = ((1, b),), (b._version,)
+                    edges, versions, ctx.needs_input_grad = ((1, b),), (b._version,), _SECOND_OF_TWO
             else:
                 edges, versions = _edges(args)
             if edges is not None:
@@ -209,7 +209,7 @@ def _kernel_apply(cls, kernel):
             if x._rg and grad_mode._enabled:
                 ctx = _new(cls)
                 ctx.inputs = (x,)
-                ctx.edges, ctx.versions = ((0, x),), (x._version,)
+                ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, x),), (x._version,), _FIRST
                 if cls.uses_output:
                     ctx._out = _ref(out)
                 out.grad_fn = ctx
@@ -246,11 +246,11 @@ def _kernel_apply(cls, kernel):
                 ctx = _new(cls)
                 ctx.inputs = (a, b)
                 if not a._rg:
-                    ctx.edges, ctx.versions = ((1, b),), (b._version,)
+                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((1, b),), (b._version,), _SECOND_OF_TWO
                 elif needs_b:
-                    ctx.edges, ctx.versions = ((0, a), (1, b)), (a._version, b._version)
+                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, a), (1, b)), (a._version, b._version), _BOTH
                 else:
-                    ctx.edges, ctx.versions = ((0, a),), (a._version,)
+                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, a),), (a._version,), _FIRST_OF_TWO
                 if cls.uses_output:
                     ctx._out = _ref(out)
                 out.grad_fn = ctx
@@ -282,6 +282,8 @@ def _reads_output(code):
 
 
 _new = object.__new__
+# needs_input_grad of the common nodes: shared constants, made once
+_FIRST, _BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO = (True,), (True, True), (True, False), (False, True)
 _UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None}
 _ref = weakref.ref
 _Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)

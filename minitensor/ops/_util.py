@@ -55,9 +55,10 @@ def unbroadcast(g, shape):
     `g` is a Tensor (a recorded VJP) or an ndarray (a first-order VJP written in numpy).
     """
     shape = tuple(shape)
-    if g.shape == shape:
+    g_shape = g.shape if isinstance(g, np.ndarray) else g.data.shape  # (a Tensor's .shape makes a Size)
+    if g_shape == shape:
         return g
-    dims = broadcast_dims(shape, g.shape)
+    dims = broadcast_dims(shape, g_shape)
     if dims:
         g = g.sum(axis=dims, keepdims=True) if isinstance(g, np.ndarray) else g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g
