@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import ones_vector, unbroadcast
+from ..ops._util import finite_max, ones_vector, unbroadcast
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -293,7 +293,7 @@ class CrossEntropy(Function):
     def forward(ctx, x, t, keep, weight, reduction, eps):
         xd = x.data
         n, c = xd.shape
-        z = xd - _row_max(xd)[:, None]
+        z = xd - finite_max(xd, -1)
         e = np.exp(z)
         s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
         with np.errstate(divide="ignore"):  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
@@ -340,18 +340,6 @@ class CrossEntropy(Function):
         ap = p if a is None else p * Tensor._make(a[:, None].astype(x.dtype))
         rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x.dtype)[:, None])
         return rg * (ap - Tensor._make(q)), None, None, None, None, None
-
-
-def _row_max(x):
-    """The max of each row of a 2-D array, a non-finite max replaced by 0 (so x - max is never inf - inf)."""
-    n, c = x.shape
-    if c <= 32:  # few columns: numpy's reduction along a short row is slow; reduce the transposed copy instead
-        m = np.ascontiguousarray(x.T).max(axis=0) if n and c else np.zeros(n, x.dtype)
-    else:
-        m = x.max(axis=1)
-    if not np.isfinite(m).all():
-        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
-    return m
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):

@@ -74,13 +74,26 @@ def ones_vector(n, dtype):
 
 
 def finite_max(x, axis):
-    """The max of ndarray `x` over `axis` (kept as size 1), with an infinite max replaced by 0.
+    """The max of ndarray `x` over `axis` (kept as size 1), with a non-finite max replaced by 0.
 
-    Softmax and logsumexp subtract it before `exp`, so nothing overflows; a row that is all -inf
-    then stays -inf instead of becoming -inf - (-inf) = nan.
+    Softmax, logsumexp, cross-entropy and attention subtract it before `exp`, so nothing
+    overflows; a row that is all -inf then stays -inf instead of becoming -inf - (-inf) = nan
+    (and a NaN stays where it was).
+
+    numpy reduces along a short contiguous last axis one row at a time, which is slow: for up to
+    32 columns and more rows than columns, the max of the transposed copy's rows (an elementwise
+    maximum over long contiguous rows) is 1.5-4x faster, copy included (numpy 2.4, float32).
     """
-    m = np.max(x, axis=axis, keepdims=True)
-    return np.where(np.isfinite(m), m, 0)
+    if x.size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
+        return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
+    c = x.shape[-1] if x.ndim else 0
+    if (axis == -1 or axis == x.ndim - 1) and 0 < c <= 32 and x.size > c * c:
+        m = np.ascontiguousarray(x.reshape(-1, c).T).max(axis=0).reshape(x.shape[:-1] + (1,))
+    else:
+        m = np.max(x, axis=axis, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    return m
 
 
 def norm_dims(dim, ndim, op):
