@@ -56,7 +56,7 @@ class Function:
     retain = False  # `retain_grad()` was called on the output
 
     def __getattr__(self, name):  # only called for a field that was never set
-        if name == "needs_input_grad":  # made on first use: many nodes never read it
+        if name == "needs_input_grad":  # nodes of 3+ inputs make it on first use (apply sets the others')
             needs = [False] * len(self.inputs or ())
             for i, _ in getattr(self, "edges", ()):
                 needs[i] = True
@@ -190,8 +190,9 @@ class Function:
 def _kernel_apply(cls, kernel):
     """`cls.apply` for an op with a `kernel`: the common case inline, everything else to `Function.apply`.
 
-    The node it records is the one `Function.apply` would: same class, inputs, edges and versions.
-    Its signature is forward's, so an operator can be this function itself (no call in between).
+    The node it records is the one `Function.apply` would: same class, inputs, edges and versions
+    (written out here, not in a shared helper, because a call would cost a tenth of a small op).
+    Its signature is forward's, so a method such as `x.exp` can be this function itself.
     """
     generic = Function.apply.__func__
 

@@ -234,8 +234,8 @@ def pow(input, exponent):
 def _operator(cls, name, reflected=False):
     """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
 
-    With a Tensor or a Python float or int (the common cases) the operator is `cls.apply` itself;
-    `operand` turns anything else into one or refuses it with a clear error.
+    A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
+    turns anything else into one or refuses it with a clear error.
     """
     apply = cls.apply
     if reflected:
@@ -612,7 +612,12 @@ def cast(x, dtype, copy=False):
 
 
 def _unary(cls, name):
-    fn = cls.apply  # with a kernel, apply is a function of this op alone: name it as the op
+    if cls.kernel is not None:
+        fn = cls.apply  # with a kernel, apply is a function of this op alone: name it as the op
+    else:
+        def fn(input):
+            return cls.apply(input)
+
     fn.__name__ = name
     fn.__doc__ = cls.__doc__
     return tensor_method()(fn)
