@@ -11,12 +11,13 @@ import statistics
 import time
 
 
-def interleaved(steps, repeats, number, warmup=None, before=None):
+def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
     """Median seconds per call of each step in `steps` ({name: callable}).
 
     Each step first runs `warmup` untimed calls (default: `number`). Then each of `repeats`
     rounds times a block of `number` calls of every step in turn. `before` ({name: callable})
-    runs untimed before each block of that step, e.g. to switch PyTorch's thread count.
+    runs untimed before each block of that step, e.g. to switch PyTorch's thread count; then
+    the script rests `settle` seconds (so worker threads of the previous block fall idle).
     """
     before = before or {}
     warmup = number if warmup is None else warmup
@@ -28,6 +29,8 @@ def interleaved(steps, repeats, number, warmup=None, before=None):
     for _ in range(repeats):
         for name, step in steps.items():
             before.get(name, _nothing)()
+            if settle:
+                time.sleep(settle)
             t0 = time.perf_counter()
             for _ in range(number):
                 step()

@@ -10,6 +10,12 @@ attention (explicit w_q, w_k, w_v, w_o) and a tanh-GELU MLP, final LayerNorm, li
 with the Config's lr and betas and weight decay on Linear weights only, the same clipping and
 a constant LambdaLR. Both train on the same pre-made batches of 64 sort sequences.
 
+minitensor's BLAS runs on the trainer's threads (two at most), PyTorch on its default count.
+Both libraries' worker threads spin for a while after their last call, and on two cores a
+spinning worker of one library takes the core the other's next block needs (measured: PyTorch's
+step 50% slower right after a minitensor block), so every block starts after a 0.3 s rest, with
+every worker idle.
+
 The three contenders are interleaved (minitensor, PyTorch on its default thread count, PyTorch
 on 1 thread; the thread count is switched before each block), each block runs `--number`
 steps, and the median of the repeats is reported. How to read it: the ratio minitensor /
@@ -22,9 +28,12 @@ import os
 import sys
 
 _USER_ENV = dict(os.environ)  # before the pins below: PyTorch gets its own default thread count back
-# Toy-sized matrices are fastest on one BLAS thread (set before numpy loads; a value you set wins).
+# BLAS threads as the trainer (examples/train_toy_model.py) sets them: two at most (set before
+# numpy loads; a value you set wins).
+_THREADS = str(min(2, os.cpu_count() or 1))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+    os.environ.setdefault(_var, _THREADS)
+SETTLE = 0.3  # seconds of rest before each timed block: see the docstring
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import numpy as np  # noqa: E402
@@ -149,6 +158,7 @@ def main(argv=None):
     mt_step, mt_loss = minitensor_side(cfg)
     steps = {"minitensor": cycling(mt_step, data)}
     before, nodes = {}, {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
+    print(f"minitensor: BLAS on {os.environ['OPENBLAS_NUM_THREADS']} thread(s), as the trainer")
     if torch is not None:
         print(f"PyTorch {torch.__version__}: default {threads} thread(s), and 1")
         th_step, th_loss = torch_side(torch, cfg, task.vocab_size, task.block_size)
@@ -158,7 +168,7 @@ def main(argv=None):
         steps[single], before[single] = cycling(th_step, data), lambda: torch.set_num_threads(1)
     print(f"{repeats} interleaved repeats of {number} steps; medians\n")
 
-    t = interleaved(steps, repeats, number, before=before)
+    t = interleaved(steps, repeats, number, before=before, settle=SETTLE if repeats > 1 else 0.0)
     if torch is not None:
         torch.set_num_threads(threads)
     table(["library", "ms/step", "steps/s", "minitensor / this"],
