@@ -41,6 +41,13 @@ def quiet(fn, *categories):
     return run
 
 
+# The quiet ufuncs the ops share: division makes inf and nan on purpose (x/0, 0/0), log of 0 and of
+# negatives gives -inf and nan, exp overflows to inf, as in PyTorch.
+divide = quiet(np.true_divide, "divide", "invalid", "over")
+log = quiet(np.log, "divide", "invalid")
+exp = quiet(np.exp, "over")
+
+
 def _with_ignored(current, ignore, quieted):
     with np.errstate(**ignore):  # builds on `current`, the state in effect now
         state = _state.get()

@@ -14,7 +14,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ._erf import erf as _np_erf
-from .._fperr import quiet
+from .._fperr import divide as _divide, exp as _exp, log as _log, quiet
 from ._util import binary_result, broadcast_shapes, operand, raw, unbroadcast, float_only
 
 
@@ -38,9 +38,8 @@ def _numpy_binary(name, fn, a, b):
     return binary_result(name, a, b, out)
 
 
-# Division and powers make inf and nan on purpose (at 0, and beyond the float range), as PyTorch
-# does without a word; numpy would warn.
-_divide = quiet(np.true_divide, "divide", "invalid", "over")
+# Powers make inf and nan on purpose (0 ** -1, beyond the float range), as PyTorch does without a
+# word; numpy would warn.
 _power = quiet(np.power, "divide", "invalid", "over")
 
 
@@ -279,9 +278,7 @@ Tensor.__itruediv__ = _inplace_or_rebind("__itruediv__", Tensor.__truediv__)
 
 # ---- unary ops ----------------------------------------------------------------------------------
 
-# exp overflows to inf, log and sqrt of 0 or of negatives give -inf and nan: on purpose, as in PyTorch.
-_exp = quiet(np.exp, "over")
-_log = quiet(np.log, "divide", "invalid")
+# sqrt of negatives gives nan, 1/sqrt(0) inf: on purpose, as in PyTorch.
 _sqrt = quiet(np.sqrt, "invalid")
 _rsqrt = quiet(lambda a: 1 / np.sqrt(a), "divide", "invalid")
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
+from .._fperr import log as _quiet_log
 from ._util import finite_max, norm_dims, float_only
 from .elementwise import maximum, minimum
 
@@ -156,8 +157,7 @@ class Logsumexp(Function):
     def forward(ctx, x, dims, keepdim):
         float_only(x, "logsumexp")
         m = finite_max(x.data, dims)
-        with np.errstate(divide="ignore"):
-            out = m + np.log(np.sum(np.exp(x.data - m), axis=dims, keepdims=True))
+        out = m + _quiet_log(np.sum(np.exp(x.data - m), axis=dims, keepdims=True))  # all -inf: log 0 = -inf
         return out if keepdim else np.squeeze(out, axis=dims)
 
     @staticmethod

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import tensor_method, _wrap_dim
+from .._fperr import divide as _quiet_divide, quiet
 from ._util import finite_max, float_only
 
 
@@ -18,8 +19,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         e = np.exp(x.data - finite_max(x.data, dim))
-        with np.errstate(invalid="ignore"):  # a row of only -inf is 0/0 = nan, as in PyTorch: no warning
-            return e / np.sum(e, axis=dim, keepdims=True)
+        return _quiet_divide(e, np.sum(e, axis=dim, keepdims=True))  # a row of only -inf: 0/0 = nan, as in PyTorch
 
     @staticmethod
     def backward(ctx, g):
@@ -28,15 +28,17 @@ class Softmax(Function):
         return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
 
 
+# A row of only -inf: log 0 = -inf, and -inf - (-inf) = nan, as in PyTorch (which does not warn).
+_log_softmax = quiet(lambda s, dim: s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True)), "divide", "invalid")
+
+
 class LogSoftmax(Function):
     r"""out_i = x_i - log \sum_j e^{x_j}   along `dim`
     VJP: gx = g - softmax(x) * \sum_j g_j = g - e^{out} * \sum_j g_j"""
 
     @staticmethod
     def forward(ctx, x, dim):
-        s = x.data - finite_max(x.data, dim)
-        with np.errstate(divide="ignore"):
-            return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+        return _log_softmax(x.data - finite_max(x.data, dim), dim)
 
     @staticmethod
     def backward(ctx, g):
