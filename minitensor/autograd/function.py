@@ -190,9 +190,8 @@ class Function:
 def _kernel_apply(cls, kernel):
     """`cls.apply` for an op with a `kernel`: the common case inline, everything else to `Function.apply`.
 
-    The node it records is the one `Function.apply` would: same class, inputs, edges and versions
-    (written out here, not in a shared helper, because a call would cost a tenth of a small op).
-    Its signature is forward's, so a method such as `x.exp` can be this function itself.
+    The node it records (`_recorded`) is the one `Function.apply` would: same class, inputs, edges,
+    versions and needs_input_grad. Its signature is forward's, so a method such as `x.exp` can be this function itself.
     """
     generic = Function.apply.__func__
 
@@ -203,22 +202,9 @@ def _kernel_apply(cls, kernel):
             raw = kernel(x.data)
             if type(raw) is not np.ndarray:  # a ufunc of a 0-d array returns a numpy scalar
                 raw = np.asarray(raw)
-            out = _new(_Tensor)
-            out.data = raw
-            out.grad = out._hooks = None
-            out._version = 0
             if x._rg and grad_mode._enabled:
-                ctx = _new(cls)
-                ctx.inputs = (x,)
-                ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, x),), (x._version,), _FIRST
-                if cls.uses_output:
-                    ctx._out = _ref(out)
-                out.grad_fn = ctx
-                out._rg = True
-            else:
-                out.grad_fn = None
-                out._rg = False
-            return out
+                return _recorded(cls, raw, (x,), ((0, x),), (x._version,), _FIRST)
+            return _Tensor._make(raw)
     else:  # forward(ctx, a, b)
         def apply(a, b):
             if _anomaly.enabled or not isinstance(a, _Tensor) or a.data.dtype.kind != "f":
@@ -239,31 +225,32 @@ def _kernel_apply(cls, kernel):
                 return generic(cls, a, b)  # shapes that don't fit: forward's error names them
             if type(raw) is not np.ndarray:
                 raw = np.asarray(raw)
-            out = _new(_Tensor)
-            out.data = raw
-            out.grad = out._hooks = None
-            out._version = 0
-            if (a._rg or needs_b) and grad_mode._enabled:
-                ctx = _new(cls)
-                ctx.inputs = (a, b)
-                if not a._rg:
-                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((1, b),), (b._version,), _SECOND_OF_TWO
-                elif needs_b:
-                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, a), (1, b)), (a._version, b._version), _BOTH
-                else:
-                    ctx.edges, ctx.versions, ctx.needs_input_grad = ((0, a),), (a._version,), _FIRST_OF_TWO
-                if cls.uses_output:
-                    ctx._out = _ref(out)
-                out.grad_fn = ctx
-                out._rg = True
-            else:
-                out.grad_fn = None
-                out._rg = False
-            return out
+            if not grad_mode._enabled or not (a._rg or needs_b):
+                return _Tensor._make(raw)
+            if not a._rg:
+                return _recorded(cls, raw, (a, b), ((1, b),), (b._version,), _SECOND_OF_TWO)
+            if needs_b:
+                return _recorded(cls, raw, (a, b), ((0, a), (1, b)), (a._version, b._version), _BOTH)
+            return _recorded(cls, raw, (a, b), ((0, a),), (a._version,), _FIRST_OF_TWO)
 
     apply.__qualname__ = f"{cls.__name__}.apply"
     apply.__doc__ = Function.apply.__doc__
     return apply
+
+
+def _recorded(cls, raw, inputs, edges, versions, needs):
+    """The output tensor of a kernel-path op, with its node: what `Function.apply` records."""
+    out = _new(_Tensor)
+    out.data = raw
+    out.grad = out._hooks = None
+    out._version = 0
+    ctx = _new(cls)
+    ctx.inputs, ctx.edges, ctx.versions, ctx.needs_input_grad = inputs, edges, versions, needs
+    if cls.uses_output:
+        ctx._out = _ref(out)
+    out.grad_fn = ctx
+    out._rg = True
+    return out
 
 
 def _edges(args):
