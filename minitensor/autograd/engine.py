@@ -146,11 +146,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 child = t.grad_fn
                 if child is None:  # a leaf: sum its gradients here, store them once at the end
                     if gi is not None:
-                        entry = leaf_grads.get(id(t))
-                        if entry is None:
-                            leaf_grads[id(t)] = [t, gi]
-                        else:
-                            entry[1] = entry[1] + gi
+                        _accumulate(leaf_grads, t, gi)
                     continue
                 if gi is not None:
                     prev_g = node_grads.get(child)
@@ -170,7 +166,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         node.retain = True
     finally:
         grad_mode._enabled = prev
-    grads = gi = g = d = entry = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
+    grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
     for entry in leaf_grads.values():
         t, g = entry
         entry[1] = None

@@ -286,13 +286,6 @@ def _as_array(cls, raw):
     return np.asarray(raw)
 
 
-def _tensor_class():
-    """The Tensor class (tensor.py imports this module, so it is registered after both load)."""
-    if _Tensor is None:
-        from .. import tensor  # noqa: F401  (sets _Tensor)
-    return _Tensor
-
-
 def _freed_message(node):
     return (
         f"Trying to backward through the graph a second time (op '{node.name()}'): its saved "
