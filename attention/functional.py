@@ -18,7 +18,7 @@ import numpy as np
 import minitensor as mt
 import minitensor.nn.functional as F
 
-from .fused import FusedAttentionWeights
+from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
 
 _fused_enabled = True  # the default: the fused node was the faster one in benchmarks/bench_attention.py
@@ -67,17 +67,21 @@ def basic_self_attention(x):
 
 
 def _check_qkv(query, key, value, op):
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, mt.Tensor):
-            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
-        if t.data.ndim < 2:
-            raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {tuple(t.shape)}")
-        if t.data.dtype.kind != "f":
-            raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
-    q, k, v = query.data.shape, key.data.shape, value.data.shape
-    if not query.data.dtype == key.data.dtype == value.data.dtype:
+    """The scores' shape (..., Tq, Tk), and whether value's batch dims fit inside the scores'."""
+    if not (isinstance(query, mt.Tensor) and isinstance(key, mt.Tensor) and isinstance(value, mt.Tensor)):
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, mt.Tensor):
+                raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    q, k, v = query.data, key.data, value.data
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.dtype.kind != "f" or not q.dtype == k.dtype == v.dtype:
+        for name, t in (("query", q), ("key", k), ("value", v)):
+            if t.ndim < 2:
+                raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {t.shape}")
+            if t.dtype.kind != "f":
+                raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
         raise RuntimeError(f"{op}: query, key and value must have the same dtype, got "
-                           f"{query.dtype}, {key.dtype} and {value.dtype}")
+                           f"{q.dtype}, {k.dtype} and {v.dtype}")
+    q, k, v = q.shape, k.shape, v.shape
     if q[-1] != k[-1]:
         raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {_shapes(q, k, v)}")
     if k[-2] != v[-2]:
@@ -126,8 +130,8 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     # Dot products of d_k independent unit-variance components have variance d_k; dividing by
     # sqrt(d_k) brings the logits back to unit scale, so the softmax doesn't saturate into a
     # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
-    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
-    m = prepare_mask(mask, is_causal, scores_shape, query.dtype, op)
+    scale = 1.0 / math.sqrt(query.data.shape[-1]) if scale is None else float(scale)
+    m = prepare_mask(mask, is_causal, scores_shape, query.data.dtype, op)
     keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
     factor = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0  # p = 1 keeps nothing anyway
 
@@ -140,14 +144,19 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
         key = mt.where(m.col_any, key, 0.0)
         value = mt.where(m.col_any, value, 0.0)
     use_fused = _fused_enabled if fused is None else bool(fused)
-    if use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad):
+    use_fused = use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad)
+    if use_fused:
         weights = FusedAttentionWeights.apply(query, key, m, scale)  # steps 1-3 below in one node
     else:
         weights = _composed_weights(query, key, m, scale)
 
     # 4. average the values with those weights (dropped out, inverted, while training)
-    used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
-    output = used @ value                                   # (..., Tq, dv)
+    if use_fused and keep is None:
+        # the same P @ V, as one node whose backward goes all the way back to Q, K and V
+        output = FusedAttention.apply(query, key, value, m, scale, SharedWeights(weights, query, key))  # (..., Tq, dv)
+    else:
+        used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
+        output = used @ value                               # (..., Tq, dv)
     if m.empty_rows:
         output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN
     return output, weights

@@ -1,68 +1,80 @@
-r"""Scaled dot-product attention with its softmax step fused into one node with a hand-derived backward.
+r"""Scaled dot-product attention with a hand-derived backward: the whole way from Q, K, V to the
+output in one node.
 
-The composed path (`attention.functional`) records a node for each of scale, mask, softmax and
-the fixes for fully masked rows, and allocates a fresh array for each. Here the whole way from
-Q and K to the weights is one node, `FusedAttentionWeights`, that works in place; the output is
-then an ordinary matmul with V. For one (batch, head) slice, with scale c = 1/sqrt(d_k):
+The composed path (`attention.functional`) records a node for each of scale, mask, softmax, the
+fixes for fully masked rows and the product with V, and allocates a fresh array for each. Here
+two `Function`s share one forward. For one (batch, head) slice, with scale c = 1/sqrt(d_k):
 
     S = c Q K^T (+ float mask)      masked entries -> -inf          (Tq, Tk)
     P = softmax_rows(S)             fully masked rows -> 0          (Tq, Tk)    FusedAttentionWeights
-    O = P V                                                         (Tq, dv)    Matmul
+    O = P V                                                         (Tq, dv)    FusedAttention
 
-Backward: the matmul gives dV = P^T dO and dP = dO V^T, and this node turns dP (plus whatever
-reaches the returned weights directly: the engine adds it) into
+`FusedAttentionWeights` computes P, in place, and returns it: the weights the caller gets.
+`FusedAttention` returns O = P V, reusing that P (it computes P itself when not given one), and
+its backward is the whole chain from dO back to Q, K and V:
 
+    dV = P^T dO
+    dP = dO V^T
     dS = P * (dP - rowsum(dP * P))  the softmax Jacobian diag(p) - p p^T applied to each row of dP
     dQ = c dS K                     S = c Q K^T  is linear in Q
     dK = c dS^T Q                   ... and in K
 
-Masked entries have P = 0, so dS = 0 there and no gradient reaches a masked key through the
-scores. With dropout, O = (P * M / (1 - p)) V for the keep-mask M drawn in the forward: that is
-a `where` and a multiply before the matmul, whose own VJPs route dP through M.
+So a backward through the output is one node, not a matmul's and then the weights'. The weights
+keep a node of their own: a loss that reads them directly (an attention-entropy penalty, a
+supervised alignment) gets its gradient through `FusedAttentionWeights`' backward, the last
+three lines above from the dP that reaches them. Both nodes send gradients to Q and K, and the
+engine adds them: L(O(Q, K, V), P(Q, K)) differentiated along both of its paths.
 
-Splitting at P costs nothing, as P is what both halves share, and it keeps each node's backward
-short: `backward` below is the softmax VJP and two matmuls. It is written with Tensor ops, reading
-P from this node's own output (a tensor of the graph), so with `create_graph=True` it is itself
-differentiable; when nothing records the backward (the usual case) the same lines run on the
-raw arrays.
+Masked entries have P = 0, so dS = 0 there and no gradient reaches a masked key through the
+scores. Dropout acts between P and the product with V, so with dropout `scaled_dot_product_attention`
+uses the weights node, a `where` and a matmul instead of `FusedAttention`.
+
+Each backward is written with Tensor ops, so with `create_graph=True` it is itself recorded and
+differentiable; when nothing records the backward (the usual case) the same lines run on the raw
+arrays, in place where the array is the node's own.
 """
 import math
 
 import numpy as np
 
 import minitensor as mt
-from minitensor.autograd import Function
+from minitensor.autograd import Function, grad_mode
 from minitensor.ops._util import finite_max
+from minitensor.tensor import Tensor
+
+
+try:  # np.einsum's C core, without the Python wrapper that parses its keyword arguments
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - numpy < 2 keeps it elsewhere, or not at all
+    _einsum = getattr(getattr(np, "core", None) and np.core.multiarray, "c_einsum", np.einsum)
 
 
 def _row_sum(s):
     """sum over the last axis; einsum is several times faster than .sum(-1) on short rows."""
-    return np.einsum("...j->...", s)[..., None]
+    return _einsum("...j->...", s)[..., None]
 
 
 def _row_dot(a, b):
     """rowsum(a * b) without the (..., Tq, Tk) temporary."""
-    return np.einsum("...j,...j->...", a, b)[..., None]
-
-
-def _scores(ctx, q, k, mask, scale):
-    """S = c Q K^T (+ the float mask), a fresh array. c Q K^T = (c Q) K^T: the smaller of Q (Tq, d)
-    and S (Tq, Tk) is scaled, and the backward reuses c Q for dK."""
-    if k.shape[-2] > k.shape[-1]:
-        ctx.scaled_query = q * scale                                          # (..., Tq, d)
-        s = ctx.scaled_query @ k.swapaxes(-1, -2)                         # (..., Tq, Tk)
-    else:
-        s = q @ k.swapaxes(-1, -2)                                        # (..., Tq, Tk)
-        s *= scale
-    if mask.bias is not None:
-        s += mask.bias.data
-    return s
+    return _einsum("...j,...j->...", a, b)[..., None]
 
 
 def _all_finite(a):
     """Whether every entry of `a` is finite: its sum is (an overflow only costs the careful path).
     math.isfinite reads the numpy scalar directly, far cheaper than a ufunc call on it."""
     return math.isfinite(np.add.reduce(a, axis=None))
+
+
+def _scores(q, k, mask, scale):
+    """S = c Q K^T (+ the float mask), a fresh array; the smaller of Q (Tq, d) and S (Tq, Tk) is scaled."""
+    if k.shape[-2] > k.shape[-1]:
+        s = (q * scale) @ k.swapaxes(-1, -2)                                  # (..., Tq, Tk)
+    else:
+        s = q @ k.swapaxes(-1, -2)                                            # (..., Tq, Tk)
+        s *= scale
+    if mask.bias is not None:
+        s += mask.bias.data
+    return s
 
 
 def _softmax_rows_(s):
@@ -75,6 +87,30 @@ def _softmax_rows_(s):
     return s, row_sum
 
 
+def attention_weights(q, k, mask, scale):
+    """P = softmax(c Q K^T + bias) from the arrays q (..., Tq, d) and k (..., Tk, d), masked
+    entries 0 and fully masked rows all 0: a fresh array (..., Tq, Tk)."""
+    s = _scores(q, k, mask, scale)                                            # (..., Tq, Tk)
+    if mask.allowed is None:
+        return _softmax_rows_(s)[0]
+    if not mask.empty_rows:
+        # -inf added where masked: those keys get exactly 0 weight. A NaN score (a NaN key)
+        # stays NaN, even where masked, and makes its row's sum NaN: then the slow way below.
+        s += mask.additive(s.dtype)
+        p, row_sum = _softmax_rows_(s)
+        if _all_finite(row_sum):
+            return p
+        s = _scores(q, k, mask, scale)
+    # -inf by overwriting, so a NaN there is gone too; a fully masked row gets 0 logits
+    # instead (a finite softmax, zeroed below): no 0/0.
+    fill = np.where(mask.row_any, -np.inf, 0.0) if mask.empty_rows else -np.inf
+    np.copyto(s, fill, where=mask.masked, casting="unsafe")
+    p = _softmax_rows_(s)[0]
+    if mask.empty_rows:
+        np.copyto(p, 0, where=~mask.row_any)
+    return p
+
+
 class FusedAttentionWeights(Function):
     r"""P = softmax(c Q K^T + bias) over the keys, masked entries 0, fully masked rows all 0
 
@@ -84,68 +120,128 @@ class FusedAttentionWeights(Function):
 
     @staticmethod
     def forward(ctx, query, key, mask, scale):
-        s = _scores(ctx, query.data, key.data, mask, scale)                  # (..., Tq, Tk)
-        if mask.allowed is None:
-            return _softmax_rows_(s)[0]                                      # (..., Tq, Tk)
-        if not mask.empty_rows:
-            # -inf added where masked: those keys get exactly 0 weight. A NaN score (a NaN key)
-            # stays NaN, even where masked, and makes its row's sum NaN: then the slow way below.
-            s += mask.additive(s.dtype)
-            p, row_sum = _softmax_rows_(s)
-            if _all_finite(row_sum):
-                return p
-            s = _scores(ctx, query.data, key.data, mask, scale)
-        # -inf by overwriting, so a NaN there is gone too; a fully masked row gets 0 logits
-        # instead (a finite softmax, zeroed below): no 0/0.
-        fill = np.where(mask.row_any, -np.inf, 0.0) if mask.empty_rows else -np.inf
-        np.copyto(s, fill, where=mask.masked, casting="unsafe")
-        p = _softmax_rows_(s)[0]                                             # (..., Tq, Tk)
-        if mask.empty_rows:
-            np.copyto(p, 0, where=~mask.row_any)
-        return p
+        return attention_weights(query.data, key.data, mask, scale)          # (..., Tq, Tk)
 
     @staticmethod
     def backward(ctx, g):
         query, key, mask, scale = ctx.inputs
-        if not mt.is_grad_enabled():
-            return _backward_numpy(ctx, g.data)      # no create_graph: the same lines on raw arrays
-        p = ctx.output                               # (..., Tq, Tk)  the weights, from the graph
-        d_p = g
-        if mask.allowed is not None:
-            # P is 0 there already; selecting also drops a NaN that a masked value put in dP
-            d_p = mt.where(mask.allowed, d_p, 0.0)
-        d_s = p * (d_p - (d_p * p).sum(dim=-1, keepdim=True))                # softmax VJP per row
-        d_query = ((d_s @ key) * scale).sum_to_size(query.shape) if ctx.needs_input_grad[0] else None   # dQ = c dS K
-        d_key = ((d_s.mT @ query) * scale).sum_to_size(key.shape) if ctx.needs_input_grad[1] else None  # dK = c dS^T Q
-        return d_query, d_key, None, None
+        needs = ctx.needs_input_grad
+        if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays (g may be the caller's: not in place)
+            return (*scores_vjp_numpy(g.data, ctx.output.data, query, key, mask, scale, needs, own=False), None, None)
+        return (*scores_vjp(g, ctx.output, query, key, mask, scale, needs), None, None)
 
 
-def _backward_numpy(ctx, d_p):
-    """`backward` line for line on the raw arrays: used whenever the backward pass is not recorded."""
-    query, key, mask, scale = ctx.inputs
-    p = ctx.output.data
+class FusedAttention(Function):
+    r"""O = softmax(c Q K^T + bias) V: scores, mask, softmax and the product with V in one node
+
+    Arguments: query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv) as Tensors of one dtype
+    (value's batch dims no wider than the scores'); the constants `mask` and c; then `weights`:
+    the output of `FusedAttentionWeights` for this query, key, mask and scale, whose P is reused,
+    or None to compute P here. It is passed as `SharedWeights`, not as a graph input, because this
+    node's backward differentiates through P itself.
+    VJP: dV = P^T dO;  dP = dO V^T;  dS = P * (dP - rowsum(dP * P));  dQ = c dS K;  dK = c dS^T Q"""
+
+    uses_output = False
+
+    @staticmethod
+    def forward(ctx, query, key, value, mask, scale, weights):
+        p = None if weights is None else weights.weights_for(query, key)
+        if p is None:
+            p = attention_weights(query.data, key.data, mask, scale)        # (..., Tq, Tk)
+        ctx.save_for_backward(p)                                             # (..., Tq, Tk)
+        return p @ value.data                                                # (..., Tq, dv)
+
+    @staticmethod
+    def backward(ctx, g):
+        query, key, value, mask, scale, weights = ctx.inputs
+        shared = weights is not None and weights.weights_for(query, key) is not None
+        if shared and weights.tensor._version != 0:  # the shared P changed under us
+            raise RuntimeError(
+                f"backward of 'FusedAttentionBackward': the attention weights it shares (shape "
+                f"{tuple(weights.tensor.shape)}) were modified by an in-place operation after they were "
+                "computed; its backward would be wrong")
+        needs = ctx.needs_input_grad
+        if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays
+            (p,) = ctx.saved_tensors
+            d_value = Tensor._make(_unbroadcast_batch(p.swapaxes(-1, -2) @ g.data, value)) if needs[2] else None  # dV = P^T dO
+            d_query = d_key = None
+            if needs[0] or needs[1]:
+                d_p = g.data @ value.data.swapaxes(-1, -2)                  # dP = dO V^T, our own array
+                d_query, d_key = scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own=True)
+            return d_query, d_key, d_value, None, None, None
+        # recorded (create_graph): P as a tensor of the graph, so the backward is differentiable too
+        p = weights.tensor if shared else FusedAttentionWeights.apply(query, key, mask, scale)
+        d_value = (p.mT @ g).sum_to_size(value.shape) if needs[2] else None  # dV = P^T dO
+        d_query = d_key = None
+        if needs[0] or needs[1]:
+            d_query, d_key = scores_vjp(g @ value.mT, p, query, key, mask, scale, needs)   # dP = dO V^T
+        return d_query, d_key, d_value, None, None, None
+
+
+class SharedWeights:
+    """The weights tensor `FusedAttentionWeights` returned for `query` and `key`, handed to
+    `FusedAttention` so that it reuses their P. Not a Tensor, so not an input of the graph: the
+    weights' node stays on its own path. P is reused only for these very query and key tensors
+    (re-run on others, as gradcheck does to check a node alone, the node computes its own), and
+    FusedAttention's backward checks that nobody changed P in place since."""
+
+    __slots__ = ("tensor", "query", "key")
+
+    def __init__(self, tensor, query, key):
+        self.tensor, self.query, self.key = tensor, query, key
+
+    def weights_for(self, query, key):
+        """P as an array if it was made from exactly these tensors, else None."""
+        return self.tensor.data if query is self.query and key is self.key else None
+
+
+def scores_vjp(d_p, p, query, key, mask, scale, needs):
+    """(dQ, dK) from dP with Tensor ops (recorded under create_graph): the softmax VJP, then the scores'."""
+    if mask.allowed is not None:
+        # P is 0 there already; selecting also drops a NaN that a masked value put in dP
+        d_p = mt.where(mask.allowed, d_p, 0.0)
+    d_s = p * (d_p - (d_p * p).sum(dim=-1, keepdim=True))                    # softmax VJP per row
+    d_query = ((d_s @ key) * scale).sum_to_size(query.shape) if needs[0] else None      # dQ = c dS K
+    d_key = ((d_s.mT @ query) * scale).sum_to_size(key.shape) if needs[1] else None     # dK = c dS^T Q
+    return d_query, d_key
+
+
+def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
+    """`scores_vjp` line for line on the raw arrays; `own`: d_p is the caller's scratch, so work in it."""
     row_dot = _row_dot(d_p, p)                                                   # rowsum(dP * P)
     if mask.allowed is not None and not _all_finite(row_dot):
         # a NaN or inf in dP (through a masked, non-finite value) makes its row's sum NaN, even where
         # P = 0: drop the masked entries and sum again. A finite sum means a finite row of dP, whose
         # masked entries the product with P = 0 below zeroes exactly, so the check is all it costs.
-        d_p = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False)
+        d_p, own = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False), True
         row_dot = _row_dot(d_p, p)
-    d_s = d_p - row_dot                                                          # dP - rowsum(dP * P)
+    if own:
+        d_p -= row_dot
+        d_s = d_p
+    else:
+        d_s = d_p - row_dot                                                      # dP - rowsum(dP * P)
     d_s *= p                                                                     # dS
-    scaled_query = ctx.__dict__.get("scaled_query")  # c Q, kept by forward when Tk > d
-    if scaled_query is None:
-        d_s *= scale  # c dS (Tq, Tk) is no bigger than dQ (Tq, d) here: scale it once, for both
+    # c dS: scale whichever is smaller, dS (Tq, Tk) once, or dQ and dK (Tq, d) and (Tk, d)
+    scale_s = d_s.shape[-1] <= query.data.shape[-1]
+    if scale_s:
+        d_s *= scale
     d_query = d_key = None
-    if ctx.needs_input_grad[0]:
+    if needs[0]:
         d_query = d_s @ key.data                                                 # dQ = c dS K
-        if scaled_query is not None:
+        if not scale_s:
             d_query *= scale
-        d_query = mt.from_numpy(d_query).sum_to_size(query.data.shape)  # broadcast batch dims summed away
-    if ctx.needs_input_grad[1]:
-        if scaled_query is not None:
-            d_key = d_s.swapaxes(-1, -2) @ scaled_query                      # dK = dS^T (c Q)
-        else:
-            d_key = d_s.swapaxes(-1, -2) @ query.data                        # dK = (c dS)^T Q
-        d_key = mt.from_numpy(d_key).sum_to_size(key.data.shape)
-    return d_query, d_key, None, None
+        d_query = Tensor._make(_unbroadcast_batch(d_query, query))
+    if needs[1]:
+        d_key = d_s.swapaxes(-1, -2) @ query.data                                # dK = c dS^T Q
+        if not scale_s:
+            d_key *= scale
+        d_key = Tensor._make(_unbroadcast_batch(d_key, key))
+    return d_query, d_key
+
+
+def _unbroadcast_batch(g, like):
+    """g summed over the batch dims that broadcasting `like` (a Tensor) created: the usual case is none."""
+    shape = like.data.shape
+    if g.shape == shape:
+        return g
+    return Tensor._make(g).sum_to_size(shape).data

@@ -15,6 +15,8 @@ from minitensor.testing.strategies import attention_inputs
 
 import attention
 from attention import fused as fused_module
+from attention.fused import FusedAttention
+from attention.masks import prepare_mask
 from attention import scaled_dot_product_attention as sdpa
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
@@ -92,19 +94,22 @@ def test_hessian_vector_product_matches_composed():
         assert_close(a, b, **TIGHT)
 
 
-def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch):
-    """The checks above can fail: drop the rowsum term of the softmax VJP and gradcheck objects."""
-    def wrong(ctx, d_p):
-        q, k, mask, scale = ctx.inputs
-        p = ctx.output.data
+@pytest.mark.parametrize("upstream_into", ["output", "weights"])
+def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch, upstream_into):
+    """The checks above can fail: drop the rowsum term of the softmax VJP, which both fused nodes
+    share, and gradcheck objects, naming the node whose backward ran it."""
+    def wrong(d_p, p, query, key, mask, scale, needs, own):
         d_s = p * d_p                                       # missing: - rowsum(dP * P)
-        return mt.from_numpy((d_s @ k.data) * scale), mt.from_numpy((np.swapaxes(d_s, -1, -2) @ q.data) * scale), None, None
+        return (mt.from_numpy((d_s @ key.data) * scale),
+                mt.from_numpy((np.swapaxes(d_s, -1, -2) @ query.data) * scale))
 
-    monkeypatch.setattr(fused_module, "_backward_numpy", wrong)
+    monkeypatch.setattr(fused_module, "scores_vjp_numpy", wrong)
     mt.manual_seed(2)
     q, k, v = (mt.randn(3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
-    with pytest.raises(GradcheckError, match="FusedAttentionWeights"):
-        gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True), (q, k, v))
+    pick = 0 if upstream_into == "output" else 1
+    node = "'FusedAttentionBackward'" if pick == 0 else "'FusedAttentionWeightsBackward'"
+    with pytest.raises(GradcheckError, match=node):
+        gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[pick], (q, k, v))
 
 
 def test_a_query_gradient_never_depends_on_a_value_it_masks():
@@ -127,12 +132,35 @@ def test_a_query_gradient_never_depends_on_a_value_it_masks():
         assert_close(g, grads[0], **TIGHT)
 
 
-def test_fused_path_is_the_weights_node_then_one_matmul_and_weights_carry_gradient():
+def test_fused_path_is_one_node_to_the_output_and_one_to_the_weights():
     mt.manual_seed(3)
-    q = mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True)
-    out, w = sdpa(q, q, q, fused=True)
+    q, k, v = (mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
+    out, w = sdpa(q, k, v, fused=True)
+    assert out.grad_fn.name() == "FusedAttentionBackward"
+    assert [n for n, _ in out.grad_fn.next_functions] == [q, k, v]   # straight to the leaves: P is not an input
     assert w.grad_fn.name() == "FusedAttentionWeightsBackward"
-    assert out.grad_fn.name() == "MatmulBackward"
-    assert out.grad_fn.next_functions[0][0] is w.grad_fn   # O = P V reads the weights node's output
-    # the weights alone are differentiable too (their gradient flows through the same node)
-    assert gradcheck(lambda q: sdpa(q, q, q, fused=True)[1], (q,))
+    assert [n for n, _ in w.grad_fn.next_functions] == [q, k]
+    # each node on its own is differentiable, and so is a loss that reads both
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[0], (q, k, v))
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[1], (q, k, v))
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True), (q, k, v))
+
+
+def test_fused_attention_node_alone_matches_finite_differences():
+    """FusedAttention computes P itself when not handed one: a function of Q, K and V alone."""
+    mt.manual_seed(4)
+    q, k = (mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(2))
+    v = mt.randn(2, 3, 4, dtype=mt.float64, requires_grad=True)
+    mask = prepare_mask(attention.causal_mask(3), False, (2, 3, 3), mt.float64)
+    assert gradcheck(lambda q, k, v: FusedAttention.apply(q, k, v, mask, 0.7, None), (q, k, v))
+    assert gradgradcheck(lambda q, k, v: FusedAttention.apply(q, k, v, mask, 0.7, None), (q, k, v))
+
+
+def test_changing_the_weights_in_place_makes_the_output_backward_refuse():
+    mt.manual_seed(5)
+    q = mt.randn(3, 2, requires_grad=True)
+    out, w = sdpa(q, q, q, fused=True)
+    with mt.no_grad():
+        w.mul_(2.0)
+    with pytest.raises(RuntimeError, match="FusedAttentionBackward.*modified by an in-place operation"):
+        out.sum().backward()
