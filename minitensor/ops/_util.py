@@ -88,12 +88,16 @@ def finite_max(x, axis):
         return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
     c = x.shape[-1] if x.ndim else 0
     if (axis == -1 or axis == x.ndim - 1) and 0 < c <= 32 and x.size > c * c:
-        m = np.ascontiguousarray(x.reshape(-1, c).T).max(axis=0).reshape(x.shape[:-1] + (1,))
+        m = _max(np.ascontiguousarray(x.reshape(-1, c).T), axis=0).reshape(x.shape[:-1] + (1,))
     else:
-        m = np.max(x, axis=axis, keepdims=True)
-    if not np.isfinite(m).all():
+        m = _max(x, axis=axis, keepdims=True)
+    if not _all(np.isfinite(m), axis=None):
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
     return m
+
+
+# what ndarray.max and .all call, without their Python wrappers (part of a small op's overhead)
+_max, _all = np.maximum.reduce, np.logical_and.reduce
 
 
 def norm_dims(dim, ndim, op):
