@@ -261,7 +261,11 @@ class Tensor:
     # ---- autograd -------------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
-        _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        if inputs is not None:
+            _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        else:  # the call of every training step: straight to the engine
+            _engine().run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph,
+                                   create_graph)
 
     def detach(self):
         """The same data, cut from the graph (shares memory, like PyTorch)."""

@@ -60,7 +60,7 @@ def _check_grad(node, i, inp, g):
 def _collect(roots):
     """Nodes reachable from `roots` and, for each, the number of graph edges that lead into it."""
     consumers = {}
-    stack = [r for r in roots]
+    stack = list(roots)
     seen = set(stack)
     while stack:
         node = stack.pop()
@@ -90,20 +90,16 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
                 "(did you forget requires_grad=True, or compute it under no_grad?)"
             )
-        g = _root_grad(t, g)
+        if type(g) is not Tensor or g.data.shape != t.data.shape:
+            g = _root_grad(t, g)
         if t.grad_fn is None:
             _accumulate(leaf_grads, t, g)
         else:
             node_grads[t.grad_fn] = node_grads[t.grad_fn] + g if t.grad_fn in node_grads else g
-    roots = list(node_grads)
-    consumers = _collect(roots)
+    consumers = _collect(node_grads)
     captured = {}
-    capture_nodes = {}
-    if capture is not None:
-        for t in capture:
-            if t.grad_fn is not None:
-                capture_nodes[t.grad_fn] = t
-    ready = [n for n in roots if consumers.get(n, 0) == 0]
+    capture_nodes = {t.grad_fn: t for t in capture if t.grad_fn is not None} if capture else None
+    ready = [n for n in node_grads if n not in consumers]  # roots no other root's graph leads into
     prev = grad_mode._enabled
     grad_mode._enabled = bool(create_graph)
     try:
@@ -114,9 +110,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if g is not None:
                 if node.hooks:
                     g = _run_hooks(node.hooks, g)
-                out = node._out() if node.retain and capture is None else None
-                if out is not None:  # not `node.output`: storing .grad reads no value, so no version check
-                    _store_grad(out, g, create_graph)
+                if node.retain and capture is None:  # not `node.output`: storing .grad reads no value, so no version check
+                    out = node._out()
+                    if out is not None:
+                        _store_grad(out, g, create_graph)
                 if capture_nodes and node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
                 for (_, t), v in zip(edges, node.versions):
@@ -126,7 +123,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                             "was modified by an in-place operation after it was used; its backward would be wrong"
                         )
                 grads = node.backward(node, g)
-                if not isinstance(grads, tuple):
+                if type(grads) is not tuple:
                     grads = (grads,)
                 if len(grads) != len(node.inputs):
                     raise RuntimeError(
@@ -137,16 +134,21 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     _anomaly.check_backward(node, g, grads)
                 if visit is not None:
                     visit(node, g, grads)
+            else:  # nothing reached this node: its inputs get nothing from it, but are still counted down
+                grads = (None,) * len(node.inputs)
             for i, t in edges:
-                gi = grads[i] if g is not None else None
-                if gi is not None:
-                    d = gi.data if type(gi) is Tensor else None
-                    if d is None or d.shape != t.data.shape or (d.dtype is not t.data.dtype and d.dtype != t.data.dtype):
-                        gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
+                gi = grads[i]
+                if gi is not None and (type(gi) is not Tensor or gi.data.shape != t.data.shape
+                                       or gi.data.dtype is not t.data.dtype):
+                    gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
                 if child is None:  # a leaf: sum its gradients here, store them once at the end
-                    if gi is not None:
-                        _accumulate(leaf_grads, t, gi)
+                    if gi is not None:  # (`_accumulate`, inline: this runs for every leaf of every step)
+                        entry = leaf_grads.get(id(t))
+                        if entry is None:
+                            leaf_grads[id(t)] = [t, gi]
+                        else:
+                            entry[1] = entry[1] + gi
                     continue
                 if gi is not None:
                     prev_g = node_grads.get(child)
@@ -166,7 +168,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         node.retain = True
     finally:
         grad_mode._enabled = prev
-    grads = gi = g = d = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
+    grads = gi = g = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
     for entry in leaf_grads.values():
         t, g = entry
         entry[1] = None

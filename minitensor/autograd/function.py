@@ -56,12 +56,8 @@ class Function:
     retain = False  # `retain_grad()` was called on the output
 
     def __getattr__(self, name):  # only called for a field that was never set
-        if name == "needs_input_grad":  # nodes of 3+ inputs make it on first use (apply sets the others')
-            needs = [False] * len(self.inputs or ())
-            for i, _ in getattr(self, "edges", ()):
-                needs[i] = True
-            self.needs_input_grad = needs = tuple(needs)
-            return needs
+        if name == "needs_input_grad":  # a node that records nothing: no input needs one
+            return (False,) * len(self.inputs or ())
         if name in _UNRECORDED:  # a node that records nothing, or (`_out`) keeps no output
             return _UNRECORDED[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -153,9 +149,11 @@ class Function:
                 elif isinstance(b, _Tensor) and b._rg:
                     edges, versions, ctx.needs_input_grad = ((1, b),), (b._version,), _SECOND_OF_TWO
             else:
-                edges, versions = _edges(args)
+                edges, versions, needs = _edges(args)
+                if edges is not None:
+                    ctx.needs_input_grad = needs
             if edges is not None:
-                ctx.edges = edges  # before forward, which may read ctx.needs_input_grad (made from it)
+                ctx.edges = edges  # before forward, which may read them (and ctx.needs_input_grad)
             grad_mode._enabled = False  # ops inside forward are not recorded
             try:
                 raw = cls.forward(ctx, *args)
@@ -254,13 +252,16 @@ def _recorded(cls, raw, inputs, edges, versions, needs):
 
 
 def _edges(args):
-    """(input index, tensor) for each argument needing a gradient, and their versions now; (None, None) if none."""
-    edges, versions = [], []
+    """(edges, their versions now, needs_input_grad) of a node of 3+ inputs; (None, None, None) if none needs a gradient."""
+    edges, versions, needs = [], [], []
     for i, a in enumerate(args):
         if isinstance(a, _Tensor) and a._rg:
             edges.append((i, a))
             versions.append(a._version)
-    return (tuple(edges), tuple(versions)) if edges else (None, None)
+            needs.append(True)
+        else:
+            needs.append(False)
+    return (tuple(edges), tuple(versions), tuple(needs)) if edges else (None, None, None)
 
 
 def _reads_output(code):

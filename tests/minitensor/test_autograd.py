@@ -260,6 +260,21 @@ def test_autograd_grad_returns_gradients_and_leaves_dot_grad_alone():
     assert x.grad is None and w.grad is None
 
 
+def test_backward_from_two_outputs_where_one_leads_into_the_other():
+    """`h` is an output and also an input of the other output `y`: its node runs once, with the
+    gradient from both (the engine must count y's edge into it, and not walk it twice)."""
+    x = leaf([1.0, -2.0, 0.5])
+    h = (x * 3.0).exp()                                 # a node behind h's own, counted once
+    y = (h * h).sum()
+    u = mt.tensor([0.3, -1.1, 2.0], dtype=mt.float64)
+    mt.autograd.backward([y, h], [None, u], retain_graph=True)
+    e = np.exp(3 * x.data)
+    want = 3 * (2 * e + u.data) * e                     # d/dx [sum(e^6x) + u . e^3x]
+    assert_close(x.grad, want)
+    (gx,) = grad([h, y], [x], grad_outputs=[u, None])   # the same, roots in the other order
+    assert_close(gx, want)
+
+
 def test_autograd_grad_allow_unused():
     x, unused = leaf([1.0, 2.0]), leaf([5.0])
     with pytest.raises(RuntimeError, match=r"input 1 .* not used.*allow_unused=True"):
