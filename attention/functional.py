@@ -107,7 +107,7 @@ def _dropout_keep(shape, p):
 
 
 def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 training=True, fused=None):
+                                 training=True, fused=None, need_weights=True):
     r"""softmax(Q K^T / sqrt(d_k) + masks) V for query (..., Tq, d_k), key (..., Tk, d_k), value (..., Tk, d_v).
 
     mask: bool (True = may attend), int 0/1 (the same), or float (added to the scores; -inf hides);
@@ -117,9 +117,11 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     dropout_p: drop attention weights with this probability when `training` (the returned
         weights are the ones *before* dropout, the model's actual attention pattern).
     scale: defaults to 1 / sqrt(d_k).
-    fused: True for the weights from one fused node (`FusedAttentionWeights`), False for the
-        composed ops, None for the default (`set_fused_enabled`). A float mask that requires grad
-        always uses the composed ops. Step 4 (the values) is the same either way.
+    fused: True for the fused nodes (`attention.fused`: one from Q, K, V to the output, one to
+        the weights), False for the composed ops, None for the default (`set_fused_enabled`). A
+        float mask that requires grad always uses the composed ops.
+    need_weights: False to get (output, None), as PyTorch's `need_weights=False`: on the fused
+        path the output is then one node and the weights are never a tensor of the graph.
 
     Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
     """
@@ -145,21 +147,26 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
         value = mt.where(m.col_any, value, 0.0)
     use_fused = _fused_enabled if fused is None else bool(fused)
     use_fused = use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad)
-    if use_fused:
-        weights = FusedAttentionWeights.apply(query, key, m, scale)  # steps 1-3 below in one node
+    if use_fused and keep is None and not need_weights:
+        # steps 1-4 below as one node, and the weights never become a tensor
+        output, weights = FusedAttention.apply(query, key, value, m, scale, None), None  # (..., Tq, dv)
     else:
-        weights = _composed_weights(query, key, m, scale)
+        # steps 1-3 (scores, mask, softmax): one node, or the composed ops below
+        if use_fused:
+            weights = FusedAttentionWeights.apply(query, key, m, scale)   # (..., Tq, Tk)
+        else:
+            weights = _composed_weights(query, key, m, scale)             # (..., Tq, Tk)
 
-    # 4. average the values with those weights (dropped out, inverted, while training)
-    if use_fused and keep is None:
-        # the same P @ V, as one node whose backward goes all the way back to Q, K and V
-        output = FusedAttention.apply(query, key, value, m, scale, SharedWeights(weights, query, key))  # (..., Tq, dv)
-    else:
-        used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
-        output = used @ value                               # (..., Tq, dv)
+        # 4. average the values with those weights (dropped out, inverted, while training)
+        if use_fused and keep is None:
+            # P @ V as one node whose backward goes all the way back to Q, K and V (reusing P)
+            output = FusedAttention.apply(query, key, value, m, scale, SharedWeights(weights, query, key))  # (..., Tq, dv)
+        else:
+            used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
+            output = used @ value                           # (..., Tq, dv)
     if m.empty_rows:
         output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN
-    return output, weights
+    return output, (weights if need_weights else None)
 
 
 def _composed_weights(query, key, m, scale):

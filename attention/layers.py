@@ -103,6 +103,7 @@ class MultiHeadAttention(nn.Module):
     forward returns (output (B, Tq, d_model), weights (B, H, Tq, Tk)); the weights are the
     softmax probabilities before dropout, per head (PyTorch averages over heads by default).
     `last_weights` keeps a detached copy of the latest weights for drawing attention maps.
+    `need_weights=False` returns (output, None) as in PyTorch, and `last_weights` is None then.
     `fused` chooses the attention implementation (None: the package default).
     """
 
@@ -144,7 +145,7 @@ class MultiHeadAttention(nn.Module):
                 "scores (B, H, Tq, Tk); use (Tq, Tk), (B, 1, 1, Tk), (B, 1, Tq, Tk) or (B, H, Tq, Tk)"
             )
 
-    def forward(self, query, key=None, value=None, mask=None, is_causal=False):
+    def forward(self, query, key=None, value=None, mask=None, is_causal=False, need_weights=True):
         if key is None:
             key = query
         if value is None:
@@ -164,16 +165,16 @@ class MultiHeadAttention(nn.Module):
         # 2. attend: every head on its own, scaled by 1/sqrt(head_dim) (the d_k of each head)
         out, weights = scaled_dot_product_attention(
             q, k, v, mask=mask, dropout_p=self.dropout, is_causal=is_causal, training=self.training,
-            fused=self.fused,
-        )                                                           # (B, H, Tq, dh), (B, H, Tq, Tk)
+            fused=self.fused, need_weights=need_weights,
+        )                                                           # (B, H, Tq, dh), (B, H, Tq, Tk) or None
 
         # 3. merge the heads back side by side, and let w_o mix them
         out = out.transpose(1, 2).reshape(B, Tq, self.d_model)      # (B, Tq, d_model)
         out = self.w_o(out)                                         # (B, Tq, d_model)
 
-        self.last_weights = weights.detach()
+        self.last_weights = weights.detach() if need_weights else None
         if unbatched:
-            out, weights = out.squeeze(0), weights.squeeze(0)
+            out, weights = out.squeeze(0), (weights.squeeze(0) if need_weights else None)
         return out, weights
 
     def extra_repr(self):

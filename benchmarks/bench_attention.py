@@ -5,18 +5,20 @@
     python benchmarks/bench_attention.py --layers     # also the composed-vs-fused cases of docs/attention.md
 
 Q, K, V of shape (8, 4, T, 32) float32, causal. minitensor runs
-`out, _ = attention.scaled_dot_product_attention(q, k, v, is_causal=True); out.backward(g)` on
-its default path (fused when `attention.is_fused_enabled()`) and on the composed one
-(`fused=False`). The floor is the same math written directly in numpy, forward and backward, in
-place and in float32: what any framework on numpy pays for the arithmetic alone. Its results
-are checked against minitensor's before anything is timed. PyTorch's fused
-`scaled_dot_product_attention` runs too when it is installed, on 1 thread and on its default
-count, for information.
+`out, _ = attention.scaled_dot_product_attention(q, k, v, is_causal=True, need_weights=False)`
+and `out.backward(g)`: the output and the gradients of Q, K and V, what the floor and PyTorch's
+`scaled_dot_product_attention` compute (on the default, fused path: one node). For information
+it also runs the default call, which returns the weights too, as a tensor of the graph with a
+node of their own ("+ weights"), and the composed path (`fused=False`). The floor is the same
+math written directly in numpy, forward and backward, in place and in float32: what any
+framework on numpy pays for the arithmetic alone. Its results are checked against minitensor's
+before anything is timed. PyTorch's fused `scaled_dot_product_attention` runs too when it is
+installed, on 1 thread and on its default count, for information.
 
 How to read it: every contender is timed in the same run, interleaved (A B A B ...), and the
 median of the repeats is reported. The ratios "x floor" are what matters (the machine's speed
-drifts, so milliseconds from different runs don't compare); the target is minitensor's default
-path at most 1.2x the floor at every T.
+drifts, so milliseconds from different runs don't compare); the target is the output-only call
+("minitensor") at most 1.2x the floor at every T.
 """
 import argparse
 import math
@@ -92,13 +94,17 @@ class Case:
     def floor(self):
         return numpy_floor(*self.arrays, self.bias, self.scale)
 
-    def minitensor(self, fused=None):
-        out, _ = attention.scaled_dot_product_attention(*self.qkv, is_causal=True, fused=fused)
+    def minitensor(self, fused=None, need_weights=False):
+        out, _ = attention.scaled_dot_product_attention(*self.qkv, is_causal=True, fused=fused,
+                                                        need_weights=need_weights)
         out.backward(self.g)
         grads = [t.grad.data for t in self.qkv]
         for t in self.qkv:
             t.grad = None  # as zero_grad(set_to_none=True): no accumulation in the timing
         return (out.data, *grads)
+
+    def with_weights(self):
+        return self.minitensor(need_weights=True)
 
     def composed(self):
         return self.minitensor(fused=False)
@@ -114,7 +120,8 @@ class Case:
         want = self.floor()
         if any(a.dtype != np.float32 for a in want):  # a float64 floor would be a slow floor
             raise SystemExit(f"bench_attention: the numpy floor left float32: {[a.dtype for a in want]}")
-        for path, got in (("default", self.minitensor()), ("composed", self.composed())):
+        for path, got in (("output-only", self.minitensor()), ("+ weights", self.with_weights()),
+                          ("composed", self.composed())):
             for name, w, x in zip(("O", "dQ", "dK", "dV"), want, got):
                 if not np.allclose(x, w, rtol=1e-4, atol=1e-5):
                     raise SystemExit(f"bench_attention: T={self.T}: the numpy floor's {name} differs from "
@@ -137,8 +144,8 @@ def main(argv=None):
     tune_malloc(mt)
     torch = import_torch(_USER_ENV)
     threads = torch.get_num_threads() if torch is not None else None
-    print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; "
-          f"minitensor's default path is {'fused' if attention.is_fused_enabled() else 'composed'}")
+    print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; minitensor's default path is "
+          f"{'fused' if attention.is_fused_enabled() else 'composed'}; \"minitensor\": need_weights=False")
     if torch is not None:
         print(f"PyTorch {torch.__version__}: 1 thread and its default of {threads}")
     print(f"{repeats} interleaved repeats; medians in ms\n")
@@ -149,7 +156,8 @@ def main(argv=None):
 
     rows, ratios = [], {}
     for case in cases:
-        steps = {"floor": case.floor, "minitensor": case.minitensor, "composed": case.composed}
+        steps = {"floor": case.floor, "minitensor": case.minitensor, "+ weights": case.with_weights,
+                 "composed": case.composed}
         before = {}
         if torch is not None:
             steps["torch 1t"], before["torch 1t"] = case.torch, lambda: torch.set_num_threads(1)
@@ -158,12 +166,12 @@ def main(argv=None):
         t = interleaved(steps, repeats, number, before=before)
         ratios[case.T] = t["minitensor"] / t["floor"]
         row = [str(case.T), t["floor"] * 1e3]
-        for name in ("minitensor", "composed", "torch 1t", "torch Nt"):
+        for name in ("minitensor", "+ weights", "composed", "torch 1t", "torch Nt"):
             row += [t[name] * 1e3, t[name] / t["floor"]] if name in t else ["-", "-"]
         rows.append(row)
     if torch is not None:
         torch.set_num_threads(threads)
-    table(["T", "floor ms", "minitensor ms", "x floor", "composed ms", "x floor",
+    table(["T", "floor ms", "minitensor ms", "x floor", "+ weights ms", "x floor", "composed ms", "x floor",
            "torch 1t ms", "x floor", f"torch {threads or 'N'}t ms", "x floor"], rows)
 
     if args.layers:

@@ -189,34 +189,30 @@ def _run_hooks(hooks, g):
     return g
 
 
-def _store_grad(t, g, create_graph):
-    """Accumulate `g` into `t.grad`. Without create_graph .grad never aliases another tensor: `g`
-    is copied unless nothing else holds it or its array (then taking it is the same, minus a copy)."""
-    if t.grad is not None:
-        t.grad = t.grad + g  # a new tensor either way
-    elif create_graph or _unshared(g):
-        t.grad = g
-    else:
-        t.grad = _function._Tensor._make(g.data.copy())
-
-
 # The counts below hold for CPython up to 3.13; 3.14 may borrow references on the stack, which
 # changes them, so there (and on other interpreters) a gradient is always copied.
 _getrefcount = sys.getrefcount if sys.implementation.name == "cpython" and sys.version_info < (3, 14) else None
 
 
-def _unshared(g):
-    """True when only the engine refers to the Tensor `g` and to its array, which owns its memory.
+def _store_grad(t, g, create_graph):
+    """Accumulate `g` into `t.grad`. Without create_graph .grad never aliases another tensor: `g`
+    is copied unless only the engine holds the Tensor `g` and its array, which owns its memory
+    (then taking it is the same, minus a copy).
 
-    References: the caller's loop variable, `_store_grad`'s and this function's parameter, and
-    getrefcount's argument make 4 for the tensor; its `.data` slot, the local `arr` and the
-    argument make 3 for the array. Any other holder (the user's upstream gradient, a hook, a
-    view, a second leaf given the same tensor) raises a count, and the gradient is copied.
-    Without reference counts: always copy.
+    References to `g`: the caller's variable, this parameter and getrefcount's argument make 3;
+    to its array: `g`'s `.data` slot, the local `arr` and the argument make 3. Any other holder
+    (the user's upstream gradient, a hook, a view, a second leaf given the same tensor) raises a
+    count, and the gradient is copied. Without reference counts: always copied.
     """
-    arr = g.data
-    return (_getrefcount is not None and type(g) is _function._Tensor and arr.base is None
-            and arr.flags.owndata and arr.flags.writeable and _getrefcount(g) == 4 and _getrefcount(arr) == 3)
+    if t.grad is not None:
+        t.grad = t.grad + g  # a new tensor either way
+        return
+    if not create_graph:
+        arr = g.data
+        if not (_getrefcount is not None and _getrefcount(g) == 3 and _getrefcount(arr) == 3
+                and type(g) is _function._Tensor and arr.base is None and arr.flags.owndata and arr.flags.writeable):
+            g = _function._Tensor._make(arr.copy())
+    t.grad = g
 
 
 def _accumulate(leaf_grads, t, g):

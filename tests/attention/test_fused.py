@@ -49,6 +49,26 @@ def test_fused_equals_composed_values_and_gradients(inp, dropout_p, seed):
         assert_close(gf, gc, **TIGHT)
 
 
+@given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 3)),
+       st.sampled_from([0.0, 0.3]), st.integers(0, 2**16), st.booleans())
+def test_without_weights_the_output_and_its_gradients_are_the_same(inp, dropout_p, seed, create_graph):
+    """need_weights=False (one node when fused, without dropout) against the composed path."""
+    rng = np.random.default_rng(seed)
+    g_out = mt.tensor(rng.standard_normal(inp.query.shape[:-1] + inp.value.shape[-1:]))
+    results = []
+    for fused, need_weights in ((False, True), (True, False)):
+        inputs = _leaves(inp)
+        mt.manual_seed(seed)
+        out, w = sdpa(*inputs, mask=inp.mask, dropout_p=dropout_p, fused=fused, need_weights=need_weights)
+        assert (w is None) == (not need_weights)
+        grads = mt.autograd.grad(out, inputs, grad_outputs=g_out, create_graph=create_graph)
+        results.append((out, grads))
+    (out_c, g_c), (out_f, g_f) = results
+    assert_close(out_f, out_c, **TIGHT)
+    for gf, gc in zip(g_f, g_c):
+        assert_close(gf, gc, **TIGHT)
+
+
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 3), k_len=(1, 3), head_dim=(1, 2)),
        st.integers(0, 2**16))
 def test_create_graph_backward_equals_numpy_backward(inp, seed):
@@ -144,6 +164,16 @@ def test_fused_path_is_one_node_to_the_output_and_one_to_the_weights():
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[0], (q, k, v))
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[1], (q, k, v))
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True), (q, k, v))
+
+
+def test_without_weights_the_fused_output_is_one_node():
+    mt.manual_seed(6)
+    q, k, v = (mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
+    out, w = sdpa(q, k, v, is_causal=True, fused=True, need_weights=False)
+    assert w is None
+    assert out.grad_fn.name() == "FusedAttentionBackward"
+    assert [n for n, _ in out.grad_fn.next_functions] == [q, k, v]
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, is_causal=True, fused=True, need_weights=False)[0], (q, k, v))
 
 
 def test_fused_attention_node_alone_matches_finite_differences():

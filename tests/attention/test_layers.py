@@ -185,6 +185,9 @@ def test_mha_matches_per_head_reference(B, Tq, Tk, heads_dim, mask_kind, bias):
     assert_close(w, ref_w)
     assert mha.last_weights is not None and mha.last_weights.grad_fn is None
     assert np.array_equal(mha.last_weights.data, w.data)
+    out2, none = mha(query, kv, mask=None if allowed is None else mt.from_numpy(allowed), need_weights=False)
+    assert none is None and mha.last_weights is None
+    assert_close(out2, ref_out)
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["composed", "fused"])
