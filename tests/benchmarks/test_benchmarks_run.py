@@ -53,9 +53,10 @@ def test_bench_attention(monkeypatch, capsys, torch_installed, layers):
     if layers and torch_installed:
         pytest.skip("the composed-vs-fused cases don't use PyTorch: once is enough")
     out = run(monkeypatch, capsys, "bench_attention", *layers)
-    assert re.search(r"^T +floor ms +minitensor ms +x floor +composed ms +x floor +torch 1t ms", out, re.M), out
+    assert re.search(r"^T +floor ms +minitensor ms +x floor +\+ weights ms +x floor +composed ms +x floor +torch 1t ms",
+                     out, re.M), out
     row = re.search(r"^16 +(.*)$", out, re.M).group(1).split()
-    assert len(row) == 9 and ("-" not in row) == torch_installed, row
+    assert len(row) == 11 and ("-" not in row) == torch_installed, row
     assert ("PyTorch is not installed" in out) != torch_installed
     assert target("minitensor / numpy floor at T=16").search(out), out
     if layers:
