@@ -163,7 +163,7 @@ class FusedAttention(Function):
         needs = ctx.needs_input_grad
         if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays
             (p,) = ctx.saved_tensors
-            d_value = Tensor._make(_unbroadcast_batch(p.swapaxes(-1, -2) @ g.data, value)) if needs[2] else None  # dV = P^T dO
+            d_value = _grad_of(value, p.swapaxes(-1, -2) @ g.data) if needs[2] else None  # dV = P^T dO
             d_query = d_key = None
             if needs[0] or needs[1]:
                 d_p = g.data @ value.data.swapaxes(-1, -2)                  # dP = dO V^T, our own array
@@ -230,18 +230,17 @@ def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
         d_query = d_s @ key.data                                                 # dQ = c dS K
         if not scale_s:
             d_query *= scale
-        d_query = Tensor._make(_unbroadcast_batch(d_query, query))
+        d_query = _grad_of(query, d_query)
     if needs[1]:
         d_key = d_s.swapaxes(-1, -2) @ query.data                                # dK = c dS^T Q
         if not scale_s:
             d_key *= scale
-        d_key = Tensor._make(_unbroadcast_batch(d_key, key))
+        d_key = _grad_of(key, d_key)
     return d_query, d_key
 
 
-def _unbroadcast_batch(g, like):
-    """g summed over the batch dims that broadcasting `like` (a Tensor) created: the usual case is none."""
-    shape = like.data.shape
-    if g.shape == shape:
-        return g
-    return Tensor._make(g).sum_to_size(shape).data
+def _grad_of(x, g):
+    """The array g as the gradient of tensor x: summed over the batch dims that broadcasting x
+    created (the usual case is none)."""
+    grad = Tensor._make(g)
+    return grad if g.shape == x.data.shape else grad.sum_to_size(x.data.shape)
