@@ -234,8 +234,9 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.data.shape[0]))
 
-    def __hash__(self):
-        return id(self)
+    # `==` is elementwise, so a Tensor hashes by identity, as in PyTorch; object's own hash is the
+    # one in C (the engine keys its dict of leaf gradients by tensor).
+    __hash__ = object.__hash__
 
     def __bool__(self):
         if self.data.size != 1:
@@ -264,8 +265,8 @@ class Tensor:
         if inputs is not None:
             _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
         else:  # the call of every training step: straight to the engine
-            _engine().run_backward((self,), (gradient,), create_graph if retain_graph is None else retain_graph,
-                                   create_graph)
+            (_ENGINE or _engine()).run_backward((self,), (gradient,), create_graph if retain_graph is None
+                                                else retain_graph, create_graph)
 
     def detach(self):
         """The same data, cut from the graph (shares memory, like PyTorch)."""

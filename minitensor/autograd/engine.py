@@ -83,7 +83,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     """
     Tensor = _function._Tensor
     node_grads = {}
-    leaf_grads = {}  # id(leaf) -> [leaf, accumulated gradient]
+    leaf_grads = {}  # leaf -> its gradient so far (a Tensor hashes by identity)
     for t, g in zip(outputs, grad_outputs):
         if not t._rg:
             raise RuntimeError(
@@ -138,17 +138,14 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 grads = (None,) * len(node.inputs)
             for i, t in edges:
                 gi = grads[i]
-                if gi is not None and (type(gi) is not Tensor or gi.data.shape != t.data.shape
-                                       or gi.data.dtype is not t.data.dtype):
+                if gi is not None and (type(gi) is not Tensor or (d := gi.data).shape != (td := t.data).shape
+                                       or d.dtype is not td.dtype):
                     gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
                 if child is None:  # a leaf: sum its gradients here, store them once at the end
                     if gi is not None:  # (`_accumulate`, inline: this runs for every leaf of every step)
-                        entry = leaf_grads.get(id(t))
-                        if entry is None:
-                            leaf_grads[id(t)] = [t, gi]
-                        else:
-                            entry[1] = entry[1] + gi
+                        prev_g = leaf_grads.get(t)
+                        leaf_grads[t] = gi if prev_g is None else prev_g + gi
                     continue
                 if gi is not None:
                     prev_g = node_grads.get(child)
@@ -168,10 +165,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         node.retain = True
     finally:
         grad_mode._enabled = prev
-    grads = gi = g = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
-    for entry in leaf_grads.values():
-        t, g = entry
-        entry[1] = None
+    grads = gi = g = d = prev_g = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
+    while leaf_grads:  # popped, so that the engine's variable is a gradient's only reference here
+        t, g = leaf_grads.popitem()
         if t._hooks:
             g = _run_hooks(t._hooks, g)
         if capture is not None:
@@ -216,11 +212,8 @@ def _store_grad(t, g, create_graph):
 
 
 def _accumulate(leaf_grads, t, g):
-    entry = leaf_grads.get(id(t))
-    if entry is None:
-        leaf_grads[id(t)] = [t, g]
-    else:
-        entry[1] = entry[1] + g
+    prev = leaf_grads.get(t)
+    leaf_grads[t] = g if prev is None else prev + g
 
 
 def _tuple(x):
