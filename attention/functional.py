@@ -152,7 +152,6 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     scale = 1.0 / math.sqrt(query.data.shape[-1]) if scale is None else float(scale)
     m = prepare_mask(mask, is_causal, scores_shape, query.data.dtype, op)
     keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
-    factor = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0  # p = 1 keeps nothing anyway
 
     # A key no query may see (padding), or a query that may see no key, can hold anything, even
     # NaN: replace it by 0 before it enters a matmul, where a weight of 0 times NaN is still NaN.
@@ -179,6 +178,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
             # P @ V as one node whose backward goes all the way back to Q, K and V (reusing P)
             output = FusedAttention.apply(query, key, value, m, scale, SharedWeights(weights, query, key))  # (..., Tq, dv)
         else:
+            factor = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0  # p = 1 keeps nothing anyway
             used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
             output = used @ value                           # (..., Tq, dv)
     if m.empty_rows:

@@ -94,20 +94,22 @@ class Case:
     def floor(self):
         return numpy_floor(*self.arrays, self.bias, self.scale)
 
-    def minitensor(self, fused=None, need_weights=False):
+    def minitensor(self, fused=None, need_weights=False, results=None):
+        """Forward, backward, then the gradients dropped as zero_grad(set_to_none=True) does (no
+        accumulation in the timing); `results`, a list, receives O, dQ, dK and dV first."""
         out, _ = attention.scaled_dot_product_attention(*self.qkv, is_causal=True, fused=fused,
                                                         need_weights=need_weights)
         out.backward(self.g)
-        grads = [t.grad.data for t in self.qkv]
+        if results is not None:
+            results += [out.data] + [t.grad.data for t in self.qkv]
         for t in self.qkv:
-            t.grad = None  # as zero_grad(set_to_none=True): no accumulation in the timing
-        return (out.data, *grads)
+            t.grad = None
 
-    def with_weights(self):
-        return self.minitensor(need_weights=True)
+    def with_weights(self, results=None):
+        self.minitensor(need_weights=True, results=results)
 
-    def composed(self):
-        return self.minitensor(fused=False)
+    def composed(self, results=None):
+        self.minitensor(fused=False, results=results)
 
     def torch(self):
         out = self.torch_sdpa(*self.torch_qkv, is_causal=True)
@@ -120,8 +122,12 @@ class Case:
         want = self.floor()
         if any(a.dtype != np.float32 for a in want):  # a float64 floor would be a slow floor
             raise SystemExit(f"bench_attention: the numpy floor left float32: {[a.dtype for a in want]}")
-        for path, got in (("output-only", self.minitensor()), ("+ weights", self.with_weights()),
-                          ("composed", self.composed())):
+        for path, step in (("output-only", self.minitensor), ("+ weights", self.with_weights),
+                           ("composed", self.composed)):
+            got = []
+            step(results=got)
+            if len(got) != len(want):
+                raise SystemExit(f"bench_attention: the {path} path gave {len(got)} results, not {len(want)}")
             for name, w, x in zip(("O", "dQ", "dK", "dV"), want, got):
                 if not np.allclose(x, w, rtol=1e-4, atol=1e-5):
                     raise SystemExit(f"bench_attention: T={self.T}: the numpy floor's {name} differs from "

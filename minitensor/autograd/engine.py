@@ -186,8 +186,9 @@ def _run_hooks(hooks, g):
 
 
 # The counts below hold for CPython up to 3.13; 3.14 may borrow references on the stack, which
-# changes them, so there (and on other interpreters) a gradient is always copied.
-_getrefcount = sys.getrefcount if sys.implementation.name == "cpython" and sys.version_info < (3, 14) else None
+# changes them, so there (and on other interpreters) a gradient is always copied: `id` stands in
+# for the count, and an address is never 3.
+_getrefcount = sys.getrefcount if sys.implementation.name == "cpython" and sys.version_info < (3, 14) else id
 
 
 def _store_grad(t, g, create_graph):
@@ -205,8 +206,8 @@ def _store_grad(t, g, create_graph):
         return
     if not create_graph:
         arr = g.data
-        if not (_getrefcount is not None and _getrefcount(g) == 3 and _getrefcount(arr) == 3
-                and type(g) is _function._Tensor and arr.base is None and arr.flags.owndata and arr.flags.writeable):
+        if (_getrefcount(g) != 3 or _getrefcount(arr) != 3 or arr.base is not None
+                or type(g) is not _function._Tensor or not (arr.flags.owndata and arr.flags.writeable)):
             g = _function._Tensor._make(arr.copy())
     t.grad = g
 
