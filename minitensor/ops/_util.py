@@ -84,11 +84,12 @@ def finite_max(x, axis):
     32 columns and more rows than columns, the max of the transposed copy's rows (an elementwise
     maximum over long contiguous rows) is 1.5-4x faster, copy included (numpy 2.4, float32).
     """
-    if x.size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
+    shape, size = x.shape, x.size
+    if size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
         return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
-    c = x.shape[-1] if x.ndim else 0
-    if (axis == -1 or axis == x.ndim - 1) and 0 < c <= 32 and x.size > c * c:
-        m = _max(np.ascontiguousarray(x.reshape(-1, c).T), axis=0).reshape(x.shape[:-1] + (1,))
+    c = shape[-1] if shape else 0
+    if (axis == -1 or axis == len(shape) - 1) and 0 < c <= 32 and size > c * c:
+        m = _max(np.ascontiguousarray(x.reshape(-1, c).T), axis=0).reshape(shape[:-1] + (1,))
     else:
         m = _max(x, axis=axis, keepdims=True)
     if not _all(np.isfinite(m), axis=None):
