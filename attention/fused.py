@@ -39,7 +39,7 @@ import numpy as np
 
 import minitensor as mt
 from minitensor.autograd import Function, grad_mode
-from minitensor.ops._util import finite_max
+from minitensor.ops._util import finite_max, row_max
 from minitensor.tensor import Tensor
 
 
@@ -77,10 +77,14 @@ def _scores(q, k, mask, scale):
     return s
 
 
-def _softmax_rows_(s):
+def _softmax_rows_(s, sums_checked=False):
     """Softmax along the last axis, in place; every row here has at least one finite entry.
-    Returns (P, the row sums before normalising: NaN where a row held a NaN)."""
-    s -= finite_max(s, -1)
+    Returns (P, the row sums before normalising: NaN where a row held a NaN).
+
+    `sums_checked`: the caller checks that every row sum is finite and otherwise starts again
+    the careful way, so the row max may be subtracted as it is: an infinite or NaN max (from an
+    infinite or NaN score) makes its row's sum NaN, which that check sees."""
+    s -= row_max(s) if sums_checked else finite_max(s, -1)
     np.exp(s, out=s)
     row_sum = _row_sum(s)
     s /= row_sum
@@ -97,7 +101,7 @@ def attention_weights(q, k, mask, scale):
         # -inf added where masked: those keys get exactly 0 weight. A NaN score (a NaN key)
         # stays NaN, even where masked, and makes its row's sum NaN: then the slow way below.
         s += mask.additive(s.dtype)
-        p, row_sum = _softmax_rows_(s)
+        p, row_sum = _softmax_rows_(s, True)
         if _all_finite(row_sum):
             return p
         s = _scores(q, k, mask, scale)
