@@ -70,7 +70,8 @@ _CHECKED = {}  # shapes and dtypes of (query, key, value) -> what _check_qkv fou
 
 
 def _check_qkv(query, key, value, op):
-    """The scores' shape (..., Tq, Tk), and whether value's batch dims fit inside the scores'."""
+    """The scores' shape (..., Tq, Tk), whether value's batch dims fit inside the scores', and
+    the default scale 1 / sqrt(d_k)."""
     if type(query) is mt.Tensor and type(key) is mt.Tensor and type(value) is mt.Tensor:
         q, k, v = query.data, key.data, value.data
         seen = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype)
@@ -103,15 +104,16 @@ def _check_qkv_once(query, key, value, op):
         raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {_shapes(q, k, v)}")
     if k[-2] != v[-2]:
         raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {_shapes(q, k, v)}")
+    default_scale = 1.0 / math.sqrt(q[-1])
     batch = q[:-2]
     if batch == k[:-2] == v[:-2]:  # the usual case, without numpy's slow check
-        return batch + (q[-2], k[-2]), True
+        return batch + (q[-2], k[-2]), True, default_scale
     try:
         batch = np.broadcast_shapes(q[:-2], k[:-2])
         out_batch = np.broadcast_shapes(batch, v[:-2])
     except ValueError:
         raise RuntimeError(f"{op}: the batch dims of {_shapes(q, k, v)} cannot be broadcast together") from None
-    return batch + (q[-2], k[-2]), out_batch == batch
+    return batch + (q[-2], k[-2]), out_batch == batch, default_scale
 
 
 def _shapes(q, k, v):
@@ -143,13 +145,13 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
     """
     op = "scaled_dot_product_attention"
-    scores_shape, v_fits = _check_qkv(query, key, value, op)
+    scores_shape, v_fits, default_scale = _check_qkv(query, key, value, op)
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     # Dot products of d_k independent unit-variance components have variance d_k; dividing by
     # sqrt(d_k) brings the logits back to unit scale, so the softmax doesn't saturate into a
     # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
-    scale = 1.0 / math.sqrt(query.data.shape[-1]) if scale is None else float(scale)
+    scale = default_scale if scale is None else float(scale)
     m = prepare_mask(mask, is_causal, scores_shape, query.data.dtype, op)
     keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
 
