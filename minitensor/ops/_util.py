@@ -23,6 +23,26 @@ def operand(x, op):
     raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
 
 
+def operator_method(cls, name, reflected=False):
+    """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
+
+    A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
+    turns anything else into one or refuses it with a clear error.
+    """
+    apply = cls.apply
+    if reflected:
+        def method(self, other):
+            return apply(other if type(other) in _PLAIN else operand(other, name), self)
+        return method
+
+    def method(self, other):
+        return apply(self, other if type(other) in _PLAIN else operand(other, name))
+    return method
+
+
+_PLAIN = {Tensor, float, int}  # operands passed as they are (a Parameter goes through `operand`, which returns it)
+
+
 def broadcast_shapes(op, *shapes):
     """The broadcast shape, or an error naming the op and every shape."""
     try:

@@ -15,7 +15,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ._erf import erf as _np_erf
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet
-from ._util import binary_result, broadcast_shapes, operand, raw, unbroadcast, float_only
+from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
 
 
 def _numpy_binary(name, fn, a, b):
@@ -230,24 +230,6 @@ def pow(input, exponent):
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
 
-def _operator(cls, name, reflected=False):
-    """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
-
-    A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
-    turns anything else into one or refuses it with a clear error.
-    """
-    apply = cls.apply
-    if reflected:
-        def method(self, other):
-            return apply(other if type(other) in _PLAIN else operand(other, name), self)
-        return method
-
-    def method(self, other):
-        return apply(self, other if type(other) in _PLAIN else operand(other, name))
-    return method
-
-
-_PLAIN = {Tensor, float, int}  # operands passed as they are (a Parameter goes through `operand`, which returns it)
 Tensor.__add__, Tensor.__radd__ = _operator(Add, "add"), _operator(Add, "add", reflected=True)
 Tensor.__sub__, Tensor.__rsub__ = _operator(Sub, "sub"), _operator(Sub, "sub", reflected=True)
 Tensor.__mul__, Tensor.__rmul__ = _operator(Mul, "mul"), _operator(Mul, "mul", reflected=True)

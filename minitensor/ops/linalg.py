@@ -4,11 +4,11 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
 from ..autograd import grad_mode
-from ._util import binary_result, operand, raw, unbroadcast
+from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
 
 def _matmul(x, y):
-    if x.ndim > 2 and np.ndim(y) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
+    if x.ndim > 2 and getattr(y, "ndim", 0) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
         return np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
     return np.matmul(x, y)  # a 0-d operand is a ValueError here, as are shapes that don't fit
 
@@ -74,8 +74,7 @@ def matmul(input, other):
     return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
 
 
-Tensor.__matmul__ = lambda self, other: Matmul.apply(self, operand(other, "matmul"))
-Tensor.__rmatmul__ = lambda self, other: Matmul.apply(operand(other, "matmul"), self)
+Tensor.__matmul__, Tensor.__rmatmul__ = operator_method(Matmul, "matmul"), operator_method(Matmul, "matmul", reflected=True)
 
 
 @tensor_method()
