@@ -175,6 +175,10 @@ def main(argv=None):
     verdict("median forward overhead per op", statistics.median(fwd.values()), TARGET_US, " µs")
     print(f"info  worst forward overhead: {worst} {fwd[worst]:.3f} µs; "
           f"median forward + backward overhead: {statistics.median(results['forward + backward'].values()):.3f} µs")
+    if torch is not None:  # the machine's speed drifts 2x: a ratio from the same run says more than µs
+        for title in ("forward", "forward + backward"):
+            ratio = statistics.median(results[title].values()) / statistics.median(torch_results[title].values())
+            print(f"info  median {title} overhead / PyTorch's in the same run: {ratio:.2f}")
 
 
 if __name__ == "__main__":
