@@ -167,7 +167,7 @@ class FusedAttention(Function):
         needs = ctx.needs_input_grad
         if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays
             (p,) = ctx.saved_tensors
-            d_value = _grad_of(value, p.swapaxes(-1, -2) @ g.data) if needs[2] else None  # dV = P^T dO
+            d_value = _grad_of(value, _matmul_like(value, p.swapaxes(-1, -2), g.data)) if needs[2] else None  # dV = P^T dO
             d_query = d_key = None
             if needs[0] or needs[1]:
                 d_p = g.data @ value.data.swapaxes(-1, -2)                  # dP = dO V^T, our own array
@@ -231,16 +231,33 @@ def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
         d_s *= scale
     d_query = d_key = None
     if needs[0]:
-        d_query = d_s @ key.data                                                 # dQ = c dS K
+        d_query = _matmul_like(query, d_s, key.data)                             # dQ = c dS K
         if not scale_s:
             d_query *= scale
         d_query = _grad_of(query, d_query)
     if needs[1]:
-        d_key = d_s.swapaxes(-1, -2) @ query.data                                # dK = c dS^T Q
+        d_key = _matmul_like(key, d_s.swapaxes(-1, -2), query.data)              # dK = c dS^T Q
         if not scale_s:
             d_key *= scale
         d_key = _grad_of(key, d_key)
     return d_query, d_key
+
+
+def _matmul_like(x, a, b):
+    """a @ b as the gradient of tensor x, laid out in memory as x is when x is a strided view of
+    that shape (MultiHeadAttention's heads are: (B, T, H, d) seen as (B, H, T, d)). Then the
+    gradient flows back through the view's transpose and reshape without a copy."""
+    xd = x.data
+    if xd.base is None:  # x owns its memory: nearly always C-contiguous, as the plain product is
+        return a @ b
+    strides = xd.strides
+    if strides[-1] == xd.itemsize and len(strides) > 2 and strides[-2] != xd.shape[-1] * xd.itemsize:
+        out = np.empty_like(xd)  # x's layout: numpy's default order "K" keeps its strides' order
+        try:
+            return np.matmul(a, b, out=out)
+        except ValueError:  # x had broadcast batch dims: the product is larger, summed down later
+            pass
+    return a @ b
 
 
 def _grad_of(x, g):

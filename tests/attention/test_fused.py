@@ -194,3 +194,21 @@ def test_changing_the_weights_in_place_makes_the_output_backward_refuse():
         w.mul_(2.0)
     with pytest.raises(RuntimeError, match="FusedAttentionBackward.*modified by an in-place operation"):
         out.sum().backward()
+
+
+def test_gradients_of_head_views_come_back_in_the_views_layout():
+    """MultiHeadAttention's q, k, v are (B, T, H, d) arrays seen as (B, H, T, d): the fused
+    backward writes their gradients in that layout, so the transpose and reshape before it need
+    no copy; the values are those of the plain product, and a contiguous input gets one."""
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((2, 5, 3, 4))
+    view = mt.from_numpy(base).transpose(1, 2)                        # (2, 3, 5, 4), strided
+    a, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((2, 3, 6, 4))
+    got = fused_module._matmul_like(view, a, b)
+    assert got.strides == view.data.strides
+    np.testing.assert_array_equal(got, a @ b)
+    plain = fused_module._matmul_like(mt.from_numpy(np.ascontiguousarray(view.data)), a, b)
+    assert plain.flags.c_contiguous
+    np.testing.assert_array_equal(plain, a @ b)
+    broadcast = mt.from_numpy(base[:1]).transpose(1, 2)                # batch dim 1: the product is wider
+    np.testing.assert_array_equal(fused_module._matmul_like(broadcast, a, b), a @ b)
