@@ -67,7 +67,8 @@ def _all_finite(a):
 
 def _scores(q, k, mask, scale):
     """S = c Q K^T (+ the float mask), a fresh array; the smaller of Q (Tq, d) and S (Tq, Tk) is scaled."""
-    if k.shape[-2] > k.shape[-1]:
+    k_len, d = k.shape[-2:]
+    if k_len > d:
         s = (q * scale) @ k.swapaxes(-1, -2)                                  # (..., Tq, Tk)
     else:
         s = q @ k.swapaxes(-1, -2)                                            # (..., Tq, Tk)
