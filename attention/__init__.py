@@ -8,7 +8,7 @@
 Mask convention: bool True (or int 1) = may attend; float masks are added to the scores.
 """
 from .functional import basic_self_attention, is_fused_enabled, scaled_dot_product_attention, set_fused_enabled
-from .fused import FusedAttentionWeights
+from .fused import FusedAttention, FusedAttentionWeights
 from .layers import MultiHeadAttention, ScaledDotProductAttention, SelfAttention
 from .masks import causal_mask, padding_mask
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
@@ -16,7 +16,7 @@ from .transformer import FeedForward, TransformerBlock
 
 __all__ = [
     "basic_self_attention", "scaled_dot_product_attention", "set_fused_enabled", "is_fused_enabled",
-    "FusedAttentionWeights", "ScaledDotProductAttention", "SelfAttention", "MultiHeadAttention",
+    "FusedAttention", "FusedAttentionWeights", "ScaledDotProductAttention", "SelfAttention", "MultiHeadAttention",
     "causal_mask", "padding_mask", "SinusoidalPositionalEncoding", "LearnedPositionalEncoding",
     "FeedForward", "TransformerBlock",
 ]
