@@ -38,9 +38,10 @@ import math
 import numpy as np
 
 import minitensor as mt
-from minitensor.autograd import Function, grad_mode
+from minitensor.autograd import Function
+# the row maxima of minitensor's own softmax, so both softmaxes share one set of numerics (the one
+# import from outside minitensor's public API)
 from minitensor.ops._util import finite_max, row_max
-from minitensor.tensor import Tensor
 
 
 try:  # np.einsum's C core, without the Python wrapper that parses its keyword arguments
@@ -131,7 +132,7 @@ class FusedAttentionWeights(Function):
     def backward(ctx, g):
         query, key, mask, scale = ctx.inputs
         needs = ctx.needs_input_grad
-        if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays (g may be the caller's: not in place)
+        if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays (g may be the caller's: not in place)
             return (*scores_vjp_numpy(g.data, ctx.output.data, query, key, mask, scale, needs, own=False), None, None)
         return (*scores_vjp(g, ctx.output, query, key, mask, scale, needs), None, None)
 
@@ -166,7 +167,7 @@ class FusedAttention(Function):
                 f"{tuple(weights.tensor.shape)}) were modified by an in-place operation after they were "
                 "computed; its backward would be wrong")
         needs = ctx.needs_input_grad
-        if not grad_mode._enabled:  # no create_graph: the same lines on raw arrays
+        if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays
             (p,) = ctx.saved_tensors
             d_value = _grad_of(value, _matmul_like(value, p.swapaxes(-1, -2), g.data)) if needs[2] else None  # dV = P^T dO
             d_query = d_key = None
@@ -264,5 +265,5 @@ def _matmul_like(x, a, b):
 def _grad_of(x, g):
     """The array g as the gradient of tensor x: summed over the batch dims that broadcasting x
     created (the usual case is none)."""
-    grad = Tensor._make(g)
+    grad = mt.from_numpy(g)
     return grad if g.shape == x.data.shape else grad.sum_to_size(x.data.shape)
