@@ -95,7 +95,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         if t.grad_fn is None:
             _accumulate(leaf_grads, t, g)
         else:
-            node_grads[t.grad_fn] = node_grads[t.grad_fn] + g if t.grad_fn in node_grads else g
+            _accumulate(node_grads, t.grad_fn, g)
     consumers = _collect(node_grads)
     captured = {}
     capture_nodes = {t.grad_fn: t for t in capture if t.grad_fn is not None} if capture else None
@@ -142,14 +142,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                                        or d.dtype is not td.dtype):
                     gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
-                if child is None:  # a leaf: sum its gradients here, store them once at the end
-                    if gi is not None:  # (`_accumulate`, inline: this runs for every leaf of every step)
-                        prev_g = leaf_grads.get(t)
-                        leaf_grads[t] = gi if prev_g is None else prev_g + gi
+                if gi is not None:  # `_accumulate`, inline (it runs for every edge of every step); a
+                    # leaf's gradients are summed here and stored once at the end
+                    grads_of, key = (leaf_grads, t) if child is None else (node_grads, child)
+                    prev_g = grads_of.get(key)
+                    grads_of[key] = gi if prev_g is None else prev_g + gi
+                if child is None:
                     continue
-                if gi is not None:
-                    prev_g = node_grads.get(child)
-                    node_grads[child] = gi if prev_g is None else prev_g + gi
                 n = consumers[child] - 1
                 consumers[child] = n
                 if n == 0:
@@ -212,9 +211,10 @@ def _store_grad(t, g, create_graph):
     t.grad = g
 
 
-def _accumulate(leaf_grads, t, g):
-    prev = leaf_grads.get(t)
-    leaf_grads[t] = g if prev is None else prev + g
+def _accumulate(grads_of, key, g):
+    """Add `g` to the gradient kept for `key` (a leaf tensor or a node) so far."""
+    prev = grads_of.get(key)
+    grads_of[key] = g if prev is None else prev + g
 
 
 def _tuple(x):
