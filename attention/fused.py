@@ -265,5 +265,5 @@ def _matmul_like(x, a, b):
 def _grad_of(x, g):
     """The array g as the gradient of tensor x: summed over the batch dims that broadcasting x
     created (the usual case is none)."""
-    grad = mt.from_numpy(g)
+    grad = mt.from_numpy(g)  # (the shape test is sum_to_size's own first; made here, it saves the call)
     return grad if g.shape == x.data.shape else grad.sum_to_size(x.data.shape)
