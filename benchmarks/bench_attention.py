@@ -43,35 +43,52 @@ TARGET = 1.2  # minitensor / numpy floor, at every T
 NUMBER = {16: 40, 64: 10, 256: 2}
 
 
+try:  # np.einsum's C core, without the Python wrapper that parses its keyword arguments
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # numpy < 2 keeps it elsewhere
+    _einsum = np.einsum
+# The floor calls numpy as cheaply as minitensor does (C functions and methods rather than the
+# Python wrappers around them: einsum's core, ufunc reductions, .swapaxes), so the comparison is
+# of what each adds, not of how numpy is called.
+
+
 def _row_max(s):
     """max over the last axis. numpy reduces a short contiguous row one row at a time; for up to 32
     columns the max over the rows of the transposed copy is several times faster, copy included
     (minitensor does the same, so the floor must too)."""
     c = s.shape[-1]
     if c > 32:
-        return s.max(axis=-1, keepdims=True)
-    return np.ascontiguousarray(s.reshape(-1, c).T).max(axis=0).reshape(s.shape[:-1] + (1,))
+        return np.maximum.reduce(s, axis=-1, keepdims=True)
+    return np.maximum.reduce(np.ascontiguousarray(s.reshape(-1, c).T), axis=0).reshape(s.shape[:-1] + (1,))
 
 
 def numpy_floor(q, k, v, g, bias, scale):
     """Causal attention forward and backward in plain numpy: returns O, dQ, dK, dV.
 
-    `bias` is the (T, T) causal mask as 0 / -inf, made once. The scale goes onto Q, the smaller
-    operand (T x d rather than T x T), which also makes dK = dS^T (scale Q) with no extra pass."""
-    qs = q * scale
-    s = qs @ np.swapaxes(k, -1, -2)                       # S = scale Q K^T          (B, H, T, T)
+    `bias` is the (T, T) causal mask as 0 / -inf, made once. The scale c enters twice (S = c Q K^T,
+    and dQ, dK = c dS K, c dS^T Q); it goes onto the smaller operand, as minitensor's fused node
+    does: Q (T x d) when T > d, which also makes dK = dS^T (c Q) with no extra pass, else S and dS
+    (T x T)."""
+    on_q = q.shape[-2] > q.shape[-1]
+    qs = q * scale if on_q else q
+    s = qs @ k.swapaxes(-1, -2)                           # S = c Q K^T              (B, H, T, T)
+    if not on_q:
+        s *= scale
     s += bias                                              # -inf above the diagonal
     s -= _row_max(s)                                       # softmax, in place: P = exp(S - max) / rowsum
     p = np.exp(s, out=s)
-    p /= np.einsum("...j->...", p)[..., None]              # einsum: far faster than .sum(-1) on short rows
+    p /= _einsum("...j->...", p)[..., None]                # einsum: far faster than .sum(-1) on short rows
     o = p @ v                                              # O = P V                  (B, H, T, d)
-    dv = np.swapaxes(p, -1, -2) @ g                        # dV = P^T dO
-    dp = g @ np.swapaxes(v, -1, -2)                        # dP = dO V^T
-    dp -= np.einsum("...j,...j->...", dp, p)[..., None]    # dS = P * (dP - rowsum(dP * P))
+    dv = p.swapaxes(-1, -2) @ g                            # dV = P^T dO
+    dp = g @ v.swapaxes(-1, -2)                            # dP = dO V^T
+    dp -= _einsum("...j,...j->...", dp, p)[..., None]      # dS = P * (dP - rowsum(dP * P))
     ds = np.multiply(dp, p, out=dp)
-    dq = ds @ k                                            # dQ = scale dS K
-    dq *= scale
-    dk = np.swapaxes(ds, -1, -2) @ qs                      # dK = scale dS^T Q
+    if not on_q:
+        ds *= scale
+    dq = ds @ k                                            # dQ = c dS K
+    if on_q:
+        dq *= scale
+    dk = ds.swapaxes(-1, -2) @ qs                          # dK = c dS^T Q
     return o, dq, dk, dv
 
 
