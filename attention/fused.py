@@ -61,9 +61,9 @@ def _row_dot(a, b):
 
 
 def _all_finite(a):
-    """Whether every entry of `a` is finite: its sum is (an overflow only costs the careful path).
-    math.isfinite reads the numpy scalar directly, far cheaper than a ufunc call on it."""
-    return math.isfinite(np.add.reduce(a, axis=None))
+    """Whether every entry of `a` is finite: the sum of its squares is. One BLAS dot costs half a
+    ufunc reduction; an overflow (entries beyond ~1e19 in float32) only costs the careful path."""
+    return math.isfinite(np.vdot(a, a))
 
 
 def _scores(q, k, mask, scale):
@@ -169,7 +169,7 @@ class FusedAttention(Function):
         needs = ctx.needs_input_grad
         if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays
             (p,) = ctx.saved_tensors
-            d_value = _grad_of(value, _matmul_like(value, p.swapaxes(-1, -2), g.data)) if needs[2] else None  # dV = P^T dO
+            d_value = _grad_product(value, p.swapaxes(-1, -2), g.data) if needs[2] else None  # dV = P^T dO
             d_query = d_key = None
             if needs[0] or needs[1]:
                 d_p = g.data @ value.data.swapaxes(-1, -2)                  # dP = dO V^T, our own array
@@ -231,39 +231,33 @@ def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
     scale_s = d_s.shape[-1] <= query.data.shape[-1]
     if scale_s:
         d_s *= scale
-    d_query = d_key = None
-    if needs[0]:
-        d_query = _matmul_like(query, d_s, key.data)                             # dQ = c dS K
-        if not scale_s:
-            d_query *= scale
-        d_query = _grad_of(query, d_query)
-    if needs[1]:
-        d_key = _matmul_like(key, d_s.swapaxes(-1, -2), query.data)              # dK = c dS^T Q
-        if not scale_s:
-            d_key *= scale
-        d_key = _grad_of(key, d_key)
+    scale_qk = None if scale_s else scale
+    d_query = _grad_product(query, d_s, key.data, scale_qk) if needs[0] else None              # dQ = c dS K
+    d_key = _grad_product(key, d_s.swapaxes(-1, -2), query.data, scale_qk) if needs[1] else None  # dK = c dS^T Q
     return d_query, d_key
 
 
-def _matmul_like(x, a, b):
-    """a @ b as the gradient of tensor x, laid out in memory as x is when x is a strided view of
-    that shape (MultiHeadAttention's heads are: (B, T, H, d) seen as (B, H, T, d)). Then the
-    gradient flows back through the view's transpose and reshape without a copy."""
+def _grad_product(x, a, b, scale=None):
+    """a @ b (times `scale`, if given) as the gradient of tensor x: summed over the batch dims that
+    broadcasting x created (the usual case is none), and laid out in memory as x is when x is a
+    strided view of its shape (MultiHeadAttention's heads are: (B, T, H, d) seen as (B, H, T, d)).
+    Then the gradient flows back through the view's transpose and reshape without a copy."""
     xd = x.data
-    if xd.base is None:  # x owns its memory: nearly always C-contiguous, as the plain product is
-        return a @ b
+    g = a @ b if xd.base is None else _product_like(xd, a, b)  # x owns its memory: the plain product's layout
+    if scale is not None:
+        g *= scale
+    grad = mt.from_numpy(g)  # (the shape test is sum_to_size's own first; made here, it saves the call)
+    return grad if g.shape == xd.shape else grad.sum_to_size(xd.shape)
+
+
+def _product_like(xd, a, b):
+    """a @ b in the strided layout of the array xd, when xd is a view with its last axis contiguous
+    and its rows apart; else the plain product."""
     strides = xd.strides
     if strides[-1] == xd.itemsize and len(strides) > 2 and strides[-2] != xd.shape[-1] * xd.itemsize:
-        out = np.empty_like(xd)  # x's layout: numpy's default order "K" keeps its strides' order
+        out = np.empty_like(xd)  # xd's layout: numpy's default order "K" keeps its strides' order
         try:
             return np.matmul(a, b, out=out)
         except ValueError:  # x had broadcast batch dims: the product is larger, summed down later
             pass
     return a @ b
-
-
-def _grad_of(x, g):
-    """The array g as the gradient of tensor x: summed over the batch dims that broadcasting x
-    created (the usual case is none)."""
-    grad = mt.from_numpy(g)  # (the shape test is sum_to_size's own first; made here, it saves the call)
-    return grad if g.shape == x.data.shape else grad.sum_to_size(x.data.shape)

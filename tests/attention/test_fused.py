@@ -152,6 +152,24 @@ def test_a_query_gradient_never_depends_on_a_value_it_masks():
         assert_close(g, grads[0], **TIGHT)
 
 
+def test_huge_finite_gradients_take_the_careful_path_and_stay_exact():
+    """The fused backward checks its row sums for NaN and inf by a sum of squares, which overflows
+    for huge finite entries (beyond ~1e19 in float32): that only sends it down the careful path,
+    whose gradients equal the composed path's."""
+    rng = np.random.default_rng(6)
+    q_np, k_np, v_np = (rng.standard_normal((2, 4, 3)).astype(np.float32) for _ in range(3))
+    up = mt.tensor((rng.standard_normal((2, 4, 3)) * 1e21).astype(np.float32))
+    grads = []
+    for fused in (False, True):
+        q, k, v = (mt.tensor(a, requires_grad=True) for a in (q_np, k_np, v_np))
+        out, _ = sdpa(q, k, v, is_causal=True, fused=fused, need_weights=False)
+        out.backward(up)
+        grads.append([t.grad.data for t in (q, k, v)])
+    for got, want in zip(grads[1], grads[0]):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e16)
+
+
 def test_fused_path_is_one_node_to_the_output_and_one_to_the_weights():
     mt.manual_seed(3)
     q, k, v = (mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
@@ -199,16 +217,19 @@ def test_changing_the_weights_in_place_makes_the_output_backward_refuse():
 def test_gradients_of_head_views_come_back_in_the_views_layout():
     """MultiHeadAttention's q, k, v are (B, T, H, d) arrays seen as (B, H, T, d): the fused
     backward writes their gradients in that layout, so the transpose and reshape before it need
-    no copy; the values are those of the plain product, and a contiguous input gets one."""
+    no copy; the values are those of the plain product (scaled when asked), a contiguous input
+    gets a contiguous one, and a broadcast input gets the product summed down to its shape."""
     rng = np.random.default_rng(7)
     base = rng.standard_normal((2, 5, 3, 4))
     view = mt.from_numpy(base).transpose(1, 2)                        # (2, 3, 5, 4), strided
     a, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((2, 3, 6, 4))
-    got = fused_module._matmul_like(view, a, b)
+    got = fused_module._grad_product(view, a, b).data
     assert got.strides == view.data.strides
     np.testing.assert_array_equal(got, a @ b)
-    plain = fused_module._matmul_like(mt.from_numpy(np.ascontiguousarray(view.data)), a, b)
+    plain = fused_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.data)), a, b, 0.5).data
     assert plain.flags.c_contiguous
-    np.testing.assert_array_equal(plain, a @ b)
+    np.testing.assert_array_equal(plain, (a @ b) * 0.5)
     broadcast = mt.from_numpy(base[:1]).transpose(1, 2)                # batch dim 1: the product is wider
-    np.testing.assert_array_equal(fused_module._matmul_like(broadcast, a, b), a @ b)
+    summed = fused_module._grad_product(broadcast, a, b, 0.5).data
+    assert summed.shape == broadcast.shape
+    np.testing.assert_allclose(summed, ((a @ b) * 0.5).sum(axis=0, keepdims=True), rtol=1e-12)
