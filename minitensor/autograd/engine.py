@@ -82,8 +82,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     `visit(node, g, grads)` is called after each node's VJP (used by `explain`).
     """
     Tensor = _function._Tensor
-    node_grads = {}
-    leaf_grads = {}  # leaf -> its gradient so far (a Tensor hashes by identity)
+    # the gradient so far of every node and leaf waiting for one: nodes until they run, leaves to
+    # the end (one dict for both: a node and a tensor are both keyed by identity)
+    pending = {}
     for t, g in zip(outputs, grad_outputs):
         if not t._rg:
             raise RuntimeError(
@@ -92,20 +93,23 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             )
         if type(g) is not Tensor or g.data.shape != t.data.shape:
             g = _root_grad(t, g)
-        if t.grad_fn is None:
-            _accumulate(leaf_grads, t, g)
-        else:
-            _accumulate(node_grads, t.grad_fn, g)
-    consumers = _collect(node_grads)
+        key = t if t.grad_fn is None else t.grad_fn
+        _accumulate(pending, key, g)
+    if len(pending) == 1:  # one root, the usual case: no other root's graph can lead into it
+        ready = [] if isinstance(key, Tensor) else [key]
+        consumers = _collect(ready)
+    else:
+        roots = [key for key in pending if not isinstance(key, Tensor)]
+        consumers = _collect(roots)
+        ready = [n for n in roots if n not in consumers]  # roots no other root's graph leads into
     captured = {}
     capture_nodes = {t.grad_fn: t for t in capture if t.grad_fn is not None} if capture else None
-    ready = [n for n in node_grads if n not in consumers]  # roots no other root's graph leads into
     prev = grad_mode._enabled
     grad_mode._enabled = bool(create_graph)
     try:
         while ready:
             node = ready.pop()
-            g = node_grads.pop(node, None)
+            g = pending.pop(node, None)
             edges = node.edges
             if g is not None:
                 if node.hooks:
@@ -138,15 +142,15 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 grads = (None,) * len(node.inputs)
             for i, t in edges:
                 gi = grads[i]
-                if gi is not None and (type(gi) is not Tensor or (d := gi.data).shape != (td := t.data).shape
-                                       or d.dtype is not td.dtype):
-                    gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
                 child = t.grad_fn
-                if gi is not None:  # `_accumulate`, inline (it runs for every edge of every step); a
-                    # leaf's gradients are summed here and stored once at the end
-                    grads_of, key = (leaf_grads, t) if child is None else (node_grads, child)
-                    prev_g = grads_of.get(key)
-                    grads_of[key] = gi if prev_g is None else prev_g + gi
+                if gi is not None:
+                    if type(gi) is not Tensor or (d := gi.data).shape != (td := t.data).shape or d.dtype is not td.dtype:
+                        gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
+                    # `_accumulate`, inline (it runs for every edge of every step): a node's
+                    # gradients are summed until it runs, a leaf's until the end
+                    key = t if child is None else child
+                    prev_g = pending.get(key)
+                    pending[key] = gi if prev_g is None else prev_g + gi
                 if child is None:
                     continue
                 n = consumers[child] - 1
@@ -165,8 +169,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     finally:
         grad_mode._enabled = prev
     grads = gi = g = d = prev_g = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
-    while leaf_grads:  # popped, so that the engine's variable is a gradient's only reference here
-        t, g = leaf_grads.popitem()
+    while pending:  # only leaves are left (every node ran); popped, so that the engine's variable is a gradient's only reference here
+        t, g = pending.popitem()
         if t._hooks:
             g = _run_hooks(t._hooks, g)
         if capture is not None:
@@ -206,7 +210,7 @@ def _store_grad(t, g, create_graph):
     if not create_graph:
         arr = g.data
         if (_getrefcount(g) != 3 or _getrefcount(arr) != 3 or arr.base is not None
-                or type(g) is not _function._Tensor or not (arr.flags.owndata and arr.flags.writeable)):
+                or type(g) is not _function._Tensor or not ((flags := arr.flags).owndata and flags.writeable)):
             g = _function._Tensor._make(arr.copy())
     t.grad = g
 
