@@ -275,6 +275,22 @@ def test_backward_from_two_outputs_where_one_leads_into_the_other():
     assert_close(gx, want)
 
 
+def test_backward_from_a_leaf_and_a_node_together():
+    """A leaf among the outputs gets its upstream gradient added to what flows back to it from the
+    other outputs (the engine keeps leaves' and nodes' pending gradients in one dict), and the
+    same output given twice gets both gradients."""
+    x = leaf([1.0, -2.0, 0.5])
+    u = mt.tensor([0.3, -1.1, 2.0], dtype=mt.float64)
+    y = (x * x).sum()
+    mt.autograd.backward([x, y], [u, None], retain_graph=True)
+    assert_close(x.grad, u.data + 2 * x.data)
+    (gx,) = grad([x, x], [x], grad_outputs=[u, u])
+    assert_close(gx, 2 * u.data)
+    z = x * 3.0
+    (gx,) = grad([z, z, y], [x], grad_outputs=[u, u, None])
+    assert_close(gx, 6 * u.data + 2 * x.data)
+
+
 def test_autograd_grad_allow_unused():
     x, unused = leaf([1.0, 2.0]), leaf([5.0])
     with pytest.raises(RuntimeError, match=r"input 1 .* not used.*allow_unused=True"):
