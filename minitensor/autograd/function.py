@@ -253,6 +253,13 @@ def _recorded(cls, raw, inputs, edges, versions, needs):
 
 def _edges(args):
     """(edges, their versions now, needs_input_grad) of a node of 3+ inputs; (None, None, None) if none needs a gradient."""
+    if len(args) == 3:  # a reduction (x, dims, keepdim), Linear (x, w, b), where: the usual cases without the loop
+        a, b, c = args
+        needs = (isinstance(a, _Tensor) and a._rg, isinstance(b, _Tensor) and b._rg, isinstance(c, _Tensor) and c._rg)
+        if needs == _FIRST_OF_THREE:
+            return ((0, a),), (a._version,), _FIRST_OF_THREE
+        if needs == _ALL_THREE:
+            return ((0, a), (1, b), (2, c)), (a._version, b._version, c._version), _ALL_THREE
     edges, versions, needs = [], [], []
     for i, a in enumerate(args):
         if isinstance(a, _Tensor) and a._rg:
@@ -273,6 +280,7 @@ def _reads_output(code):
 _new = object.__new__
 # needs_input_grad of the common nodes: shared constants, made once
 _FIRST, _BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO = (True,), (True, True), (True, False), (False, True)
+_FIRST_OF_THREE, _ALL_THREE = (True, False, False), (True, True, True)
 _UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None}
 _ref = weakref.ref
 _Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)
