@@ -154,6 +154,7 @@ class Case:
 
 
 def _rest_then_warm(step, number):
+    """Rest SETTLE seconds (other threads fall idle), then run `step` untimed `number` times."""
     time.sleep(SETTLE)
     for _ in range(number):
         step()

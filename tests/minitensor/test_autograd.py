@@ -609,3 +609,27 @@ def test_an_op_of_three_arguments_records_only_those_needing_a_gradient():
     (y * weight).sum().backward()
     assert_close(x.grad, weight.data @ w.data)
     assert_close(w.grad, weight.data.T @ x.data)
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_edges_of_many_argument_nodes_match_their_definition(n):
+    """`apply` finds a node's edges (index, tensor), their versions and needs_input_grad by a
+    shortcut for three arguments and a loop otherwise: for every mix of tensors that need a
+    gradient, tensors that don't, and constants, both give what the definition says."""
+    import itertools
+    from minitensor.autograd.function import _edges
+    kinds = {"grad": lambda: leaf([1.0, 2.0]), "plain": lambda: mt.tensor([1.0, 2.0]), "const": lambda: 0.5}
+    for combo in itertools.product(kinds, repeat=n):
+        args = tuple(kinds[k]() for k in combo)
+        for a in args:
+            if isinstance(a, mt.Tensor) and a.requires_grad:
+                with mt.no_grad():
+                    a.mul_(1.0)  # a version other than 0, so versions are really read
+        want = [(i, a) for i, a in enumerate(args) if isinstance(a, mt.Tensor) and a.requires_grad]
+        edges, versions, needs = _edges(args)
+        if not want:
+            assert (edges, versions, needs) == (None, None, None)
+            continue
+        assert [(i, id(t)) for i, t in edges] == [(i, id(t)) for i, t in want]
+        assert versions == tuple(t._version for _, t in want) and all(v == 1 for v in versions)
+        assert needs == tuple(k == "grad" for k in combo)
