@@ -37,7 +37,10 @@ class Function:
     """Base class of every op. Subclass it with static `forward(ctx, *args)` and `backward(ctx, g)`."""
 
     # A node is made for every op, so its fixed fields are slots (fast to set); `__dict__` is
-    # listed too, so an op may still keep anything else on ctx (made only when one does).
+    # listed too, so an op may still keep anything else on ctx (made only when one does). Every
+    # node sets every slot (`apply` and the kernel path's `_recorded`), and the class has no
+    # `__getattr__`: Python 3.11 specialises attribute reads only on classes without one, and the
+    # engine and every backward read these fields (a read costs 4-5x as much otherwise).
     __slots__ = ("inputs", "saved", "needs_input_grad", "edges", "versions", "_out", "__dict__", "__weakref__")
 
     #: ops the library defines register themselves here; the test suite checks each has a gradcheck
@@ -54,13 +57,6 @@ class Function:
     # Rarely set, read by the engine for every node: class defaults, so a node need not store them.
     hooks = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
     retain = False  # `retain_grad()` was called on the output
-
-    def __getattr__(self, name):  # only called for a field that was never set
-        if name == "needs_input_grad":  # a node that records nothing: no input needs one
-            return (False,) * len(self.inputs or ())
-        if name in _UNRECORDED:  # a node that records nothing, or (`_out`) keeps no output
-            return _UNRECORDED[name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -132,6 +128,7 @@ class Function:
         """
         ctx = _new(cls)
         ctx.inputs = args
+        ctx.saved = ()
         edges = None
         if grad_mode._enabled:
             n = len(args)
@@ -154,12 +151,15 @@ class Function:
                     ctx.needs_input_grad = needs
             if edges is not None:
                 ctx.edges = edges  # before forward, which may read them (and ctx.needs_input_grad)
+            else:
+                ctx.needs_input_grad = (False,) * n
             grad_mode._enabled = False  # ops inside forward are not recorded
             try:
                 raw = cls.forward(ctx, *args)
             finally:
                 grad_mode._enabled = True
         else:
+            ctx.needs_input_grad = (False,) * len(args)
             raw = cls.forward(ctx, *args)
         if type(raw) is not np.ndarray:
             raw = _as_array(cls, raw)
@@ -171,8 +171,7 @@ class Function:
             _anomaly.check_forward(ctx, out)
         if edges is not None and raw.dtype.kind == "f":
             ctx.versions = versions
-            if cls.uses_output or _anomaly.enabled:
-                ctx._out = _ref(out)
+            ctx._out = _ref(out) if cls.uses_output or _anomaly.enabled else None
             if _anomaly.enabled:
                 _anomaly.remember_origin(ctx)
             out.grad_fn = ctx
@@ -181,7 +180,8 @@ class Function:
             out.grad_fn = None
             out._rg = False
             ctx.inputs = None  # nothing will run backward: drop the references now
-            ctx.saved = ()
+            ctx.saved = ctx.edges = ctx.versions = ()
+            ctx._out = None
         return out
 
 
@@ -243,9 +243,12 @@ def _recorded(cls, raw, inputs, edges, versions, needs):
     out.grad = out._hooks = None
     out._version = 0
     ctx = _new(cls)
-    ctx.inputs, ctx.edges, ctx.versions, ctx.needs_input_grad = inputs, edges, versions, needs
-    if cls.uses_output:
-        ctx._out = _ref(out)
+    ctx.inputs = inputs
+    ctx.edges = edges
+    ctx.versions = versions
+    ctx.needs_input_grad = needs
+    ctx.saved = ()
+    ctx._out = _ref(out) if cls.uses_output else None
     out.grad_fn = ctx
     out._rg = True
     return out
@@ -281,7 +284,6 @@ _new = object.__new__
 # needs_input_grad of the common nodes: shared constants, made once
 _FIRST, _BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO = (True,), (True, True), (True, False), (False, True)
 _FIRST_OF_THREE, _ALL_THREE = (True, False, False), (True, True, True)
-_UNRECORDED = {"saved": (), "edges": (), "versions": (), "_out": None}
 _ref = weakref.ref
 _Tensor = None  # the Tensor class, set by tensor.py once it exists (tensor.py imports this module)
 

@@ -370,6 +370,43 @@ def test_forward_can_read_needs_input_grad_as_in_pytorch():
     assert_close(a.grad, [3.0])
 
 
+def test_every_node_field_has_its_value_without_a_getattr_fallback():
+    """Nodes set every field when they are made (Function has no `__getattr__`, so Python can
+    specialise the engine's reads of them): a forward with no tensor needing a gradient reads
+    all-False needs_input_grad for any number of arguments, a backward that saved nothing gets
+    no saved tensors, a node that keeps no output says so, and a field nobody set is still an
+    AttributeError naming it."""
+    seen = []
+
+    class Three(Function):
+        @staticmethod
+        def forward(ctx, a, b, c):
+            seen.append(ctx.needs_input_grad)
+            return a.data * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(ctx.saved_tensors)
+            return g * 2.0, None, None
+
+    assert "__getattr__" not in vars(Function)
+    x, plain = leaf([1.0, 2.0]), mt.tensor([1.0, 2.0], dtype=mt.float64)
+    out = Three.apply(plain, 1, None)
+    assert out.grad_fn is None and seen[-1] == (False, False, False)
+    with mt.no_grad():
+        Three.apply(x, 1, None)
+    assert seen[-1] == (False, False, False)
+    y = Three.apply(x, 1, None)
+    assert seen[-1] == (True, False, False)
+    y.backward(mt.ones(2, dtype=mt.float64))
+    assert seen[-1] == ()
+    assert_close(x.grad, [2.0, 2.0])
+    product = x * x
+    assert product.grad_fn._out is None
+    with pytest.raises(AttributeError, match="no_such_field"):
+        product.grad_fn.no_such_field
+
+
 def test_needs_input_grad_is_false_for_inputs_without_grad():
     seen = {}
 
