@@ -347,3 +347,41 @@ def test_multiline_extra_repr():
             return "a=1\nb=2"
 
     assert repr(Two()) == "Two(\n  a=1\n  b=2\n)"
+
+
+def test_reading_a_registered_name_always_sees_the_stores():
+    """`module.weight` is read through a descriptor the class gets when an instance registers the
+    name (to skip the failed lookup that reaching __getattr__ costs): it must behave exactly as
+    __getattr__ did. The stores stay the truth, a plain attribute of another instance wins, a
+    deleted name is gone, and nothing leaks onto Module itself or onto the class level."""
+
+    class Two(nn.Module):
+        def __init__(self, as_parameter, early=False):
+            if early:
+                self.scale  # before Module.__init__: no stores yet
+            super().__init__()
+            if as_parameter:
+                self.scale = nn.Parameter(mt.ones(1))
+            else:
+                self.scale = 0.5
+
+    a, b = Two(True), Two(False)
+    assert isinstance(a.scale, nn.Parameter) and a.scale is a._parameters["scale"]
+    assert b.scale == 0.5 and "scale" not in b._parameters
+    replacement = nn.Parameter(mt.zeros(1))
+    a._parameters["scale"] = replacement  # a store changed directly is seen at once
+    assert a.scale is replacement
+    del a.scale
+    with pytest.raises(AttributeError, match="'Two' object has no attribute 'scale'"):
+        a.scale
+    with pytest.raises(AttributeError):
+        Two.scale  # no class attribute to read, as before
+    with pytest.raises(AttributeError, match="scale"):
+        Two(True, early=True)
+    block = Block(4)
+    assert block.mask is block._buffers["mask"] and block.proj is block._modules["proj"]
+    block.proj = None  # a child set to None reads as None
+    assert block.proj is None
+    bare = nn.Module()
+    bare.w = nn.Parameter(mt.zeros(2))
+    assert bare.w is bare._parameters["w"] and "w" not in vars(nn.Module)
