@@ -128,16 +128,16 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, query, key, value, mask):
-        shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+        q, k, v = query.data.shape, key.data.shape, value.data.shape  # (a Tensor's .shape makes a Size)
         ok = (
-            query.ndim in (2, 3) and key.ndim == query.ndim and value.ndim == query.ndim
-            and query.shape[-1] == self.d_model and key.shape[-1] == self.kdim and value.shape[-1] == self.vdim
-            and key.shape[:-1] == value.shape[:-1] and query.shape[:-2] == key.shape[:-2]
+            len(q) in (2, 3) and len(k) == len(q) and len(v) == len(q)
+            and q[-1] == self.d_model and k[-1] == self.kdim and v[-1] == self.vdim
+            and k[:-1] == v[:-1] and q[:-2] == k[:-2]
         )
         if not ok:
             raise RuntimeError(
                 f"MultiHeadAttention: expected query (B, Tq, {self.d_model}), key (B, Tk, {self.kdim}) and "
-                f"value (B, Tk, {self.vdim}) (or the same without B), got {shapes}"
+                f"value (B, Tk, {self.vdim}) (or the same without B), got query {q}, key {k}, value {v}"
             )
         if mask is not None and getattr(mask, "ndim", 0) == 3:
             raise RuntimeError(
@@ -151,10 +151,10 @@ class MultiHeadAttention(nn.Module):
         if value is None:
             value = key
         self._check(query, key, value, mask)
-        unbatched = query.ndim == 2
+        unbatched = query.data.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        B, Tq, Tk = query.shape[0], query.shape[1], key.shape[1]
+        (B, Tq), Tk = query.data.shape[:2], key.data.shape[1]
         H, dh = self.num_heads, self.head_dim
 
         # 1. project, and split the d_model features into H heads of head_dim each

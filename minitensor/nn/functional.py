@@ -40,9 +40,10 @@ class Linear(Function):
         x, weight, bias = ctx.inputs
         needs = ctx.needs_input_grad
         if not grad_mode._enabled:  # first-order backward: the same three products in numpy
-            g2, wd = g.data.reshape(-1, weight.shape[0]), weight.data
-            gx = Tensor._make((g2 @ wd).reshape(x.shape)) if needs[0] else None
-            gw = Tensor._make(g2.T @ x.data.reshape(-1, weight.shape[1])) if needs[1] else None
+            wd = weight.data
+            g2 = g.data.reshape(-1, wd.shape[0])
+            gx = Tensor._make((g2 @ wd).reshape(x.data.shape)) if needs[0] else None
+            gw = Tensor._make(g2.T @ x.data.reshape(-1, wd.shape[1])) if needs[1] else None
             gb = Tensor._make(ones_vector(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
             return gx, gw, gb
         g2 = g.reshape(-1, weight.shape[0])
@@ -54,14 +55,16 @@ class Linear(Function):
 
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
-    if input.shape[-1] != weight.shape[-1]:
+    x, w = input.data, weight.data  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
+    if x.shape[-1] != w.shape[-1]:
         raise RuntimeError(
-            f"linear: input of shape {tuple(input.shape)} has {input.shape[-1]} features but the weight of "
-            f"shape {tuple(weight.shape)} expects {weight.shape[-1]}"
+            f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of "
+            f"shape {w.shape} expects {w.shape[-1]}"
         )
-    dtype = input.dtype
-    if (weight.ndim == 2 and dtype.kind == "f" and weight.dtype == dtype
-            and (bias is None or (isinstance(bias, Tensor) and bias.dtype == dtype and bias.shape == weight.shape[:1]))):
+    dtype = x.dtype
+    if (w.ndim == 2 and dtype.kind == "f" and w.dtype == dtype
+            and (bias is None or (isinstance(bias, Tensor) and bias.data.dtype == dtype
+                                  and bias.data.shape == w.shape[:1]))):
         return Linear.apply(input, weight, bias)
     # a 1-D weight, mixed dtypes or a broadcasting bias: the general ops, with their promotion rules
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
@@ -104,8 +107,8 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, k, weight, bias, eps):
-        n = x.shape[x.ndim - k:]
-        rows, ones = _rows(x.data, n)  # (M, D): one row per normalised slice
+        xd = x.data
+        rows, ones = _rows(xd, xd.shape[xd.ndim - k:])  # (M, D): one row per normalised slice
         D = rows.shape[1]
         mu = rows @ ones  # (M,) row sums as a matrix-vector product: much faster than .mean(-1)
         mu /= D  # sum, then divide (as np.mean): a constant row c of dyadic c gives mu = c exactly
@@ -121,7 +124,7 @@ class LayerNorm(Function):
         out = d * weight.data.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
         if bias is not None:
             out += bias.data.reshape(-1).astype(d.dtype, copy=False)
-        return out.reshape(x.shape)
+        return out.reshape(xd.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -173,23 +176,24 @@ def _layer_norm_vjp_numpy(ctx, g):
     np.subtract(gxhat, gx, out=gx)
     gx -= mean_gxhat[:, None]
     gx *= rstd[:, None]
-    wrap = Tensor._make
-    return (wrap(gx.reshape(x.shape).astype(x.dtype, copy=False)), None,
-            None if gw is None else wrap(gw.reshape(weight.shape).astype(weight.dtype, copy=False)),
-            None if gb is None else wrap(gb.reshape(bias.shape).astype(bias.dtype, copy=False)), None)
+    wrap = Tensor._make  # shapes from the arrays below: a Tensor's .shape makes a Size
+    return (wrap(gx.reshape(x.data.shape).astype(x.dtype, copy=False)), None,
+            None if gw is None else wrap(gw.reshape(weight.data.shape).astype(weight.dtype, copy=False)),
+            None if gb is None else wrap(gb.reshape(bias.data.shape).astype(bias.dtype, copy=False)), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+    x = input.data  # the array's shape: a Tensor's .shape makes a Size
+    if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise RuntimeError(
-            f"layer_norm: normalized_shape {list(shape)} does not match the last dims of input of shape {tuple(input.shape)}"
+            f"layer_norm: normalized_shape {list(shape)} does not match the last dims of input of shape {x.shape}"
         )
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.shape) != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {tuple(p.shape)} should have shape {shape}")
-    if input.dtype.kind != "f":
+        if p is not None and p.data.shape != shape:
+            raise RuntimeError(f"layer_norm: {name} of shape {p.data.shape} should have shape {shape}")
+    if x.dtype.kind != "f":
         raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
 

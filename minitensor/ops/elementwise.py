@@ -56,8 +56,8 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g, b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g, b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Sub(Function):
@@ -73,8 +73,8 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g, b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g, b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):
@@ -90,8 +90,8 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g * b, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * a, b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * b, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * a, b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Div(Function):
@@ -116,8 +116,8 @@ class Div(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g / b, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g / b, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * a / (b * b), b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Pow(Function):
@@ -136,14 +136,14 @@ class Pow(Function):
         a, b = ctx.inputs
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = unbroadcast(g * b * a ** (b - 1), a.shape)
+            ga = unbroadcast(g * b * a ** (b - 1), a.data.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
             if isinstance(a, Tensor):  # log(a) with a = 0 replaced by log(1) = 0
                 log_a = log(a + Tensor._make((a.data == 0).astype(a.dtype)))
             else:
                 log_a = math.log(a) if a != 0 else 0.0
-            gb = unbroadcast(g * out * log_a, b.shape)
+            gb = unbroadcast(g * out * log_a, b.data.shape)
         return ga, gb
 
 
@@ -163,8 +163,8 @@ class Maximum(Function):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
         w = Tensor._make(np.asarray((x > y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * w, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Minimum(Function):
@@ -183,8 +183,8 @@ class Minimum(Function):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
         w = Tensor._make(np.asarray((x < y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * w, a.data.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b.data.shape) if ctx.needs_input_grad[1] else None)
 
 
 def _binary(cls, name):
