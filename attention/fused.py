@@ -63,7 +63,10 @@ def _row_dot(a, b):
 def _all_finite(a):
     """Whether every entry of `a` is finite: the sum of its squares is. One BLAS dot costs half a
     ufunc reduction; an overflow (entries beyond ~1e19 in float32) only costs the careful path."""
-    return math.isfinite(np.vdot(a, a))
+    return math.isfinite(_vdot(a, a))
+
+
+_vdot = getattr(np.vdot, "_implementation", np.vdot)  # its C function, without numpy's Python dispatcher
 
 
 def _scores(q, k, mask, scale):

@@ -506,7 +506,10 @@ def _size_arg(size, op):
     """A shape given as ints or as one tuple/list of ints (`zeros(2, 3)`, `x.reshape((2, 3))`), as a tuple of ints."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    if all(type(s) is int for s in size):
+    for s in size:  # (a loop: `all` over a generator costs twice as much, and this runs for every reshape)
+        if type(s) is not int:
+            break
+    else:
         return size
     try:
         return tuple(int(s) for s in size)
