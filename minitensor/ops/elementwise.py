@@ -473,8 +473,7 @@ class Gelu(Function):
             s *= -2 * k * 0.044715
             s -= 2 * k
             s *= d
-            with np.errstate(over="ignore"):  # e^{-2u} = inf for x << 0 gives s = 1/inf = 0, the limit
-                np.exp(s, out=s)
+            _exp(s, s)  # in place; e^{-2u} = inf for x << 0 (quietly) gives s = 1/inf = 0, the limit
             s += 1
             np.reciprocal(s, out=s)
             ctx.step = s  # out = x * step: the backward needs s, not another transcendental call
