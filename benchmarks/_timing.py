@@ -16,11 +16,14 @@ def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
 
     Each step first runs `warmup` untimed calls (default: `number`). Then each of `repeats`
     rounds times a block of `number` calls of every step in turn. `before` ({name: callable})
-    runs untimed before each block of that step, e.g. to switch PyTorch's thread count; then
-    the script rests `settle` seconds (so worker threads of the previous block fall idle).
+    runs untimed before each block of that step, e.g. to switch PyTorch's thread count.
+    `settle` (seconds, or {name: seconds} for some steps only): then rest that long, so worker
+    threads of the previous block fall idle, and run `number` untimed calls, so the timed block
+    starts warm (a rest alone left it cold: bench_attention's floor read ~8% slow at T=16).
     """
     before = before or {}
     warmup = number if warmup is None else warmup
+    rest_of = settle if isinstance(settle, dict) else dict.fromkeys(steps, settle)
     for name, step in steps.items():
         before.get(name, _nothing)()
         for _ in range(warmup):
@@ -29,8 +32,11 @@ def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
     for _ in range(repeats):
         for name, step in steps.items():
             before.get(name, _nothing)()
-            if settle:
-                time.sleep(settle)
+            rest = rest_of.get(name, 0.0)
+            if rest:
+                time.sleep(rest)
+                for _ in range(number):
+                    step()
             t0 = time.perf_counter()
             for _ in range(number):
                 step()

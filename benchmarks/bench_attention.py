@@ -24,7 +24,6 @@ import argparse
 import math
 import os
 import sys
-import time
 
 _USER_ENV = dict(os.environ)  # before the pins below: PyTorch gets its own default thread count back
 # Each matrix here is small: one BLAS thread is fastest (set before numpy loads; a value you set wins).
@@ -153,13 +152,6 @@ class Case:
                                      f"minitensor's ({path} path) by up to {np.abs(x - w).max():.3g}")
 
 
-def _rest_then_warm(step, number):
-    """Rest SETTLE seconds (other threads fall idle), then run `step` untimed `number` times."""
-    time.sleep(SETTLE)
-    for _ in range(number):
-        step()
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats, half-size blocks (well under a minute)")
@@ -195,12 +187,11 @@ def main(argv=None):
         if torch is not None:
             steps["torch 1t"], before["torch 1t"] = case.torch, lambda: torch.set_num_threads(1)
             steps["torch Nt"], before["torch Nt"] = case.torch, lambda: torch.set_num_threads(threads)
-            # PyTorch's worker threads keep spinning a while after its multi-threaded block, and
-            # the floor's block comes next in each round: without a rest they slowed the floor
-            # (0.29 instead of 0.21 ms at T=16, in some runs), which flattered every "x floor".
-            # After the rest, untimed calls warm the floor up again, as the blocks without a rest are.
-            before["floor"] = lambda: _rest_then_warm(case.floor, number)
-        t = interleaved(steps, repeats, number, before=before)
+        # PyTorch's worker threads keep spinning a while after its multi-threaded block, and the
+        # floor's block comes next in each round: without a rest they slowed the floor (0.29
+        # instead of 0.21 ms at T=16, in some runs), which flattered every "x floor".
+        settle = {"floor": SETTLE} if torch is not None else 0.0
+        t = interleaved(steps, repeats, number, before=before, settle=settle)
         ratios[case.T] = t["minitensor"] / t["floor"]
         row = [str(case.T), t["floor"] * 1e3]
         for name in ("minitensor", "+ weights", "composed", "torch 1t", "torch Nt"):

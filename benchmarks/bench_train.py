@@ -14,7 +14,7 @@ minitensor's BLAS runs on the trainer's threads (two at most), PyTorch on its de
 Both libraries' worker threads spin for a while after their last call, and on two cores a
 spinning worker of one library takes the core the other's next block needs (measured: PyTorch's
 step 50% slower right after a minitensor block), so every block starts after a 0.3 s rest, with
-every worker idle.
+every worker idle, and the untimed steps that follow the rest warm its own library up again.
 
 The three contenders are interleaved (minitensor, PyTorch on its default thread count, PyTorch
 on 1 thread; the thread count is switched before each block), each block runs `--number`
