@@ -48,6 +48,7 @@ try:  # np.einsum's C core, without the Python wrapper that parses its keyword a
     from numpy._core.multiarray import c_einsum as _einsum
 except ImportError:  # pragma: no cover - numpy < 2 keeps it elsewhere, or not at all
     _einsum = getattr(getattr(np, "core", None) and np.core.multiarray, "c_einsum", np.einsum)
+_vdot = getattr(np.vdot, "_implementation", np.vdot)  # its C function, without numpy's Python dispatcher
 
 
 def _row_sum(s):
@@ -64,9 +65,6 @@ def _all_finite(a):
     """Whether every entry of `a` is finite: the sum of its squares is. One BLAS dot costs half a
     ufunc reduction; an overflow (entries beyond ~1e19 in float32) only costs the careful path."""
     return math.isfinite(_vdot(a, a))
-
-
-_vdot = getattr(np.vdot, "_implementation", np.vdot)  # its C function, without numpy's Python dispatcher
 
 
 def _scores(q, k, mask, scale):
