@@ -204,6 +204,27 @@ def test_fused_attention_node_alone_matches_finite_differences():
     assert gradgradcheck(lambda q, k, v: FusedAttention.apply(q, k, v, mask, 0.7, None), (q, k, v))
 
 
+@given(st.data())
+def test_fused_attention_node_gradcheck_on_broadcast_batch_dims(data):
+    """The one-node path (need_weights=False) on Hypothesis shapes whose batch dims broadcast:
+    key and value may have 1 where query has B or H, so dK and dV are summed back down to their
+    own shapes. float64, random upstream weights (gradcheck's), with and without a causal mask."""
+    B, H = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    tq, tk, d, dv = (data.draw(st.integers(1, 3)) for _ in range(4))
+    kb, kh, vb, vh = (data.draw(st.sampled_from([1, n])) for n in (B, H, B, H))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    q = mt.tensor(rng.standard_normal((B, H, tq, d)), requires_grad=True)
+    k = mt.tensor(rng.standard_normal((kb, kh, tk, d)), requires_grad=True)
+    v = mt.tensor(rng.standard_normal((vb, vh, tk, dv)), requires_grad=True)
+    causal = data.draw(st.booleans()) and tq == tk
+
+    def attend(q, k, v):
+        return sdpa(q, k, v, is_causal=causal, fused=True, need_weights=False)[0]
+
+    assert type(attend(q, k, v).grad_fn) is FusedAttention  # the path under test: one node
+    assert gradcheck(attend, (q, k, v))
+
+
 def test_changing_the_weights_in_place_makes_the_output_backward_refuse():
     mt.manual_seed(5)
     q = mt.randn(3, 2, requires_grad=True)
