@@ -15,6 +15,12 @@ for forward + backward (`op(x).backward(g)` against numpy's forward and its hand
 for information. When PyTorch is installed, the same op on torch tensors (requires_grad=True)
 is timed in the same rounds, and its overhead over numpy is shown beside ours. Timings vary
 with the machine's load; the differences are the result.
+
+Beside `add`, a bare recorded node is timed too (`BareTensor`): `x + y` on objects that only
+make an output holding the array and a node holding the two inputs, with nothing checked and
+no version counter. An autograd written in Python that makes a node object per op, as
+minitensor does, pays at least this on this interpreter and machine: what it leaves of the 1 µs
+target is the room for everything else (type and dtype checks, grad mode, in-place detection).
 """
 import os
 import statistics
@@ -71,6 +77,30 @@ OPS = [
 
 
 _PREFIX = {"numpy": "np", "minitensor": "mt", "torch": "torch"}  # the Case methods of each side
+_new = object.__new__
+
+
+class _BareNode:
+    __slots__ = ("inputs",)
+
+
+class BareTensor:
+    """The least a Python autograd records for `x + y`: an output object holding the result and
+    its node, the node holding the inputs (what backward needs to find them). Nothing is checked
+    (types, dtypes, grad mode, requires_grad) and nothing else is kept (versions, hooks, .grad)."""
+
+    __slots__ = ("data", "grad_fn")
+
+    def __init__(self, data):
+        self.data, self.grad_fn = data, None
+
+    def __add__(self, other):
+        out = _new(BareTensor)
+        out.data = self.data + other.data
+        node = _new(_BareNode)
+        node.inputs = (self, other)
+        out.grad_fn = node
+        return out
 
 
 class Case:
@@ -85,6 +115,8 @@ class Case:
         self.arrays = [t.data for t in self.tensors]
         self.g = np.asarray(rng.standard_normal(np.shape(self.np_op(*self.arrays))), dtype=np.float32)
         self.g_tensor = mt.tensor(self.g)
+        if self.name == "add":
+            self.bare_tensors = [BareTensor(a) for a in self.arrays]
         if torch is not None:  # the op's code is PyTorch's API, so the same lambda runs on torch tensors
             self.torch_tensors = [torch.tensor(a, requires_grad=True) for a in self.arrays]
             self.g_torch = torch.tensor(self.g)
@@ -99,6 +131,9 @@ class Case:
         self.mt_op(*self.tensors).backward(self.g_tensor)
         for t in self.tensors:
             t.grad = None  # as zero_grad(set_to_none=True) in training, and no accumulation cost
+
+    def bare_forward(self):
+        self.mt_op(*self.bare_tensors)
 
     def torch_forward(self):
         self.mt_op(*self.torch_tensors)
@@ -128,6 +163,9 @@ class Case:
             want = want * 2
             for t in self.torch_tensors:
                 t.grad = None
+        if hasattr(self, "bare_tensors"):
+            got.append(self.mt_op(*self.bare_tensors).data)
+            want.append(want[0])
         for w, g in zip(want, got):
             if not np.allclose(w, g, rtol=1e-5, atol=1e-6):
                 raise SystemExit(f"bench_overhead: {self.name}: a framework and numpy disagree: {g} vs {w}")
@@ -150,10 +188,14 @@ def main(argv=None):
         for case in cases:  # each op's numpy, minitensor (and torch) blocks back to back
             for side in sides:
                 steps[case.name, side] = getattr(case, f"{_PREFIX[side]}_{step}")
+            if step == "forward" and hasattr(case, "bare_tensors"):
+                steps[case.name, "bare"] = case.bare_forward
         t = interleaved(steps, repeats, number)
+        if step == "forward":
+            bare["add"] = (t["add", "bare"] - t["add", "numpy"]) * 1e6
         return {c.name: [t[c.name, side] * 1e6 for side in sides] for c in cases}
 
-    results, torch_results = {}, {}
+    results, torch_results, bare = {}, {}, {}
     for title, step in (("forward", "forward"), ("forward + backward", "forward_backward")):
         times = timed(step)
         overhead = {name: ts[1] - ts[0] for name, ts in times.items()}
@@ -173,6 +215,8 @@ def main(argv=None):
     worst = max(fwd, key=fwd.get)
     print("== targets ==")
     verdict("median forward overhead per op", statistics.median(fwd.values()), TARGET_US, " µs")
+    print(f"info  a bare recorded node (see the docstring) adds {bare['add']:.3f} µs to numpy's add in this run; "
+          f"minitensor's add adds {fwd['add']:.3f} µs")
     print(f"info  worst forward overhead: {worst} {fwd[worst]:.3f} µs; "
           f"median forward + backward overhead: {statistics.median(results['forward + backward'].values()):.3f} µs")
     if torch is not None:  # the machine's speed drifts 2x: a ratio from the same run says more than µs

@@ -46,6 +46,8 @@ def test_bench_overhead(monkeypatch, capsys):
     assert "median forward + backward overhead over 18 ops" in out
     assert target("median forward overhead per op").search(out), out
     assert "worst forward overhead:" in out
+    assert re.search(r"^info  a bare recorded node .* adds -?\d+\.\d+ µs to numpy's add in this run; "
+                     r"minitensor's add adds -?\d+\.\d+ µs$", out, re.M), out
     if "torch µs" in out:
         assert re.search(r"^info  median forward overhead / PyTorch's in the same run: \d+\.\d+", out, re.M), out
 
