@@ -123,7 +123,8 @@ class Div(Function):
 class Pow(Function):
     r"""out = a ** b   (either may be a Python number)
     VJP: ga = unbroadcast(g * b * a^(b-1), a.shape)
-         gb = unbroadcast(g * out * log(a), b.shape), taken as 0 where a == 0 (the limit for b > 0)"""
+         gb = unbroadcast(g * out * log(a), b.shape), with log(a) taken as 0 where a == 0 and
+              b >= 0 (PyTorch's rule; elsewhere log 0 = -inf and log of a negative a = NaN)"""
 
     kernel = _power
 
@@ -139,10 +140,13 @@ class Pow(Function):
             ga = unbroadcast(g * b * a ** (b - 1), a.data.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
-            if isinstance(a, Tensor):  # log(a) with a = 0 replaced by log(1) = 0
-                log_a = log(a + Tensor._make((a.data == 0).astype(a.dtype)))
+            zero = (raw(a) == 0) & (b.data >= 0)  # where log(a) counts as 0
+            if isinstance(a, Tensor):  # log(a), with a replaced by 1 there
+                log_a = log(a + Tensor._make(zero.astype(a.dtype)))
+            elif a != 0:  # a number (math.log would raise for a negative one)
+                log_a = math.log(a) if a > 0 else math.nan
             else:
-                log_a = math.log(a) if a != 0 else 0.0
+                log_a = Tensor._make(np.where(zero, 0.0, -np.inf).astype(g.dtype))
             gb = unbroadcast(g * out * log_a, b.data.shape)
         return ga, gb
 

@@ -213,6 +213,23 @@ def test_sqrt_at_zero_has_an_infinite_slope_and_norm_uses_the_zero_subgradient()
 
 # ---- dtype promotion: Python and numpy scalars are weak ----------------------------------------
 
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+def test_the_exponents_gradient_at_a_zero_or_negative_base_follows_pytorch(dtype):
+    # d(a ** x)/dx = a ** x * log(a), with log(a) taken as 0 where a == 0 and x >= 0; elsewhere log 0
+    # is -inf and log of a negative base NaN (a number base once raised from math.log instead)
+    x = mt.tensor([-1.0, 0.0, 2.0], dtype=dtype, requires_grad=True)
+    for base, want in ((2.0, 2.0 ** np.array([-1.0, 0.0, 2.0]) * math.log(2.0)),
+                       (-3.0, [np.nan] * 3), (0.0, [-np.inf, 0.0, 0.0])):
+        (base ** x).backward(mt.ones(3, dtype=dtype))
+        np.testing.assert_allclose(x.grad.data, want, rtol=1e-6)
+        assert x.grad.dtype == dtype
+        x.grad = None
+    base = mt.tensor([0.0, 0.0, -2.0], dtype=dtype)  # the same as a tensor
+    exponent = mt.tensor([-1.0, 2.0, 0.5], dtype=dtype, requires_grad=True)
+    (base ** exponent).backward(mt.ones(3, dtype=dtype))
+    np.testing.assert_array_equal(exponent.grad.data, [-np.inf, 0.0, np.nan])
+
+
 def test_python_float_times_float32_stays_float32():
     x = mt.ones(3)
     assert (x * 2.5).dtype == mt.float32
