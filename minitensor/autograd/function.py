@@ -205,17 +205,26 @@ def _kernel_apply(cls, kernel):
             return _Tensor._make(raw)
     else:  # forward(ctx, a, b)
         def apply(a, b):
-            if _anomaly.enabled or not isinstance(a, _Tensor) or a.data.dtype.kind != "f":
+            if _anomaly.enabled:
                 return generic(cls, a, b)
-            x = a.data
-            if isinstance(b, _Tensor):
-                y = b.data
-                if y.dtype is not x.dtype:
-                    return generic(cls, a, b)  # promotion, and its errors, are forward's job
-                needs_b = b._rg
-            elif type(b) is float or type(b) is int:  # a number keeps the tensor's dtype, as in PyTorch
-                y, needs_b = b, False
+            if isinstance(a, _Tensor):
+                x = a.data
+                dtype, needs_a = x.dtype, a._rg
+                if isinstance(b, _Tensor):
+                    y = b.data
+                    if y.dtype is not dtype:
+                        return generic(cls, a, b)  # promotion, and its errors, are forward's job
+                    needs_b = b._rg
+                elif type(b) is float or type(b) is int:  # a number keeps the tensor's dtype, as in PyTorch
+                    y, needs_b = b, False
+                else:
+                    return generic(cls, a, b)
+            elif (type(a) is float or type(a) is int) and isinstance(b, _Tensor):  # `2 * x`, `1 - p`: reflected
+                x, y = a, b.data
+                dtype, needs_a, needs_b = y.dtype, False, b._rg
             else:
+                return generic(cls, a, b)
+            if dtype.kind != "f":
                 return generic(cls, a, b)
             try:
                 raw = kernel(x, y)
@@ -223,9 +232,9 @@ def _kernel_apply(cls, kernel):
                 return generic(cls, a, b)  # shapes that don't fit: forward's error names them
             if type(raw) is not np.ndarray:
                 raw = np.asarray(raw)
-            if not grad_mode._enabled or not (a._rg or needs_b):
+            if not grad_mode._enabled or not (needs_a or needs_b):
                 return _Tensor._make(raw)
-            if not a._rg:
+            if not needs_a:
                 return _recorded(cls, raw, (a, b), ((1, b),), (b._version,), _SECOND_OF_TWO)
             if needs_b:
                 return _recorded(cls, raw, (a, b), ((0, a), (1, b)), (a._version, b._version), _BOTH)

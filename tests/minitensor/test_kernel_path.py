@@ -1,6 +1,6 @@
 """The kernel path of `Function.apply` (ops with a `kernel`) gives what the generic path gives.
 
-For float tensors of one dtype (or a tensor and a Python number) such an op skips its forward
+For float tensors of one dtype (or a tensor and a Python number, on either side) such an op skips its forward
 and records its node inline; these tests run both paths on the same inputs and compare the
 values bit for bit, the node (class, inputs, edges, versions) and the gradients.
 """
@@ -37,8 +37,9 @@ def _inputs(cls, data, dtype):
                 data.draw(hnp.arrays(dtype, (k, m), elements=st.floats(-3, 3, width=32)))]
     shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4))
     a = data.draw(hnp.arrays(dtype, shapes.input_shapes[0], elements=st.floats(0.25, 4, width=32)))
-    if data.draw(st.booleans()):
-        return [a, data.draw(st.sampled_from([2, 0.5, -3.0, 0]))]  # a Python number operand
+    if data.draw(st.booleans()):  # a Python number operand, on either side: `x * 2` and `2 * x`
+        number = data.draw(st.sampled_from([2, 0.5, -3.0, 0]))
+        return [number, a] if data.draw(st.booleans()) else [a, number]
     return [a, data.draw(hnp.arrays(dtype, shapes.input_shapes[1], elements=st.floats(-4, 4, width=32)))]
 
 
