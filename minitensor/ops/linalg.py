@@ -8,9 +8,10 @@ from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
 
 def _matmul(x, y):
-    if x.ndim > 2 and getattr(y, "ndim", 0) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
+    # either may be a Python number here (`2.0 @ x`): a 0-d operand is a ValueError in np.matmul
+    if getattr(x, "ndim", 0) > 2 and getattr(y, "ndim", 0) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
         return np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
-    return np.matmul(x, y)  # a 0-d operand is a ValueError here, as are shapes that don't fit
+    return np.matmul(x, y)  # ... as are shapes that don't fit
 
 
 class Matmul(Function):

@@ -88,6 +88,10 @@ def test_other_inputs_take_the_generic_path_and_its_errors():
         x + mt.ones(3)
     with pytest.raises(RuntimeError, match="exp: expected a floating point tensor"):
         mt.tensor([1, 2]).exp()
+    m = mt.ones(2, 2, requires_grad=True)
+    for a, b in ((m, 2.0), (2.0, m), (mt.ones(2, 2, 2), 3)):  # a number on either side of a matmul
+        with pytest.raises(RuntimeError, match=r"matmul: both arguments need at least 1 dimension"):
+            a @ b
 
 
 def test_a_subclass_that_redefines_forward_does_not_inherit_its_parents_kernel():
