@@ -140,13 +140,13 @@ class Pow(Function):
             ga = unbroadcast(g * b * a ** (b - 1), a.data.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
-            zero = (raw(a) == 0) & (b.data >= 0)  # where log(a) counts as 0
-            if isinstance(a, Tensor):  # log(a), with a replaced by 1 there
-                log_a = log(a + Tensor._make(zero.astype(a.dtype)))
+            if isinstance(a, Tensor):  # log(a), with a replaced by 1 where it counts as 0
+                ones = (a.data == 0) & (b.data >= 0)
+                log_a = log(a + Tensor._make(ones.astype(a.dtype)))
             elif a != 0:  # a number (math.log would raise for a negative one)
                 log_a = math.log(a) if a > 0 else math.nan
             else:
-                log_a = Tensor._make(np.where(zero, 0.0, -np.inf).astype(g.dtype))
+                log_a = Tensor._make(np.where(b.data >= 0, 0.0, -np.inf).astype(g.dtype))
             gb = unbroadcast(g * out * log_a, b.data.shape)
         return ga, gb
 
