@@ -122,7 +122,7 @@ class Div(Function):
 
 class Pow(Function):
     r"""out = a ** b   (either may be a Python number)
-    VJP: ga = unbroadcast(g * b * a^(b-1), a.shape)
+    VJP: ga = unbroadcast(g * b * a^(b-1), a.shape), 0 where b == 0 (even at a == 0, as PyTorch)
          gb = unbroadcast(g * out * log(a), b.shape), with log(a) taken as 0 where a == 0 and
               b >= 0 (PyTorch's rule; elsewhere log 0 = -inf and log of a negative a = NaN)"""
 
@@ -137,7 +137,12 @@ class Pow(Function):
         a, b = ctx.inputs
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = unbroadcast(g * b * a ** (b - 1), a.data.shape)
+            base = a
+            if isinstance(b, Tensor) or b == 0:  # a ** 0 has slope 0 even at a = 0, where 0 * 0 ** -1 is NaN
+                ones = (a.data == 0) & (raw(b) == 0)
+                if ones.any():  # there: the base becomes 1, so b * base ** (b - 1) = 0 exactly
+                    base = a + Tensor._make(ones.astype(a.dtype))
+            ga = unbroadcast(g * b * base ** (b - 1), a.data.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
             if isinstance(a, Tensor):  # log(a), with a replaced by 1 where it counts as 0

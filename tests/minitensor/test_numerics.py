@@ -230,6 +230,18 @@ def test_the_exponents_gradient_at_a_zero_or_negative_base_follows_pytorch(dtype
     np.testing.assert_array_equal(exponent.grad.data, [-np.inf, 0.0, np.nan])
 
 
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+def test_the_bases_gradient_for_a_zero_exponent_is_0_even_at_a_zero_base(dtype):
+    # d(x ** 0)/dx = 0 everywhere, as in PyTorch; the formula b * x ** (b - 1) is 0 * inf = NaN at x = 0
+    x = mt.tensor([0.0, 3.0, 2.0], dtype=dtype, requires_grad=True)
+    for exponent, want in ((0, [0.0, 0.0, 0.0]), (0.0, [0.0, 0.0, 0.0]),
+                           (mt.tensor([0.0, 2.0, 0.0], dtype=dtype), [0.0, 6.0, 0.0]),
+                           (2.0, [0.0, 6.0, 4.0])):  # other exponents are untouched
+        (x ** exponent).backward(mt.ones(3, dtype=dtype))
+        np.testing.assert_array_equal(x.grad.data, want)
+        x.grad = None
+
+
 def test_python_float_times_float32_stays_float32():
     x = mt.ones(3)
     assert (x * 2.5).dtype == mt.float32
