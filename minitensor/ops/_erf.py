@@ -24,8 +24,9 @@ _LAST = len(_X) - 2
 def erf(x):
     """erf of an ndarray, in its dtype."""
     s = np.abs(x.astype(np.float64, copy=False)) * (1 / _H)
-    i = np.minimum(s.astype(np.intp), _LAST)
-    t = np.minimum(s - i, 1.0)  # past 6 this clamps to erf(6), which is 1 in double precision
+    # clamped before the cast: inf, NaN and |x| past ~1e16 have no intp value (fmin drops NaN)
+    i = np.fmin(s, _LAST).astype(np.intp)
+    t = np.minimum(s - i, 1.0)  # past 6 this clamps to erf(6), which is 1 in double precision; NaN stays NaN
     # Horner's rule in place; np.take is several times faster than fancy indexing here
     y = np.take(_C3, i)
     y *= t

@@ -475,23 +475,8 @@ class Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         float_only(x, "gelu")
-        d = x.data
-        if approximate == "tanh":
-            k = math.sqrt(2 / math.pi)
-            s = _square(d)  # s becomes -2u, then e^{-2u}, then sigmoid(2u), in place: one exp, no tanh
-            s *= -2 * k * 0.044715
-            s -= 2 * k
-            s *= d
-            _exp(s, s)  # in place; e^{-2u} = inf for x << 0 (quietly) gives s = 1/inf = 0, the limit
-            s += 1
-            np.reciprocal(s, out=s)
-            ctx.step = s  # out = x * step: the backward needs s, not another transcendental call
-            return d * s
-        cdf = _np_erf(d * (1 / math.sqrt(2)))
-        cdf += 1
-        cdf *= 0.5
-        ctx.step = cdf  # out = x * step, step = Phi(x): the backward does not recompute erf
-        return d * cdf
+        out, ctx.step = _gelu_numpy(x.data, approximate)  # out = x * step: the backward reuses step
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -499,6 +484,25 @@ class Gelu(Function):
         if not grad_mode._enabled:  # first-order backward (no create_graph): the VJP above in numpy
             return Tensor._make(_gelu_slope_numpy(x.data, approximate, ctx.step, g.data)), None
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
+
+
+def _gelu_numpy(d, approximate):
+    """(gelu(d), step) with gelu(d) = d * step: step = sigmoid(2u) (tanh) or Phi(d) (none), so the
+    backward needs no second transcendental call."""
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        s = _square(d)  # s becomes -2u, then e^{-2u}, then sigmoid(2u), in place: one exp, no tanh
+        s *= -2 * k * 0.044715
+        s -= 2 * k
+        s *= d
+        np.exp(s, out=s)  # e^{-2u} = inf for x << 0 gives s = 1/inf = 0, the limit
+        s += 1
+        np.reciprocal(s, out=s)
+        return d * s, s
+    cdf = _np_erf(d * (1 / math.sqrt(2)))
+    cdf += 1
+    cdf *= 0.5
+    return d * cdf, cdf
 
 
 def _gelu_slope_numpy(x, approximate, step, g):
@@ -521,6 +525,12 @@ def _gelu_slope_numpy(x, approximate, step, g):
     slope += step
     slope *= g
     return slope
+
+
+# Overflow on the way (x^2, x^3, e^{-2u}) and inf * 0 at x = -inf make the limits, inf and NaN, as
+# in PyTorch, which says nothing: numpy's warnings about them are off.
+_gelu_numpy = quiet(_gelu_numpy, "over", "invalid")
+_gelu_slope_numpy = quiet(_gelu_slope_numpy, "over", "invalid")
 
 
 def _square(x):

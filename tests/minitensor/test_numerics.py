@@ -5,6 +5,7 @@ logits turns those into inf / inf = NaN. Stable formulas subtract the row maximu
 logits of +-1e4 give results that are exact, not merely finite.
 """
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -240,6 +241,31 @@ def test_the_bases_gradient_for_a_zero_exponent_is_0_even_at_a_zero_base(dtype):
         (x ** exponent).backward(mt.ones(3, dtype=dtype))
         np.testing.assert_array_equal(x.grad.data, want)
         x.grad = None
+
+
+def test_erf_of_infinite_nan_and_huge_inputs():
+    # the table lookup once cast inf, NaN and |x| > ~1e16 to an out-of-range index (IndexError)
+    x = mt.tensor([np.inf, -np.inf, np.nan, 1e20, -1e300, 6.0, -0.5], dtype=mt.float64)
+    want = [1.0, -1.0, np.nan, 1.0, -1.0, math.erf(6.0), math.erf(-0.5)]
+    np.testing.assert_allclose(mt.erf(x).data, want, rtol=1e-14)
+    x32 = mt.tensor([np.inf, -np.inf, np.nan, 1e20, -1e20], dtype=mt.float32)
+    np.testing.assert_array_equal(mt.erf(x32).data, np.float32([1.0, -1.0, np.nan, 1.0, -1.0]))
+
+
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_at_infinite_nan_and_huge_inputs_gives_pytorchs_limits_without_warnings(dtype, approximate):
+    # PyTorch 2.13's values; numpy would warn about the overflow and inf * 0 on the way
+    values, out_want, grad_want = [np.inf, -np.inf, np.nan], [np.inf, np.nan, np.nan], [np.nan] * 3
+    if approximate == "none":  # (tanh's x^3 overflows at 1e20 in float32, to a NaN slope in PyTorch too)
+        values, out_want, grad_want = values + [1e20, -1e20], out_want + [1e20, 0.0], grad_want + [1.0, 0.0]
+    x = mt.tensor(values, dtype=dtype, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = F.gelu(x, approximate=approximate)
+        out.backward(mt.ones(len(values), dtype=dtype))
+    np.testing.assert_allclose(out.data, out_want, rtol=1e-6)
+    np.testing.assert_array_equal(x.grad.data, grad_want)
 
 
 def test_python_float_times_float32_stays_float32():
