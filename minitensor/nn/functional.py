@@ -408,8 +408,10 @@ def l1_loss(input, target, reduction="mean"):
 
 
 def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """Stable BCE from logits: max(x, 0) - x t + log(1 + e^{-|x|})."""
-    loss = input.relu() - input * target + ((-input.abs()).exp() + 1).log()
+    """BCE from logits: -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) = softplus(x) - x t, with the
+    gradient sigmoid(x) - t. (The textbook stable form max(x, 0) - x t + log(1 + e^{-|x|}) is the same
+    function, but its pieces have kinks at x = 0 whose subgradients sum to 1 - t there, not 1/2 - t.)"""
+    loss = softplus(input) - input * target
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 

@@ -268,6 +268,24 @@ def test_gelu_at_infinite_nan_and_huge_inputs_gives_pytorchs_limits_without_warn
     np.testing.assert_array_equal(x.grad.data, grad_want)
 
 
+def test_bce_with_logits_has_the_gradient_sigmoid_minus_target_also_at_a_zero_logit():
+    # loss = softplus(x) - x t, dloss/dx = sigmoid(x) - t; the max(x,0) + log(1 + e^-|x|) form gave
+    # 1 - t at x = 0 exactly (its kinks' subgradients), twice the true -1/2 for t = 1: zero-initialised
+    # logits would start with doubled gradients
+    x = mt.tensor([0.0, 0.0, 2.0, -3.0, 50.0, -50.0], dtype=mt.float64, requires_grad=True)
+    t = mt.tensor([1.0, 0.0, 1.0, 0.0, 0.0, 1.0], dtype=mt.float64)
+    loss = F.binary_cross_entropy_with_logits(x, t, reduction="none")
+    softplus = [math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)) for v in x.data]
+    np.testing.assert_allclose(loss.data, np.array(softplus) - x.data * t.data, rtol=1e-12)
+    loss.backward(mt.ones(6, dtype=mt.float64))
+    np.testing.assert_allclose(x.grad.data, 1 / (1 + np.exp(-x.data)) - t.data, rtol=1e-12, atol=1e-15)
+    z = mt.zeros(3, dtype=mt.float64, requires_grad=True)  # the mean over 3 zero logits
+    F.binary_cross_entropy_with_logits(z, mt.ones(3, dtype=mt.float64)).backward()
+    np.testing.assert_allclose(z.grad.data, [-0.5 / 3] * 3, rtol=1e-12)
+    w, target = mt.randn(4, 3, dtype=mt.float64, requires_grad=True), mt.rand(4, 3, dtype=mt.float64)
+    assert mt.autograd.gradcheck(lambda a: F.binary_cross_entropy_with_logits(a, target, reduction="none"), (w,))
+
+
 def test_python_float_times_float32_stays_float32():
     x = mt.ones(3)
     assert (x * 2.5).dtype == mt.float32
