@@ -216,8 +216,12 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method()
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: sqrt(var(...)), correction=1 by default. Its gradient is infinite where std = 0."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation: sqrt(var(...)), correction=1 by default. Where std = 0 (a constant row) its
+    gradient is 0, the subgradient, as in PyTorch and as `norm` (sqrt's slope there is infinite, and
+    times the zero deviations gave NaN)."""
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    zero = Tensor._make((v.data == 0).astype(v.dtype))  # 1 where var = 0: sqrt(0 + 1) - 1 = 0, slope 1/2
+    return (v + zero).sqrt() - zero
 
 
 @tensor_method()

@@ -286,6 +286,19 @@ def test_bce_with_logits_has_the_gradient_sigmoid_minus_target_also_at_a_zero_lo
     assert mt.autograd.gradcheck(lambda a: F.binary_cross_entropy_with_logits(a, target, reduction="none"), (w,))
 
 
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+def test_std_of_a_constant_row_has_gradient_0_as_in_pytorch(dtype):
+    # sqrt's slope at var = 0 is infinite and the deviations are 0: the product was NaN
+    x = mt.tensor([[3.0, 3.0, 3.0], [1.0, 2.0, 3.0]], dtype=dtype, requires_grad=True)
+    for correction, spread in ((1, 1.0), (0, math.sqrt(2 / 3))):
+        s = x.std(dim=-1, correction=correction)
+        np.testing.assert_allclose(s.data, [0.0, spread], rtol=1e-6)
+        s.backward(mt.tensor([0.5, 2.0], dtype=dtype))
+        deviations = np.array([-1.0, 0.0, 1.0]) / (3 - correction) / spread  # d std / dx = (x - mean) / ((n - c) std)
+        np.testing.assert_allclose(x.grad.data, [[0.0] * 3, 2.0 * deviations], rtol=1e-6)
+        x.grad = None
+
+
 def test_python_float_times_float32_stays_float32():
     x = mt.ones(3)
     assert (x * 2.5).dtype == mt.float32
