@@ -448,8 +448,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim`: each norm is clamped on its own, as
+    in PyTorch (clamping their product instead shrank the similarity of vectors shorter than ~1e-4)."""
     num = (x1 * x2).sum(dim=dim)
-    return num / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp(min=eps)
+    return num / (x1.norm(dim=dim).clamp(min=eps) * x2.norm(dim=dim).clamp(min=eps))
 
 
 __all__ = [

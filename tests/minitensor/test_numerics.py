@@ -299,6 +299,16 @@ def test_std_of_a_constant_row_has_gradient_0_as_in_pytorch(dtype):
         x.grad = None
 
 
+def test_cosine_similarity_clamps_each_norm_on_its_own():
+    # PyTorch's definition: x1 . x2 / (max(|x1|, eps) max(|x2|, eps)). Clamping the product of the
+    # norms instead gave 0.01 for a vector of length 1e-5 with itself
+    x1 = mt.tensor([[1e-5, 0.0], [3.0, 4.0], [0.0, 0.0]], dtype=mt.float64)
+    x2 = mt.tensor([[1e-5, 0.0], [1e-9, 0.0], [1.0, 1.0]], dtype=mt.float64)
+    np.testing.assert_allclose(F.cosine_similarity(x1, x2).data, [1.0, 3e-9 / (5 * 1e-8), 0.0], rtol=1e-12)
+    a, b = (mt.randn(3, 4, dtype=mt.float64, requires_grad=True) for _ in range(2))
+    assert mt.autograd.gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=1), (a, b))
+
+
 def test_python_float_times_float32_stays_float32():
     x = mt.ones(3)
     assert (x * 2.5).dtype == mt.float32
