@@ -1,4 +1,4 @@
-r"""Reductions over dims: sum, mean, var/std, prod, amax/amin (and max/min), logsumexp, norm.
+r"""Reductions over dims: sum, mean, var, std, prod, amax/amin (and max/min), logsumexp, norm.
 
 Every VJP first puts the reduced dims back as size 1 (`_keep`) and then broadcasts `g` over them
 with `expand`: a reduction's adjoint copies the gradient to every element that was reduced.
@@ -76,6 +76,27 @@ class Var(Function):
         centered = x - x.mean(dim=dims, keepdim=True)
         scale = 2.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
         return _keep(g, x.shape, dims, keepdim) * centered * scale, None, None, None
+
+
+class Std(Function):
+    r"""out = sqrt(var_{dims}(x))   (the variance as `Var` computes it)
+    VJP: gx = expand(g) * (x - mean) / ((n - correction) * out), and 0 where out = 0 (a constant row:
+         the subgradient, as PyTorch and `Norm`; the chain through sqrt would be inf * 0 = NaN)"""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        float_only(x, "std")
+        return np.sqrt(Var.forward(ctx, x, dims, correction, keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, dims, correction, keepdim = ctx.inputs
+        denom = builtins.max(_count(x.shape, dims) - correction, 0)
+        out = _keep(ctx.output, x.shape, dims, keepdim)
+        zero = Tensor._make((out.data == 0).astype(out.dtype))  # 1 where std = 0, where x - mean is 0 too
+        centered = x - x.mean(dim=dims, keepdim=True)
+        scale = 1.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
+        return _keep(g, x.shape, dims, keepdim) * centered * scale / (out + zero), None, None, None
 
 
 class Prod(Function):
@@ -216,12 +237,9 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method()
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: sqrt(var(...)), correction=1 by default. Where std = 0 (a constant row) its
-    gradient is 0, the subgradient, as in PyTorch and as `norm` (sqrt's slope there is infinite, and
-    times the zero deviations gave NaN)."""
-    v = var(input, dim, unbiased, keepdim, correction=correction)
-    zero = Tensor._make((v.data == 0).astype(v.dtype))  # 1 where var = 0: sqrt(0 + 1) - 1 = 0, slope 1/2
-    return (v + zero).sqrt() - zero
+    """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
+    c = _correction(correction, unbiased, "std")
+    return Std.apply(input, norm_dims(dim, input.ndim, "std"), c, keepdim)
 
 
 @tensor_method()

@@ -474,7 +474,7 @@ TABLE = [
     Op("var", "Var", lambda a, dim, keepdim, correction: a.var(dim=dim, keepdim=keepdim, correction=correction),
        lambda a, dim, keepdim, correction: np.var(a, axis=_axis(dim, a.ndim), keepdims=keepdim, ddof=correction),
        reduce_case(corrections=(0, 1, 2)), f32_tol=(1e-4, 1e-4)),
-    Op("std", None, lambda a, dim, keepdim, correction: a.std(dim=dim, keepdim=keepdim, correction=correction),
+    Op("std", "Std", lambda a, dim, keepdim, correction: a.std(dim=dim, keepdim=keepdim, correction=correction),
        lambda a, dim, keepdim, correction: np.std(a, axis=_axis(dim, a.ndim), keepdims=keepdim, ddof=correction),
        reduce_case(corrections=(0, 1)), domain=UNIQUE, f32_tol=(1e-4, 1e-4),
        valid=lambda a, dim, **_: _count(a.shape, dim) >= 2),  # distinct values, so std > 0: no kink of sqrt
