@@ -84,6 +84,37 @@ def unbroadcast(g, shape):
     return g.reshape(shape) if g.shape != shape else g
 
 
+def fits_broadcast(shape, target):
+    """Whether `shape` broadcasts up to exactly `target` (what `expand` allows), without numpy's
+    np.broadcast_shapes, which builds arrays to find out."""
+    lead = len(target) - len(shape)
+    if lead < 0:
+        return False
+    for n, m in zip(shape, target[lead:]):
+        if n != m and n != 1:
+            return False
+    return True
+
+
+def broadcast_view(a, shape):
+    """np.broadcast_to(a, shape): a read-only view of ndarray `a` repeated along the dims that
+    broadcasting to `shape` creates (the caller has checked that it fits). For a contiguous `a` the
+    view is made directly with zero strides, a seventh of np.broadcast_to's cost (whose Python code
+    sets up an iterator); anything else goes to np.broadcast_to."""
+    if a.size == 1:  # a full reduction's gradient, the usual case: every stride is 0
+        strides = (0,) * len(shape)
+    else:
+        strides = [0] * (len(shape) - a.ndim)
+        for n, step in zip(a.shape, a.strides):
+            strides.append(0 if n == 1 else step)
+    try:
+        view = np.ndarray(shape, a.dtype, a, 0, strides)
+    except ValueError:  # a is not contiguous, so it has no flat buffer to view
+        return np.broadcast_to(a, shape)
+    view.setflags(write=False)  # as np.broadcast_to: a write would land on every copy at once
+    return view
+
+
 @functools.lru_cache(maxsize=64)
 def ones_vector(n, dtype):
     """A read-only vector of n ones: `rows @ ones_vector(D, dtype)` sums short rows far faster than

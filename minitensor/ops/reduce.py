@@ -8,10 +8,11 @@ import collections
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log
-from ._util import finite_max, norm_dims, float_only
+from ._util import broadcast_view, finite_max, norm_dims, float_only
 from .elementwise import maximum, minimum
 
 
@@ -20,6 +21,13 @@ def _keep(g, shape, dims, keepdim):
     if keepdim:
         return g
     return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
+
+
+def _expanded(g, shape, dims, keepdim):
+    """ndarray `g` (a reduction's gradient) as a read-only view of `shape`: `_keep` and `expand` on arrays."""
+    if not keepdim:
+        g = g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
+    return broadcast_view(g, shape)
 
 
 def _count(shape, dims):
@@ -39,6 +47,8 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
+        if not grad_mode._enabled:  # first order: the broadcast view itself, no recorded op
+            return Tensor._make(_expanded(g.data, x.data.shape, dims, keepdim)), None, None
         return _keep(g, x.shape, dims, keepdim).expand(x.shape), None, None
 
 
@@ -54,7 +64,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
-        return _keep(g, x.shape, dims, keepdim).expand(x.shape) * (1.0 / builtins.max(_count(x.shape, dims), 1)), None, None
+        scale = 1.0 / builtins.max(_count(x.data.shape, dims), 1)
+        if not grad_mode._enabled:  # first order: g / n, then viewed at x's shape (n times fewer divisions)
+            return Tensor._make(_expanded(np.asarray(g.data * scale), x.data.shape, dims, keepdim)), None, None
+        return _keep(g, x.shape, dims, keepdim).expand(x.shape) * scale, None, None
 
 
 class Var(Function):

@@ -11,7 +11,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
-from ._util import unbroadcast
+from ._util import broadcast_view, fits_broadcast, unbroadcast
 from .elementwise import cast
 
 
@@ -168,7 +168,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
-        return np.broadcast_to(x.data, shape)
+        return broadcast_view(x.data, shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -185,11 +185,8 @@ def expand(input, *sizes):
     shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     if shape == input.data.shape:
         return input
-    try:
-        if np.broadcast_shapes(input.data.shape, shape) != shape:
-            raise ValueError
-    except ValueError:
-        raise RuntimeError(f"expand: the shape {tuple(input.shape)} cannot be expanded to {list(sizes)}") from None
+    if not fits_broadcast(input.data.shape, shape):
+        raise RuntimeError(f"expand: the shape {tuple(input.shape)} cannot be expanded to {list(sizes)}")
     return Expand.apply(input, shape)
 
 
@@ -208,11 +205,7 @@ def sum_to_size(input, *size):
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
     if size == input.data.shape:
         return input
-    try:
-        fits = np.broadcast_shapes(size, input.data.shape) == input.data.shape
-    except ValueError:
-        fits = False
-    if not fits:
+    if not fits_broadcast(size, input.data.shape):
         raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's shape {tuple(input.shape)}")
     return unbroadcast(input, size)
 
