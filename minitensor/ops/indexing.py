@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
-from ._util import broadcast_shapes, operand, raw, unbroadcast
+from ._util import fits_broadcast, operand, raw, unbroadcast
 
 
 def _index_key(index, shape=None):
@@ -120,13 +120,13 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         c, x, y = raw(cond), raw(a), raw(b)
         try:
-            np.broadcast_shapes(np.shape(c), np.shape(x), np.shape(y))
+            out = np.where(c, x, y)
         except ValueError:
             raise RuntimeError(
                 f"where: condition of shape {np.shape(c)}, input of shape {np.shape(x)} and other of shape "
                 f"{np.shape(y)} cannot be broadcast together"
             ) from None
-        return np.where(c, x, y).astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
+        return out.astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
 
     @staticmethod
     def backward(ctx, g):
@@ -152,7 +152,7 @@ def _fill_mask(input, mask, value, op):
     m = np.asarray(raw(mask))
     if m.dtype != np.bool_:
         raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
-    if broadcast_shapes(op, m.shape, input.data.shape) != input.data.shape:
+    if not fits_broadcast(m.shape, input.data.shape):
         raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
