@@ -5,6 +5,7 @@ fills in, or the output of an op, whose `grad_fn` is the graph node that made it
 themselves live in `minitensor/ops/`; each module attaches its functions here as methods with
 `tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function.
 """
+import math
 import weakref
 
 import numpy as np
@@ -20,7 +21,7 @@ class Size(tuple):
         return f"minitensor.Size({list(self)})"
 
     def numel(self):
-        return int(np.prod(self, dtype=np.int64))
+        return math.prod(self)
 
 
 class device:

@@ -5,6 +5,7 @@ with `expand`: a reduction's adjoint copies the gradient to every element that w
 """
 import builtins
 import collections
+import math
 
 import numpy as np
 
@@ -31,7 +32,8 @@ def _expanded(g, shape, dims, keepdim):
 
 
 def _count(shape, dims):
-    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    """How many elements a reduction over `dims` takes into each result (1 for no dims)."""
+    return math.prod([shape[d] for d in dims])
 
 
 class Sum(Function):
@@ -59,7 +61,12 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "mean")
-        return x.data.mean(axis=dims, keepdims=keepdim)
+        d = x.data
+        n = _count(d.shape, dims)
+        if n == 0 or d.dtype == np.float16:  # numpy's own mean: its empty-slice warning, float16 summed in float32
+            return d.mean(axis=dims, keepdims=keepdim)
+        # what ndarray.mean computes (the sum, then a correctly rounded division), without its Python code
+        return np.add.reduce(d, axis=dims, keepdims=keepdim) / n
 
     @staticmethod
     def backward(ctx, g):

@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import minitensor as mt
 import minitensor.nn.functional as F
@@ -307,6 +309,20 @@ def test_cosine_similarity_clamps_each_norm_on_its_own():
     np.testing.assert_allclose(F.cosine_similarity(x1, x2).data, [1.0, 3e-9 / (5 * 1e-8), 0.0], rtol=1e-12)
     a, b = (mt.randn(3, 4, dtype=mt.float64, requires_grad=True) for _ in range(2))
     assert mt.autograd.gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=1), (a, b))
+
+
+@given(data=st.data())
+def test_mean_is_numpys_mean_bit_for_bit(data):
+    # mean sums with np.add.reduce and divides, as ndarray.mean does inside its Python code
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]))
+    a = data.draw(hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=6),
+                             elements=st.floats(-1e6, 1e6, width=32)))
+    dim = data.draw(st.none() | st.integers(0, a.ndim - 1)) if a.ndim else None
+    keepdim = data.draw(st.booleans())
+    got = mt.tensor(a).mean(dim=dim, keepdim=keepdim).data
+    want = np.asarray(a.mean(axis=dim, keepdims=keepdim))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
 
 
 def test_python_float_times_float32_stays_float32():
