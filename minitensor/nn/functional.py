@@ -18,7 +18,7 @@ from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import finite_max, ones_vector, unbroadcast
-from .._fperr import quiet
+from .._fperr import log as _quiet_log
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -301,7 +301,7 @@ class CrossEntropy(Function):
         z = xd - finite_max(xd, -1)
         e = np.exp(z)
         s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
-        lse = _log_of_sums(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
+        lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
         wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
         loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
@@ -344,10 +344,6 @@ class CrossEntropy(Function):
         ap = p if a is None else p * Tensor._make(a[:, None].astype(x.dtype))
         rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x.dtype)[:, None])
         return rg * (ap - Tensor._make(q)), None, None, None, None, None
-
-
-# log of row sums of exp: 0 for a row of only -inf gives -inf, on purpose (numpy would warn)
-_log_of_sums = quiet(np.log, "divide")
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
