@@ -265,22 +265,32 @@ def _recorded(cls, raw, inputs, edges, versions, needs):
 
 def _edges(args):
     """(edges, their versions now, needs_input_grad) of a node of 3+ inputs; (None, None, None) if none needs a gradient."""
-    if len(args) == 3:  # a reduction (x, dims, keepdim), Linear (x, w, b), where: the usual cases without the loop
-        a, b, c = args
+    a, b, c, rest = args[0], args[1], args[2], args[3:]
+    # a reduction (x, dims, keepdim), Linear (x, w, b), where, attention (q, k, v, then constants):
+    # tensors come first and constants after, so the usual cases need no loop. A type is known to
+    # be a constant once it was seen not to be a Tensor: the check of the rest is one C-level pass.
+    if not rest or _CONSTANT_TYPES.issuperset(map(type, rest)):
         needs = (isinstance(a, _Tensor) and a._rg, isinstance(b, _Tensor) and b._rg, isinstance(c, _Tensor) and c._rg)
-        if needs == _FIRST_OF_THREE:
-            return ((0, a),), (a._version,), _FIRST_OF_THREE
         if needs == _ALL_THREE:
-            return ((0, a), (1, b), (2, c)), (a._version, b._version, c._version), _ALL_THREE
+            return ((0, a), (1, b), (2, c)), (a._version, b._version, c._version), needs + (False,) * len(rest)
+        if needs == _FIRST_OF_THREE:
+            return ((0, a),), (a._version,), needs + (False,) * len(rest)
     edges, versions, needs = [], [], []
     for i, a in enumerate(args):
-        if isinstance(a, _Tensor) and a._rg:
-            edges.append((i, a))
-            versions.append(a._version)
-            needs.append(True)
-        else:
-            needs.append(False)
+        if isinstance(a, _Tensor):
+            if a._rg:
+                edges.append((i, a))
+                versions.append(a._version)
+                needs.append(True)
+                continue
+        elif len(_CONSTANT_TYPES) < 256:  # bounded: types made on the fly could otherwise pile up
+            _CONSTANT_TYPES.add(type(a))
+        needs.append(False)
     return (tuple(edges), tuple(versions), tuple(needs)) if edges else (None, None, None)
+
+
+# the types of arguments met that are not Tensors (a type never becomes a Tensor subclass later)
+_CONSTANT_TYPES = {type(None), bool, int, float, str, tuple, list, slice}
 
 
 def _reads_output(code):

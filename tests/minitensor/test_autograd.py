@@ -651,12 +651,21 @@ def test_an_op_of_three_arguments_records_only_those_needing_a_gradient():
 @pytest.mark.parametrize("n", [3, 4, 6])
 def test_edges_of_many_argument_nodes_match_their_definition(n):
     """`apply` finds a node's edges (index, tensor), their versions and needs_input_grad by a
-    shortcut for three arguments and a loop otherwise: for every mix of tensors that need a
-    gradient, tensors that don't, and constants, both give what the definition says."""
+    shortcut (three tensors or fewer, then constants of types it has met) and a loop otherwise:
+    for every mix of tensors that need a gradient (a Parameter too), tensors that don't, and
+    constants (a number, None, an object of a type made just now), both give what the definition
+    says. Each mix runs twice, as the first meeting of a type differs from the next."""
     import itertools
     from minitensor.autograd.function import _edges
-    kinds = {"grad": lambda: leaf([1.0, 2.0]), "plain": lambda: mt.tensor([1.0, 2.0]), "const": lambda: 0.5}
-    for combo in itertools.product(kinds, repeat=n):
+
+    class Constant:  # a type `_edges` has not met before this test
+        pass
+
+    kinds = {"grad": lambda: leaf([1.0, 2.0]), "param": lambda: mt.nn.Parameter(mt.tensor([1.0, 2.0])),
+             "plain": lambda: mt.tensor([1.0, 2.0]), "const": lambda: 0.5, "none": lambda: None,
+             "object": Constant}
+    combos = list(itertools.product(kinds, repeat=n))
+    for combo in combos + combos:
         args = tuple(kinds[k]() for k in combo)
         for a in args:
             if isinstance(a, mt.Tensor) and a.requires_grad:
@@ -669,4 +678,4 @@ def test_edges_of_many_argument_nodes_match_their_definition(n):
             continue
         assert [(i, id(t)) for i, t in edges] == [(i, id(t)) for i, t in want]
         assert versions == tuple(t._version for _, t in want) and all(v == 1 for v in versions)
-        assert needs == tuple(k == "grad" for k in combo)
+        assert needs == tuple(k in ("grad", "param") for k in combo)
