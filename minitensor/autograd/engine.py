@@ -58,10 +58,10 @@ def _check_grad(node, i, inp, g):
 
 
 def _collect(roots):
-    """Nodes reachable from `roots` and, for each, the number of graph edges that lead into it."""
-    consumers = {}
+    """Nodes reachable from `roots` and, for each, the number of graph edges that lead into it
+    (0 for a root that no other root's graph reaches)."""
+    consumers = dict.fromkeys(roots, 0)  # a node is walked when first found: the roots are found already
     stack = list(roots)
-    seen = set(stack)
     while stack:
         node = stack.pop()
         if node.inputs is None:
@@ -69,10 +69,12 @@ def _collect(roots):
         for _, t in node.edges:
             child = t.grad_fn
             if child is not None:
-                consumers[child] = consumers.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
+                n = consumers.get(child)
+                if n is None:
+                    consumers[child] = 1
                     stack.append(child)
+                else:
+                    consumers[child] = n + 1
     return consumers
 
 
@@ -101,7 +103,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     else:
         roots = [key for key in pending if not isinstance(key, Tensor)]
         consumers = _collect(roots)
-        ready = [n for n in roots if n not in consumers]  # roots no other root's graph leads into
+        ready = [n for n in roots if not consumers[n]]  # roots no other root's graph leads into
     captured = {}
     capture_nodes = {t.grad_fn: t for t in capture if t.grad_fn is not None} if capture else None
     prev = grad_mode._enabled
