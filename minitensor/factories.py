@@ -37,11 +37,17 @@ def as_tensor(data, dtype=None, device=None):
 
 def from_numpy(ndarray):
     """A tensor sharing memory with `ndarray`, keeping its dtype."""
+    # one test for the usual case (hand-written VJPs wrap each gradient with this)
+    if type(ndarray) is _ndarray and ndarray.dtype.kind in "biuf":
+        return _make(ndarray)
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
     if ndarray.dtype.kind not in "biuf":
         raise TypeError(f"from_numpy: can't convert an array of dtype {ndarray.dtype}")
-    return Tensor._make(ndarray)
+    return _make(ndarray)
+
+
+_ndarray, _make = np.ndarray, Tensor._make
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
