@@ -11,7 +11,7 @@ import statistics
 import time
 
 
-def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
+def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0, rounds=None):
     """Median seconds per call of each step in `steps` ({name: callable}).
 
     Each step first runs `warmup` untimed calls (default: `number`). Then each of `repeats`
@@ -20,6 +20,8 @@ def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
     `settle` (seconds, or {name: seconds} for some steps only): then rest that long, so worker
     threads of the previous block fall idle, and run `number` untimed calls, so the timed block
     starts warm (a rest alone left it cold: bench_attention's floor read ~8% slow at T=16).
+    `rounds`, a dict, receives every step's list of seconds per call, one per round, for
+    `round_ratios`.
     """
     before = before or {}
     warmup = number if warmup is None else warmup
@@ -41,7 +43,21 @@ def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0):
             for _ in range(number):
                 step()
             samples[name].append((time.perf_counter() - t0) / number)
+    if rounds is not None:
+        rounds.update(samples)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def round_ratios(rounds, name, baseline):
+    """The ratio of step `name` to step `baseline` in each round of `interleaved`: (median, lower
+    quartile, upper quartile). Both blocks of a round run within a few hundred milliseconds of each
+    other, so the machine's speed, which drifts 2x over a run, cancels out of each ratio; the ratio
+    of the two medians is exposed to that drift."""
+    r = sorted(a / b for a, b in zip(rounds[name], rounds[baseline]))
+    if len(r) < 2:
+        return r[0], r[0], r[0]
+    q1, q2, q3 = statistics.quantiles(r, n=4, method="inclusive")
+    return q2, q1, q3
 
 
 def _nothing():

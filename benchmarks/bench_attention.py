@@ -17,7 +17,9 @@ installed, on 1 thread and on its default count, for information.
 
 How to read it: every contender is timed in the same run, interleaved (A B A B ...), and the
 median of the repeats is reported. The ratios "x floor" are what matters (the machine's speed
-drifts, so milliseconds from different runs don't compare); the target is the output-only call
+drifts, so milliseconds from different runs don't compare): each is the median over the rounds
+of the contender's time over the floor's in the same round, and below the table the quartiles
+of minitensor's per-round ratios show how much they spread. The target is the output-only call
 ("minitensor") at most 1.2x the floor at every T.
 """
 import argparse
@@ -35,7 +37,7 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 import attention  # noqa: E402
-from benchmarks._timing import import_torch, interleaved, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, round_ratios, table, tune_malloc, verdict  # noqa: E402
 
 B, H, D = 8, 4, 32
 TARGET = 1.2  # minitensor / numpy floor, at every T
@@ -178,7 +180,7 @@ def main(argv=None):
     for case in cases:
         case.check()
 
-    rows, ratios = [], {}
+    rows, ratios, spreads = [], {}, []
     for case in cases:
         steps = {"floor": case.floor, "minitensor": case.minitensor, "+ weights": case.with_weights,
                  "composed": case.composed}
@@ -191,16 +193,21 @@ def main(argv=None):
         # floor's block comes next in each round: without a rest they slowed the floor (0.29
         # instead of 0.21 ms at T=16, in some runs), which flattered every "x floor".
         settle = {"floor": SETTLE} if torch is not None else 0.0
-        t = interleaved(steps, repeats, number, before=before, settle=settle)
-        ratios[case.T] = t["minitensor"] / t["floor"]
+        rounds = {}
+        t = interleaved(steps, repeats, number, before=before, settle=settle, rounds=rounds)
+        ratio, low, high = round_ratios(rounds, "minitensor", "floor")
+        ratios[case.T] = ratio
+        spreads.append(f"T={case.T}: minitensor / floor per round {ratio:.3f} (quartiles {low:.3f}-{high:.3f}); "
+                       f"ratio of the medians {t['minitensor'] / t['floor']:.3f}")
         row = [str(case.T), t["floor"] * 1e3]
         for name in ("minitensor", "+ weights", "composed", "torch 1t", "torch Nt"):
-            row += [t[name] * 1e3, t[name] / t["floor"]] if name in t else ["-", "-"]
+            row += [t[name] * 1e3, round_ratios(rounds, name, "floor")[0]] if name in t else ["-", "-"]
         rows.append(row)
     if torch is not None:
         torch.set_num_threads(threads)
     table(["T", "floor ms", "minitensor ms", "x floor", "+ weights ms", "x floor", "composed ms", "x floor",
            "torch 1t ms", "x floor", f"torch {threads or 'N'}t ms", "x floor"], rows)
+    print("\n".join(["", *spreads, ""]))
 
     if args.layers:
         composed_vs_fused(repeats, 1 if args.smoke else 5)

@@ -63,6 +63,8 @@ def test_bench_attention(monkeypatch, capsys, torch_installed, layers):
     assert len(row) == 11 and ("-" not in row) == torch_installed, row
     assert ("PyTorch is not installed" in out) != torch_installed
     assert target("minitensor / numpy floor at T=16").search(out), out
+    assert re.search(r"^T=16: minitensor / floor per round \d+\.\d+ \(quartiles \d+\.\d+-\d+\.\d+\); "
+                     r"ratio of the medians \d+\.\d+$", out, re.M), out
     if layers:
         assert re.search(r"^TransformerBlock B=16 T=64 d_model=64 H=4 float32 +\d", out, re.M), out
 
@@ -99,3 +101,20 @@ def test_bench_core(monkeypatch, capsys, torch_installed):
     for workload in ("tiny_ops", "mlp_step", "attention_step", "layer_norm_step"):
         cells = re.search(rf"^{workload} +(.*)$", out, re.M).group(1).split()
         assert len(cells) == (3 if torch_installed else 1), cells
+
+
+def test_round_ratios_pair_the_blocks_of_each_round(monkeypatch):
+    """The ratio is taken within each round, then its median and quartiles over the rounds: a
+    machine twice as slow in one round changes neither step's ratio there."""
+    monkeypatch.setattr(sys, "path", [str(BENCHMARKS.parent)] + sys.path)
+    from benchmarks._timing import interleaved, round_ratios
+
+    rounds = {"mt": [1.2, 2.6, 1.3, 2.2, 1.1], "floor": [1.0, 2.0, 1.0, 2.0, 1.0]}
+    assert round_ratios(rounds, "mt", "floor") == pytest.approx((1.2, 1.1, 1.3))  # per-round 1.2 1.3 1.3 1.1 1.1
+    assert round_ratios({"a": [3.0], "b": [2.0]}, "a", "b") == (1.5, 1.5, 1.5)
+    calls = []
+    rounds = {}
+    medians = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, 2, rounds=rounds)
+    assert calls == ["a", "a", "b", "b"] + ["a", "a", "b", "b"] * 3  # warm-up, then 3 interleaved rounds
+    assert sorted(rounds) == ["a", "b"] and all(len(r) == 3 and min(r) > 0 for r in rounds.values())
+    assert medians == {name: sorted(r)[1] for name, r in rounds.items()}
