@@ -96,7 +96,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         if type(g) is not Tensor or g.data.shape != t.data.shape:
             g = _root_grad(t, g)
         key = t if t.grad_fn is None else t.grad_fn
-        _accumulate(pending, key, g)
+        prev_g = pending.get(key)  # the same output twice: both gradients
+        pending[key] = g if prev_g is None else prev_g + g
     if len(pending) == 1:  # one root, the usual case: no other root's graph can lead into it
         ready = [] if isinstance(key, Tensor) else [key]
         consumers = _collect(ready)
@@ -148,8 +149,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if gi is not None:
                     if type(gi) is not Tensor or (d := gi.data).shape != (td := t.data).shape or d.dtype is not td.dtype:
                         gi = _check_grad(node, i, t, gi)  # the slow path: wrap, explain or cast
-                    # `_accumulate`, inline (it runs for every edge of every step): a node's
-                    # gradients are summed until it runs, a leaf's until the end
+                    # a node's gradients are summed until it runs, a leaf's until the end
                     key = t if child is None else child
                     prev_g = pending.get(key)
                     pending[key] = gi if prev_g is None else prev_g + gi
@@ -171,14 +171,17 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     finally:
         grad_mode._enabled = prev
     grads = gi = g = d = prev_g = None  # the loop's last references: a gradient nobody else holds can become .grad as it is
-    while pending:  # only leaves are left (every node ran); popped, so that the engine's variable is a gradient's only reference here
+    # only leaves are left (every node ran); popped, so that the engine's variable is a gradient's only reference here
+    if capture is not None:
+        while pending:
+            t, g = pending.popitem()
+            captured[id(t)] = _run_hooks(t._hooks, g) if t._hooks else g
+        return captured
+    while pending:
         t, g = pending.popitem()
         if t._hooks:
             g = _run_hooks(t._hooks, g)
-        if capture is not None:
-            captured[id(t)] = g
-        else:
-            _store_grad(t, g, create_graph)
+        _store_grad(t, g, create_graph)
     return captured
 
 
@@ -215,12 +218,6 @@ def _store_grad(t, g, create_graph):
                 or type(g) is not _function._Tensor or not ((flags := arr.flags).owndata and flags.writeable)):
             g = _function._Tensor._make(arr.copy())
     t.grad = g
-
-
-def _accumulate(grads_of, key, g):
-    """Add `g` to the gradient kept for `key` (a leaf tensor or a node) so far."""
-    prev = grads_of.get(key)
-    grads_of[key] = g if prev is None else prev + g
 
 
 def _tuple(x):
