@@ -19,7 +19,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 
 from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
-from .masks import prepare_mask, prepared_causal
+from .masks import prepare_mask
 
 _fused_enabled = True  # the default: the fused node was the faster one in benchmarks/bench_attention.py
 
@@ -152,10 +152,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     # sqrt(d_k) brings the logits back to unit scale, so the softmax doesn't saturate into a
     # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
     scale = default_scale if scale is None else float(scale)
-    if mask is None and is_causal:  # a decoder's mask alone: prepared once per (Tq, Tk)
-        m = prepared_causal(scores_shape[-2], scores_shape[-1])
-    else:
-        m = prepare_mask(mask, is_causal, scores_shape, query.data.dtype, op)
+    m = prepare_mask(mask, is_causal, scores_shape, query.data.dtype, op)
     keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
 
     # A key no query may see (padding), or a query that may see no key, can hold anything, even

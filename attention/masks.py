@@ -89,7 +89,7 @@ class PreparedMask:
 _CAUSAL = {}  # (Tq, Tk) -> PreparedMask of is_causal alone: every layer of every step asks for it
 
 
-def prepared_causal(Tq, Tk):
+def _prepared_causal(Tq, Tk):
     """The PreparedMask of `is_causal` alone for (Tq, Tk) scores: made once, shared, read-only."""
     prepared = _CAUSAL.get((Tq, Tk))
     if prepared is None:
@@ -105,7 +105,7 @@ def prepared_causal(Tq, Tk):
 def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_attention"):
     """Check `mask` against the scores' shape and split it into what is allowed and what is added."""
     if mask is None and is_causal:
-        return prepared_causal(scores_shape[-2], scores_shape[-1])
+        return _prepared_causal(*scores_shape[-2:])
     allowed = bias = None
     if mask is not None:
         if isinstance(mask, mt.Tensor):
