@@ -128,7 +128,7 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, query, key, value, mask):
-        q, k, v = query.data.shape, key.data.shape, value.data.shape  # (a Tensor's .shape makes a Size)
+        q, k, v = query._array.shape, key._array.shape, value._array.shape  # (a Tensor's .shape makes a Size)
         ok = (
             len(q) in (2, 3) and len(k) == len(q) and len(v) == len(q)
             and q[-1] == self.d_model and k[-1] == self.kdim and v[-1] == self.vdim
@@ -151,10 +151,10 @@ class MultiHeadAttention(nn.Module):
         if value is None:
             value = key
         self._check(query, key, value, mask)
-        unbatched = query.data.ndim == 2
+        unbatched = query._array.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        (B, Tq), Tk = query.data.shape[:2], key.data.shape[1]
+        (B, Tq), Tk = query._array.shape[:2], key._array.shape[1]
         H, dh = self.num_heads, self.head_dim
 
         # 1. project, and split the d_model features into H heads of head_dim each

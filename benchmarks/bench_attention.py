@@ -121,7 +121,7 @@ class Case:
                                                         need_weights=need_weights)
         out.backward(self.g)
         if results is not None:
-            results += [out.data] + [t.grad.data for t in self.qkv]
+            results += [out._array] + [t.grad._array for t in self.qkv]
         for t in self.qkv:
             t.grad = None
 

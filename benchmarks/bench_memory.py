@@ -71,9 +71,9 @@ def peak_of_one_step(cfg, warmup):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    params = sum(p.data.nbytes for p in model.parameters())
-    grads = sum(p.grad.data.nbytes for p in model.parameters() if p.grad is not None)
-    adam = sum(v.data.nbytes for s in opt.state.values() for v in s.values() if isinstance(v, mt.Tensor))
+    params = sum(p._array.nbytes for p in model.parameters())
+    grads = sum(p.grad._array.nbytes for p in model.parameters() if p.grad is not None)
+    adam = sum(v._array.nbytes for s in opt.state.values() for v in s.values() if isinstance(v, mt.Tensor))
     print(f"== (i) one training step after {warmup} warm-up step(s) (tracemalloc) ==")
     table(["", "MB"], [["peak traced during the step", peak / MB],
                        ["live before the step", live / MB],

@@ -6,7 +6,7 @@
 On arrays of 3 or 4 elements (3x3 for matmul, transpose, x[0] and softmax) the arithmetic costs
 next to nothing, so the time of an op is its Python overhead. Each op runs on inputs with
 requires_grad=True, so it records a graph node as it does in training, and is timed against the
-same numpy expression on the `.data` arrays (relu as np.maximum(a, 0), softmax as the stable
+same numpy expression on the `._array` arrays (relu as np.maximum(a, 0), softmax as the stable
 numpy softmax, ...), interleaved so both see the same machine load.
 
 How to read it: the first table's "overhead" column is what minitensor adds per op call, in µs
@@ -89,14 +89,14 @@ class BareTensor:
     its node, the node holding the inputs (what backward needs to find them). Nothing is checked
     (types, dtypes, grad mode, requires_grad) and nothing else is kept (versions, hooks, .grad)."""
 
-    __slots__ = ("data", "grad_fn")
+    __slots__ = ("_array", "grad_fn")
 
     def __init__(self, data):
-        self.data, self.grad_fn = data, None
+        self._array, self.grad_fn = data, None
 
     def __add__(self, other):
         out = _new(BareTensor)
-        out.data = self.data + other.data
+        out._array = self._array + other._array
         node = _new(_BareNode)
         node.inputs = (self, other)
         out.grad_fn = node
@@ -104,7 +104,7 @@ class BareTensor:
 
 
 class Case:
-    """One op's inputs (as Tensors and as their `.data` arrays), output gradient and four steps."""
+    """One op's inputs (as Tensors and as their `._array` arrays), output gradient and four steps."""
 
     def __init__(self, op, rng, torch=None):
         self.name, kind, n_in, self.mt_op, self.np_op, self.np_vjp = op
@@ -112,7 +112,7 @@ class Case:
         # positive inputs keep log and div finite; float32 like a model's tensors
         self.tensors = [mt.tensor(rng.random(shape, dtype=np.float32) + 0.5, requires_grad=True)
                         for _ in range(n_in)]
-        self.arrays = [t.data for t in self.tensors]
+        self.arrays = [t._array for t in self.tensors]
         self.g = np.asarray(rng.standard_normal(np.shape(self.np_op(*self.arrays))), dtype=np.float32)
         self.g_tensor = mt.tensor(self.g)
         if self.name == "add":
@@ -153,7 +153,7 @@ class Case:
         out.backward(self.g_tensor)
         a = self.arrays
         want = [self.np_op(*a), *self.np_vjp(self.g, self.np_op(*a), *a)]
-        got = [out.data] + [t.grad.data for t in self.tensors]
+        got = [out._array] + [t.grad._array for t in self.tensors]
         for t in self.tensors:
             t.grad = None
         if hasattr(self, "torch_tensors"):
@@ -164,7 +164,7 @@ class Case:
             for t in self.torch_tensors:
                 t.grad = None
         if hasattr(self, "bare_tensors"):
-            got.append(self.mt_op(*self.bare_tensors).data)
+            got.append(self.mt_op(*self.bare_tensors)._array)
             want.append(want[0])
         for w, g in zip(want, got):
             if not np.allclose(w, g, rtol=1e-5, atol=1e-6):
@@ -205,7 +205,7 @@ def main(argv=None):
             torch_results[title] = {name: ts[2] - ts[0] for name, ts in times.items()}
             headers += ["torch µs", "torch overhead µs"]
             rows = [row + [times[row[0]][2], torch_results[title][row[0]]] for row in rows]
-        print(f"== {title}: minitensor (requires_grad=True) against numpy on the .data arrays ==")
+        print(f"== {title}: minitensor (requires_grad=True) against numpy on the ._array arrays ==")
         table(headers, rows)
         results[title] = overhead
         print(f"median {title} overhead over {len(overhead)} ops: {statistics.median(overhead.values()):.3f} µs"

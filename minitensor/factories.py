@@ -152,5 +152,5 @@ def normal(mean, std, size=None, generator=None):
 
 def bernoulli(input, p=None, generator=None):
     g = _gen(generator)
-    probs = input.data if p is None else np.full(input.shape, p)
+    probs = input._array if p is None else np.full(input.shape, p)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))

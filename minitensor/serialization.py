@@ -73,7 +73,7 @@ def _encode(obj, path, arrays, active):
     if isinstance(obj, (int, float)) and not isinstance(obj, bool):
         return obj
     if isinstance(obj, (Tensor, np.ndarray, np.generic)):
-        arr = np.asarray(obj.data if isinstance(obj, Tensor) else obj)
+        arr = np.asarray(obj._array if isinstance(obj, Tensor) else obj)
         if arr.dtype.kind not in "biufc":
             raise TypeError(f"save: cannot store an array of dtype {arr.dtype} at {_where(path)} (numeric arrays only)")
         name = _unique(path or "tensor", arrays)

@@ -1,17 +1,22 @@
 """The `Tensor`: a numpy array, plus what reverse-mode autograd needs to know about it.
 
 A tensor is either a *leaf* (made by the user: `grad_fn is None`), whose `.grad` the backward pass
-fills in, or the output of an op, whose `grad_fn` is the graph node that made it. The ops
-themselves live in `minitensor/ops/`; each module attaches its functions here as methods with
-`tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function.
+fills in, or the output of an op, whose `grad_fn` is the graph node that made it.
+
+This module is the bottom layer: it knows nothing of ops or of the backward pass. The ops live in
+`minitensor/ops/` and the engine in `minitensor/autograd/engine.py`; each attaches its functions
+here as methods with `tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function,
+and `x.backward()` is the engine's.
+
+Storage, as in PyTorch: a view (`view`, `transpose`, `x[0]`, `detach()` ...) shares its base's
+memory *and* its version counter, which every in-place change bumps. A graph node remembers the
+version of every tensor its backward reads, so backward can refuse to use a value that changed.
 """
 import math
-import weakref
 
 import numpy as np
 
 from . import _dtype
-from .autograd import grad_mode
 
 
 class Size(tuple):
@@ -60,7 +65,7 @@ def check_device(dev, where):
 def _to_array(data, dtype, where):
     """Turn user data (nested lists, scalars, arrays, tensors) into an ndarray with PyTorch's dtype rules."""
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._array
     elif isinstance(data, (np.ndarray, np.generic)):  # a numpy scalar keeps its dtype, as an array does
         arr = np.asarray(data)
     else:
@@ -90,10 +95,19 @@ def _flat(seq):
 
 
 def _untensor(seq):
-    return [(_untensor(x) if isinstance(x, (list, tuple)) else (x.data if isinstance(x, Tensor) else x)) for x in seq]
+    return [(_untensor(x) if isinstance(x, (list, tuple)) else (x._array if isinstance(x, Tensor) else x)) for x in seq]
 
 
 _new = object.__new__
+
+
+class VersionCounter:
+    """How many in-place changes a storage has seen: shared by a tensor, its views and `detach()`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
 
 
 class Tensor:
@@ -103,7 +117,9 @@ class Tensor:
     is an uninitialised (here: zero) tensor of that shape. Prefer `minitensor.tensor(data)`.
     """
 
-    __slots__ = ("data", "_rg", "grad", "grad_fn", "_version", "_hooks", "__weakref__")
+    # _array: the numpy array holding the values (`.numpy()` outside the library)
+    # _rg: requires_grad;  _base: the tensor whose memory a view shares (None if not a view)
+    __slots__ = ("_array", "_rg", "grad", "grad_fn", "_version_counter", "_base", "_hooks", "__weakref__")
     __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, requires_grad=False, device=None):
@@ -117,11 +133,12 @@ class Tensor:
             data = np.zeros((0,), dtype=dtype)
         else:
             raise TypeError(f"Tensor(): expected data or a shape of ints, got {args!r}")
-        self.data = data
+        self._array = data
         self._rg = False
         self.grad = None
         self.grad_fn = None
-        self._version = 0
+        self._version_counter = VersionCounter()
+        self._base = None
         self._hooks = None
         if requires_grad:
             self.requires_grad_(True)
@@ -131,13 +148,41 @@ class Tensor:
         """Wrap an ndarray in a Tensor without copying or checking (the hot path of every op; a
         staticmethod, as a classmethod's binding costs a fifth of the call)."""
         t = _new(Tensor)
-        t.data = arr
+        t._array = arr
         t._rg = False
         t.grad = None
         t.grad_fn = None
-        t._version = 0
+        t._version_counter = VersionCounter()
+        t._base = None
         t._hooks = None
         return t
+
+    # ---- storage and versions -------------------------------------------------------------------
+    @property
+    def data(self):
+        """The same values as a tensor cut from the graph (shares memory; `requires_grad=False`).
+
+        As in PyTorch, changes made through `.data` are invisible to autograd: they don't bump the
+        version counter, so backward can't see them. Prefer `detach()` (which shares the counter)
+        or `with no_grad():`; the numpy array itself is `.numpy()`."""
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value):
+        self._array = value._array if isinstance(value, Tensor) else _to_array(value, None, "data")
+
+    @property
+    def _version(self):
+        return self._version_counter.value
+
+    def _bump_version(self):
+        """Record an in-place change of this tensor's memory (seen by its views and its base too)."""
+        self._version_counter.value += 1
+
+    def _share_storage_of(self, base):
+        """Make self a view of `base`: its memory is base's, so is its version counter."""
+        self._version_counter = base._version_counter
+        self._base = base if base._base is None else base._base
 
     # ---- attributes -----------------------------------------------------------------------------
     @property
@@ -157,7 +202,7 @@ class Tensor:
                     "use .detach() to get a tensor cut from the graph"
                 )
             return self
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self._array.dtype.kind != "f":
             raise RuntimeError(
                 f"requires_grad_: only tensors of floating point dtype can require gradients, got {self.dtype}"
             )
@@ -170,11 +215,11 @@ class Tensor:
 
     @property
     def shape(self):
-        return Size(self.data.shape)
+        return Size(self._array.shape)
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def device(self):
@@ -186,69 +231,70 @@ class Tensor:
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     def dim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     ndimension = dim
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self.data.shape)
-        return self.data.shape[_wrap_dim(dim, self.data.ndim, "size")]
+            return Size(self._array.shape)
+        return self._array.shape[_wrap_dim(dim, self._array.ndim, "size")]
 
     def numel(self):
-        return int(self.data.size)
+        return int(self._array.size)
 
     nelement = numel
 
     def element_size(self):
-        return self.data.itemsize
+        return self._array.itemsize
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._array.dtype.kind == "f"
 
     def item(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError(
-                f"item: a Tensor with {self.data.size} elements cannot be converted to a Python scalar"
+                f"item: a Tensor with {self._array.size} elements cannot be converted to a Python scalar"
             )
-        return self.data.reshape(()).item()
+        return self._array.reshape(()).item()
 
-    def numpy(self):
-        if self._rg:
+    def numpy(self, force=False):
+        """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor that requires grad)."""
+        if self._rg and not force:
             raise RuntimeError(
                 "numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()"
             )
-        return self.data
+        return self._array
 
     def tolist(self):
-        return self.data.tolist()
+        return self._array.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._array if dtype is None else self._array.astype(dtype)
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._array.shape[0]))
 
     # `==` is elementwise, so a Tensor hashes by identity, as in PyTorch; object's own hash is the
     # one in C (the engine keys its dict of leaf gradients by tensor).
     __hash__ = object.__hash__
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with {self.data.size} elements is ambiguous; use .any() or .all()"
+                f"Boolean value of Tensor with {self._array.size} elements is ambiguous; use .any() or .all()"
             )
-        return bool(self.data.reshape(()))
+        return bool(self._array.reshape(()))
 
     def __float__(self):
         return float(self.item())
@@ -257,25 +303,19 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+        if self._array.dtype.kind not in "iu" or self._array.size != 1:
             raise TypeError(f"only integer tensors of a single element can be used as an index, got {self.dtype}")
         return int(self.item())
 
     def __repr__(self):
         return _format(self)
 
-    # ---- autograd -------------------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
-        if inputs is not None:
-            _engine().backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
-        else:  # the call of every training step: straight to the engine
-            (_ENGINE or _engine()).run_backward((self,), (gradient,), create_graph if retain_graph is None
-                                                else retain_graph, create_graph)
-
+    # ---- autograd (the backward pass itself is `minitensor.autograd.engine`, attached as `backward`) ----
     def detach(self):
-        """The same data, cut from the graph (shares memory, like PyTorch)."""
-        return Tensor._make(self.data)
+        """The same values, cut from the graph: shares memory and the version counter, like PyTorch."""
+        t = Tensor._make(self._array)
+        t._version_counter = self._version_counter
+        return t
 
     def detach_(self):
         self.grad_fn = None
@@ -287,8 +327,6 @@ class Tensor:
         node = self.grad_fn
         if node is not None:
             node.retain = True
-            if node._out is None:  # the node keeps its output only if its backward reads it
-                node._out = weakref.ref(self)
         elif not self._rg:
             raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has requires_grad=False")
 
@@ -312,178 +350,16 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
-    # ---- conversions ----------------------------------------------------------------------------
-    def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
-        """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, (str, _Device)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
-                check_device(a, "to")
-            else:
-                dtype = a
-        check_device(device, "to")
-        if dtype is None:
-            return self.clone() if copy else self
-        from .ops.elementwise import cast
-
-        return cast(self, _dtype.as_dtype(dtype), copy)
-
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"minitensor.{ {'f': 'Float', 'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, '')}Tensor"
-        return self.to(dtype)
-
-    def float(self):
-        return self.to(_dtype.float32)
-
-    def double(self):
-        return self.to(_dtype.float64)
-
-    def half(self):
-        return self.to(_dtype.float16)
-
-    def long(self):
-        return self.to(_dtype.int64)
-
-    def int(self):
-        return self.to(_dtype.int32)
-
-    def bool(self):
-        return self.to(_dtype.bool_)
-
-    def byte(self):
-        return self.to(_dtype.uint8)
-
-    def type_as(self, other):
-        return self.to(other.dtype)
-
     def cpu(self):
         return self
 
     def cuda(self, *args, **kwargs):
         check_device("cuda", "cuda")
 
-    # ---- in-place updates (no graph: allowed where PyTorch allows them) -------------------------
-    def _inplace(self, op):
-        if self._rg and grad_mode._enabled:
-            what = "a leaf Variable that requires grad" if self.grad_fn is None else "a tensor that is part of a graph"
-            raise RuntimeError(
-                f"{op}: {what} is being used in an in-place operation; wrap the update in "
-                "`with minitensor.no_grad():` or use the out-of-place op"
-            )
-        self._version += 1
-
-    def _set(self, op, values, what="a result"):
-        """Write already-computed `values` into self; a failure here leaves the tensor as it was."""
-        if np.shape(values) != self.data.shape:
-            try:
-                np.broadcast_to(values, self.data.shape)
-            except ValueError:
-                raise RuntimeError(
-                    f"{op}: {what} of shape {np.shape(values)} can't be written in place into a tensor of "
-                    f"shape {tuple(self.shape)}"
-                ) from None
-        self._inplace(op)
-        self.data[...] = values
-        return self
-
-    def _arith(self, op, fn, other):
-        """add_/sub_/mul_/div_: compute first (clear errors), check PyTorch's in-place dtype rule, then write."""
-        o = _raw(other)
-        try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                values = np.asarray(fn(self.data, o))
-        except ValueError:
-            raise RuntimeError(
-                f"{op}: shapes {tuple(self.shape)} and {np.shape(o)} cannot be broadcast together"
-            ) from None
-        self._check_inplace_dtype(op, values.dtype)
-        return self._set(op, values)
-
-    def _check_inplace_dtype(self, op, dtype):
-        """PyTorch's in-place rule: a result is cast to self's dtype, but a float never truncates into integers."""
-        if dtype.kind == "f" and self.data.dtype.kind != "f":
-            raise RuntimeError(f"{op}: result type {dtype} can't be cast to the in-place output type {self.dtype}")
-
-    def zero_(self):
-        return self._set("zero_", 0)
-
-    def fill_(self, value):
-        return self._set("fill_", _raw(value))
-
-    def copy_(self, src):
-        return self._set("copy_", _raw(src), "the source")
-
-    def add_(self, other, alpha=1):
-        return self._arith("add_", lambda d, o: d + alpha * o, other)
-
-    def sub_(self, other, alpha=1):
-        return self._arith("sub_", lambda d, o: d - alpha * o, other)
-
-    def mul_(self, other):
-        return self._arith("mul_", lambda d, o: d * o, other)
-
-    def div_(self, other):
-        return self._arith("div_", lambda d, o: d / o, other)
-
-    def clamp_(self, min=None, max=None):
-        return self._set("clamp_", np.clip(self.data, min, max))
-
-    def addcmul_(self, t1, t2, value=1):
-        return self._set("addcmul_", self.data + value * _raw(t1) * _raw(t2))
-
-    def addcdiv_(self, t1, t2, value=1):
-        return self._set("addcdiv_", self.data + value * _raw(t1) / _raw(t2))
-
-    def lerp_(self, end, weight):
-        return self._set("lerp_", self.data + _raw(weight) * (_raw(end) - self.data))
-
-    def uniform_(self, a=0.0, b=1.0, generator=None):
-        from .random import _gen
-
-        return self._set("uniform_", _gen(generator).uniform(a, b, self.data.shape))
-
-    def normal_(self, mean=0.0, std=1.0, generator=None):
-        from .random import _gen
-
-        return self._set("normal_", _gen(generator).normal(mean, std, self.data.shape))
-
-    def __setitem__(self, index, value):
-        from .ops.indexing import _index_key
-
-        key, value = _index_key(index, self.data.shape), _raw(value)
-        try:  # check first, so a bad index or value leaves the tensor (and its version) unchanged
-            np.broadcast_to(value, self.data[key].shape)
-        except IndexError as e:
-            raise IndexError(f"__setitem__: invalid index for a tensor of shape {tuple(self.shape)}: {e}") from None
-        except ValueError:
-            raise RuntimeError(
-                f"__setitem__: a value of shape {np.shape(value)} can't be assigned to a selection of shape "
-                f"{self.data[key].shape} of a tensor of shape {tuple(self.shape)}"
-            ) from None
-        self._inplace("__setitem__")
-        self.data[key] = value
-
-
-from .autograd import function as _function  # noqa: E402
-
-_function._Tensor = Tensor  # Function.apply makes Tensors without importing this module
-
-
-def _engine():
-    """The backward engine (it imports this module, so it is found on first use, then kept)."""
-    global _ENGINE
-    if _ENGINE is None:
-        from .autograd import engine as _ENGINE
-    return _ENGINE
-
-
-_ENGINE = None
 
 
 def _raw(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x._array if isinstance(x, Tensor) else x
 
 
 class _HookHandle:
@@ -530,7 +406,7 @@ def tensor_method(*names):
 
 
 def _format(t):
-    arr = t.data
+    arr = t._array
     kind = arr.dtype.kind
     if kind == "f" and arr.size and np.isfinite(arr).all() and (arr == np.round(arr)).all() and np.abs(arr).max() < 1e8:
         body = np.array2string(arr, separator=", ", prefix="tensor(", floatmode="unique", threshold=1000)

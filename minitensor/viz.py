@@ -76,7 +76,7 @@ def _to_dot(tensor, label, rankdir):
         text = node.name() + (f"\n{name}" if name else "") + f"\n{tuple(out.shape)}" + _grad_line(out)
         style = "shape=doubleoctagon" if node is root_node else "shape=ellipse"
         lines.append(f"  {node_id(node)} [label={_quote(text)}, {style}];")
-        for i, t in node.edges:
+        for i, t, _ in node.edges:
             child = t.grad_fn
             if child is None:
                 if id(t) not in leaves_done:

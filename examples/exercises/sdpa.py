@@ -26,14 +26,14 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask):
         scale = 1.0 / math.sqrt(q.shape[-1])
-        s = (q.data @ np.swapaxes(k.data, -1, -2)) * scale
+        s = (q._array @ np.swapaxes(k._array, -1, -2)) * scale
         if mask is not None:
-            s = np.where(mask.data, s, -np.inf)
+            s = np.where(mask._array, s, -np.inf)
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         p = e / e.sum(axis=-1, keepdims=True)
         ctx.save_for_backward(from_numpy(p))
         ctx.scale = scale
-        return p @ v.data
+        return p @ v._array
 
     @staticmethod
     def backward(ctx, g):

@@ -8,13 +8,13 @@
 """
 import contextlib
 
+from . import grad_mode
 from .function import Function, registry
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .engine import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .explain import explain
-from .. import _anomaly
-from .._anomaly import AnomalyError
+from .anomaly import AnomalyError
 
 
 @contextlib.contextmanager
@@ -24,15 +24,15 @@ def detect_anomaly(check_nan=True):
     The error names the op and the line of your code that created it. It slows every op down
     (each output is scanned), so use it to hunt a NaN, not for training.
     """
-    prev = _anomaly.enabled
-    _anomaly.enabled = bool(check_nan)
+    prev = grad_mode.modes.anomaly_enabled
+    grad_mode.modes.anomaly_enabled = bool(check_nan)  # for this thread, as grad mode
     try:
         yield
     finally:
-        _anomaly.enabled = prev
+        grad_mode.modes.anomaly_enabled = prev
 
 
 __all__ = [
     "Function", "registry", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
+    "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
 ]

@@ -162,7 +162,7 @@ def _one_line(text):
 def _norm(t):
     from ..tensor import Tensor
 
-    arr = t.data if isinstance(t, Tensor) else t  # a user's VJP may return a plain ndarray
+    arr = t._array if isinstance(t, Tensor) else t  # a user's VJP may return a plain ndarray
     return float(np.sqrt(np.sum(np.abs(np.asarray(arr, dtype=np.float64)) ** 2)))
 
 
@@ -242,9 +242,9 @@ def explain(output, gradient=None, names=None):
 
     def visit(node, g, grads):
         visited.append((node, _norm(g), tuple(g.shape), [
-            (i, t, None if grads[i] is None else _norm(grads[i])) for i, t in node.edges
+            (i, t, None if grads[i] is None else _norm(grads[i])) for i, t, _ in node.edges
         ]))
-        for _, t in node.edges:
+        for _, t, _ in node.edges:
             if t.grad_fn is None:
                 leaves.setdefault(id(t), t)
 
@@ -279,5 +279,5 @@ def explain(output, gradient=None, names=None):
         if g is None:
             continue
         leaf_rows.append(LeafGrad(label.get(key, "(unnamed)"), tuple(t.shape), _norm(g), t,
-                                  np.array(g.data, copy=True)))
+                                  np.array(g._array, copy=True)))
     return Explanation(rows, leaf_rows, tuple(output.shape))

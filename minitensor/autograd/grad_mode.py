@@ -1,35 +1,59 @@
-"""Switching graph recording on and off: `no_grad`, `enable_grad`, `set_grad_enabled`.
+"""Switching graph recording on and off: `no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`.
 
-Each works as a context manager and as a decorator, as in PyTorch. The flag is one module-level
-boolean read by `Function.apply` before it records a node.
+Each works as a context manager and as a decorator (also bare, `@no_grad`, and on generator
+functions), as in PyTorch. The switches are per thread, as in PyTorch: a `no_grad` block in one
+thread never stops another thread from recording its graph.
 """
 import functools
+import inspect
+import threading
 
-_enabled = True
+
+class _Modes(threading.local):
+    """This thread's autograd switches. The class attributes are the defaults every new thread starts with."""
+
+    grad_enabled = True  # Function.apply records a node only when this is True
+    anomaly_enabled = False  # detect_anomaly(): check every op's output and every VJP for NaN/inf
+    in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
+
+
+modes = _Modes()
 
 
 def is_grad_enabled():
-    return _enabled
+    return modes.grad_enabled
 
 
-class _Switch:
-    """Set recording to `self.mode` inside a `with` block or a decorated function; restore after."""
+class _GradSwitch:
+    """Set recording to `self.mode` inside a `with` block or a decorated function; restore it after."""
 
     mode = True
 
     def __enter__(self):
-        global _enabled
-        self.prev = _enabled
-        _enabled = self.mode
+        self.prev = modes.grad_enabled
+        modes.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        global _enabled
-        _enabled = self.prev
+        modes.grad_enabled = self.prev
         return False
 
     def __call__(self, fn):
         mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                value = None
+                while True:  # each step of the generator runs under the switch; the caller's code between steps does not
+                    with _Fixed(mode):
+                        try:
+                            item = gen.send(value)
+                        except StopIteration as stop:
+                            return stop.value
+                    value = yield item
+
+            return generator
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -39,36 +63,59 @@ class _Switch:
         return wrapper
 
 
-class _Fixed(_Switch):
+class _Fixed(_GradSwitch):
     def __init__(self, mode):
         self.mode = mode
 
 
-class no_grad(_Switch):
-    """Ops inside record no graph: results have `requires_grad=False`. Use for evaluation and updates."""
+class no_grad(_GradSwitch):
+    """Ops inside record no graph: results have `requires_grad=False`. Use for evaluation and updates.
+
+    `@no_grad()` and bare `@no_grad` both decorate a function."""
 
     mode = False
 
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)  # bare `@no_grad`: decorate at once
 
-class enable_grad(_Switch):
+
+class enable_grad(_GradSwitch):
     """Turn recording back on inside a `no_grad` region."""
 
     mode = True
 
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)
 
-class set_grad_enabled(_Switch):
+
+class inference_mode(_GradSwitch):
+    """`no_grad` under PyTorch's name for it (`inference_mode(False)` records as usual)."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # bare `@inference_mode`
+            self.mode = False
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        if not callable(mode):
+            self.mode = not mode
+
+
+class set_grad_enabled(_GradSwitch):
     """Set recording to `mode`: in a `with` block, as a decorator, or (called plainly) from now on."""
 
     def __init__(self, mode=True):
-        global _enabled
         self.mode = bool(mode)
-        self.prev = _enabled
-        _enabled = self.mode  # as in PyTorch, the plain call `set_grad_enabled(False)` takes effect
+        self.prev = modes.grad_enabled
+        modes.grad_enabled = self.mode  # as in PyTorch, the plain call `set_grad_enabled(False)` takes effect
 
     def __enter__(self):
         return self  # __init__ already switched; __exit__ restores `prev`
 
     def __call__(self, fn):
-        global _enabled
-        _enabled = self.prev  # used as a decorator, the switch must not outlive decoration
+        modes.grad_enabled = self.prev  # used as a decorator, the switch must not outlive decoration
         return super().__call__(fn)

@@ -33,7 +33,7 @@ def _fresh_inputs(inputs):
         if isinstance(x, Tensor):
             # order="C": a copy of a transposed or broadcast array keeps its odd strides otherwise, and
             # then reshape(-1) below would perturb a copy, not the input (numeric gradient 0)
-            t = Tensor._make(np.array(x.data, copy=True, order="C"))
+            t = Tensor._make(np.array(x._array, copy=True, order="C"))
             if x.requires_grad:
                 t.requires_grad_(True)
             out.append(t)
@@ -60,7 +60,7 @@ def _weighted_difference(plus, minus, us):
 
 def _snapshot(outs):
     """float64 copies: an output may be a view of the input that is about to be perturbed again."""
-    return [np.array(o.data, dtype=np.float64) for o in outs]
+    return [np.array(o._array, dtype=np.float64) for o in outs]
 
 
 def _analytic_and_numeric(fn, args, eps, rng):
@@ -84,10 +84,10 @@ def _analytic_and_numeric(fn, args, eps, rng):
     with grad_mode.no_grad():
         for i, g in zip(wanted, grads):
             x = args[i]
-            analytic = np.zeros(x.shape) if g is None else g.data.astype(np.float64)
+            analytic = np.zeros(x.shape) if g is None else g._array.astype(np.float64)
             numeric = np.zeros(x.shape)
-            flat = x.data.reshape(-1)  # x owns its memory (see _fresh_inputs), so this is a view into it
-            if flat.size and not np.shares_memory(flat, x.data):
+            flat = x._array.reshape(-1)  # x owns its memory (see _fresh_inputs), so this is a view into it
+            if flat.size and not np.shares_memory(flat, x._array):
                 raise RuntimeError(f"gradcheck: input {i} is not C-contiguous, so it can't be perturbed in place")
             for j in range(flat.size):
                 orig = flat[j]
@@ -127,7 +127,7 @@ def _checkable_alone(args, max_numel):
     from ..tensor import Tensor
 
     needed = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-    return all(a.dtype == np.float64 for a in needed) and sum(a.data.size for a in needed) <= max_numel
+    return all(a.dtype == np.float64 for a in needed) and sum(a._array.size for a in needed) <= max_numel
 
 
 def _with_blame(msg, blamed, none_found):
@@ -142,7 +142,7 @@ def _graph_nodes(outs):
     while stack:
         node = stack.pop()
         order.append(node)
-        for _, t in node.edges if node.inputs is not None else ():
+        for _, t, _ in node.edges:
             if t.grad_fn is not None and t.grad_fn not in seen:
                 seen.add(t.grad_fn)
                 stack.append(t.grad_fn)
@@ -214,7 +214,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
 
     The VJP is computed with `create_graph=True`, so this verifies that every backward is itself
     correctly differentiable. On failure the error names the input, the worst element, both values
-    and the op whose backward is not differentiable (e.g. one computed on `.data` with numpy, which
+    and the op whose backward is not differentiable (e.g. one computed on `._array` with numpy, which
     is right to first order but invisible to `create_graph`).
     """
     vjp, args, n = _vjp_problem(fn, inputs, grad_outputs, seed)
@@ -256,7 +256,7 @@ def _vjp_problem(fn, inputs, grad_outputs, seed):
     if grad_outputs is None:
         vs = [Tensor._make(rng.standard_normal(o.shape)).requires_grad_(True) for o in outs]
     else:
-        vs = [Tensor._make(np.array(v.data, dtype=np.float64)).requires_grad_(True) for v in _as_tuple(grad_outputs)]
+        vs = [Tensor._make(np.array(v._array, dtype=np.float64)).requires_grad_(True) for v in _as_tuple(grad_outputs)]
     n = len(inputs)
     wanted = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
@@ -295,7 +295,7 @@ def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
                 f"recorded inputs, the derivative of its VJP with respect to its {what} at element {j} is "
                 f"{a:.6g} analytically but {num:.6g} numerically")
         if _returns_detached(node, local, seed):
-            text += ("; its backward returns a gradient with no graph (computed from .data or numpy?), so "
+            text += ("; its backward returns a gradient with no graph (computed from ._array or numpy?), so "
                      "create_graph=True cannot differentiate it: write the VJP with Tensor ops")
         found.append(text)
     return found

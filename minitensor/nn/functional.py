@@ -30,21 +30,21 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        xd, w = x.data, weight.data
+        xd, w = x._array, weight._array
         out = xd.reshape(-1, w.shape[1]) @ w.T  # (R, out): one GEMM however many leading dims x has
         if bias is not None:
-            out += bias.data
+            out += bias._array
         return out.reshape(xd.shape[:-1] + w.shape[:1])
 
     @staticmethod
     def backward(ctx, g):
         x, weight, bias = ctx.inputs
         needs = ctx.needs_input_grad
-        if not grad_mode._enabled:  # first-order backward: the same three products in numpy
-            wd = weight.data
-            g2 = g.data.reshape(-1, wd.shape[0])
-            gx = Tensor._make((g2 @ wd).reshape(x.data.shape)) if needs[0] else None
-            gw = Tensor._make(g2.T @ x.data.reshape(-1, wd.shape[1])) if needs[1] else None
+        if not grad_mode.modes.grad_enabled:  # first-order backward: the same three products in numpy
+            wd = weight._array
+            g2 = g._array.reshape(-1, wd.shape[0])
+            gx = Tensor._make((g2 @ wd).reshape(x._array.shape)) if needs[0] else None
+            gw = Tensor._make(g2.T @ x._array.reshape(-1, wd.shape[1])) if needs[1] else None
             gb = Tensor._make(ones_vector(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
             return gx, gw, gb
         g2 = g.reshape(-1, weight.shape[0])
@@ -56,7 +56,7 @@ class Linear(Function):
 
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
-    x, w = input.data, weight.data  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
+    x, w = input._array, weight._array  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
     if x.shape[-1] != w.shape[-1]:
         raise RuntimeError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of "
@@ -64,8 +64,8 @@ def linear(input, weight, bias=None):
         )
     dtype = x.dtype
     if (w.ndim == 2 and dtype.kind == "f" and w.dtype == dtype
-            and (bias is None or (isinstance(bias, Tensor) and bias.data.dtype == dtype
-                                  and bias.data.shape == w.shape[:1]))):
+            and (bias is None or (isinstance(bias, Tensor) and bias._array.dtype == dtype
+                                  and bias._array.shape == w.shape[:1]))):
         return Linear.apply(input, weight, bias)
     # a 1-D weight, mixed dtypes or a broadcasting bias: the general ops, with their promotion rules
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
@@ -108,7 +108,7 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, k, weight, bias, eps):
-        xd = x.data
+        xd = x._array
         rows, ones = _rows(xd, xd.shape[xd.ndim - k:])  # (M, D): one row per normalised slice
         D = rows.shape[1]
         mu = rows @ ones  # (M,) row sums as a matrix-vector product: much faster than .mean(-1)
@@ -122,16 +122,16 @@ class LayerNorm(Function):
         d *= rstd[:, None]  # d is xhat from here on
         ctx.xhat, ctx.rstd = d, rstd  # for the first-order backward below
         # a new array even without weight and bias: the output must not alias the saved xhat
-        out = d * weight.data.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
+        out = d * weight._array.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
         if bias is not None:
-            out += bias.data.reshape(-1).astype(d.dtype, copy=False)
+            out += bias._array.reshape(-1).astype(d.dtype, copy=False)
         return out.reshape(xd.shape)
 
     @staticmethod
     def backward(ctx, g):
         x, k, weight, bias, eps = ctx.inputs
-        if not grad_mode._enabled:  # first-order backward: the formulas above on the saved xhat, rstd
-            return _layer_norm_vjp_numpy(ctx, g.data)
+        if not grad_mode.modes.grad_enabled:  # first-order backward: the formulas above on the saved xhat, rstd
+            return _layer_norm_vjp_numpy(ctx, g._array)
         dims = tuple(range(x.ndim - k, x.ndim))
         outer = tuple(range(x.ndim - k))
         d = x - x.mean(dim=dims, keepdim=True)
@@ -161,7 +161,7 @@ def _layer_norm_vjp_numpy(ctx, g):
     D = xhat.shape[1]
     gw = gb = None
     if weight is not None:
-        w = weight.data.reshape(-1).astype(xhat.dtype, copy=False)
+        w = weight._array.reshape(-1).astype(xhat.dtype, copy=False)
         g_xhat = g * xhat
         if ctx.needs_input_grad[2]:
             gw = ones_vector(g.shape[0], g.dtype) @ g_xhat  # sum over rows
@@ -178,22 +178,22 @@ def _layer_norm_vjp_numpy(ctx, g):
     gx -= mean_gxhat[:, None]
     gx *= rstd[:, None]
     wrap = Tensor._make  # shapes from the arrays below: a Tensor's .shape makes a Size
-    return (wrap(gx.reshape(x.data.shape).astype(x.dtype, copy=False)), None,
-            None if gw is None else wrap(gw.reshape(weight.data.shape).astype(weight.dtype, copy=False)),
-            None if gb is None else wrap(gb.reshape(bias.data.shape).astype(bias.dtype, copy=False)), None)
+    return (wrap(gx.reshape(x._array.shape).astype(x.dtype, copy=False)), None,
+            None if gw is None else wrap(gw.reshape(weight._array.shape).astype(weight.dtype, copy=False)),
+            None if gb is None else wrap(gb.reshape(bias._array.shape).astype(bias.dtype, copy=False)), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    x = input.data  # the array's shape: a Tensor's .shape makes a Size
+    x = input._array  # the array's shape: a Tensor's .shape makes a Size
     if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise RuntimeError(
             f"layer_norm: normalized_shape {list(shape)} does not match the last dims of input of shape {x.shape}"
         )
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and p.data.shape != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {p.data.shape} should have shape {shape}")
+        if p is not None and p._array.shape != shape:
+            raise RuntimeError(f"layer_norm: {name} of shape {p._array.shape} should have shape {shape}")
     if x.dtype.kind != "f":
         raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
@@ -204,7 +204,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, scale_grad_by_freq
 
     The row at `padding_idx` is looked up but receives no gradient (as in PyTorch).
     """
-    idx = input.data if isinstance(input, Tensor) else np.asarray(input)
+    idx = input._array if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
     n = weight.shape[0]
@@ -220,7 +220,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, scale_grad_by_freq
 
 def one_hot(tensor, num_classes=-1):
     """int64 tensor with a trailing dim of size num_classes: 1 at each index, 0 elsewhere."""
-    idx = tensor.data
+    idx = tensor._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"one_hot: expected an integer tensor, got {idx.dtype}")
     if num_classes == -1:
@@ -252,12 +252,12 @@ def _class_dim_last(input, op):
 
 def _class_targets(input, rows, rest, target, ignore_index, op):
     """The flat class-index target, checked against the (N, C) rows: (t, keep, safe_t), keep = t != ignore_index."""
-    t = (target.data if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
+    t = (target._array if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}")
     n, c = rows.shape
     if t.shape[0] != n:
-        raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target.data if isinstance(target, Tensor) else target))}")
+        raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target._array if isinstance(target, Tensor) else target))}")
     keep = t != ignore_index
     bad = keep & ((t < 0) | (t >= c))
     if bad.any():
@@ -274,13 +274,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     logp, rest = _class_dim_last(input, "nll_loss")
     t, keep, safe_t = _class_targets(input, logp, rest, target, ignore_index, "nll_loss")
     n, c = logp.shape
-    w = np.ones(c) if weight is None else weight.data
+    w = np.ones(c) if weight is None else weight._array
     wt = Tensor._make((w[safe_t] * keep).astype(logp.dtype))
     picked = logp[np.arange(n), safe_t]
     loss = -(picked * wt)
     if reduction == "none":
         return loss.reshape(rest) if rest else loss.reshape(())
-    total = float(wt.data.sum())
+    total = float(wt._array.sum())
     return _reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0)
 
 
@@ -296,7 +296,7 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, t, keep, weight, reduction, eps):
-        xd = x.data
+        xd = x._array
         n, c = xd.shape
         z = xd - finite_max(xd, -1)
         e = np.exp(z)
@@ -325,14 +325,14 @@ class CrossEntropy(Function):
         w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
         r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
         a = None if weight is None else (1 - eps) * w_t + (eps / c) * float(weight.sum())
-        if not grad_mode._enabled:  # first-order backward in numpy: p from the forward's e^{x - m} and its sum
+        if not grad_mode.modes.grad_enabled:  # first-order backward in numpy: p from the forward's e^{x - m} and its sum
             gx = ctx.e / ctx.s[:, None]
             if a is not None:
                 gx *= a[:, None]
             gx.reshape(-1)[ctx.flat] -= (1 - eps) * w_t
             if eps:
                 gx -= (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
-            gd = g.data
+            gd = g._array
             rg = (r * gd if reduction == "none" else r * gd.item()).astype(x.dtype, copy=False)
             gx *= rg[:, None]
             return Tensor._make(gx), None, None, None, None, None
@@ -378,11 +378,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if weight is not None:
         if tuple(weight.shape) != (c,):
             raise RuntimeError(f"cross_entropy: weight of shape {tuple(weight.shape)} should have shape ({c},)")
-        if isinstance(weight, Tensor) and weight.requires_grad and grad_mode._enabled:
+        if isinstance(weight, Tensor) and weight.requires_grad and grad_mode.modes.grad_enabled:
             # the fused op treats the class weights as constants: refuse rather than drop their gradient
             raise RuntimeError("cross_entropy: the class weight requires grad, but it gets no gradient "
                                "(as in PyTorch); pass weight.detach()")
-        w = weight.data
+        w = weight._array
     loss = CrossEntropy.apply(logits, safe_t, keep, w, reduction, float(label_smoothing))
     if reduction == "none":
         return loss.reshape(rest) if rest else loss.reshape(())
@@ -417,7 +417,7 @@ class Pad(Function):
 
     @staticmethod
     def forward(ctx, x, widths, value):
-        return np.pad(x.data, widths, mode="constant", constant_values=value)
+        return np.pad(x._array, widths, mode="constant", constant_values=value)
 
     @staticmethod
     def backward(ctx, g):

@@ -40,8 +40,8 @@ def _calculate_fan_in_and_fan_out(tensor):
 
 
 def _fill(tensor, values):
-    tensor.data[...] = values  # in place, outside the graph (an init is not an op to differentiate)
-    tensor._version += 1
+    tensor._array[...] = values  # in place, outside the graph (an init is not an op to differentiate)
+    tensor._bump_version()
     return tensor
 
 

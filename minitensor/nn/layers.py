@@ -94,7 +94,7 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._array[self.padding_idx] = 0
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx)
@@ -105,7 +105,7 @@ class Embedding(Module):
         if embeddings.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
         n, d = embeddings.shape
-        arr = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        arr = embeddings._array if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         return cls(n, d, padding_idx=padding_idx, _weight=np.array(arr, copy=True), _freeze=freeze)
 
     def extra_repr(self):

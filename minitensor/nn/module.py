@@ -325,10 +325,10 @@ class Module:
                 raise TypeError(f"Module.to only accepts floating point dtypes, but got desired dtype={d}")
             for t in list(self.parameters()) + list(self.buffers()):
                 if t.dtype.kind == "f" and t.dtype != d:
-                    t.data = t.data.astype(d)
-                    t._version += 1
+                    t._array = t._array.astype(d)
+                    t._bump_version()
                     if t.grad is not None:
-                        t.grad = Tensor._make(t.grad.data.astype(d))
+                        t.grad = Tensor._make(t.grad._array.astype(d))
         return self
 
     def float(self):
@@ -377,7 +377,7 @@ class Module:
                 continue
             value = state_dict[key]
             try:
-                arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+                arr = value._array if isinstance(value, Tensor) else np.asarray(value)
             except (ValueError, TypeError):
                 arr = np.empty((), dtype=object)  # ragged data: reported as a dtype mismatch below
             if arr.dtype.kind not in "biufc":
@@ -410,8 +410,8 @@ class Module:
                 getattr(mod, store)[name] = new
             else:
                 # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
-                target.data[...] = arr
-                target._version += 1
+                target._array[...] = arr
+                target._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 
     def _state_slots(self, prefix=""):
@@ -493,7 +493,7 @@ def _zero_grad(p, set_to_none):
     if set_to_none:
         p.grad = None
     else:
-        _set_grad(p, np.zeros_like(p.grad.data))
+        _set_grad(p, np.zeros_like(p.grad._array))
         p.grad.requires_grad_(False)
 
 

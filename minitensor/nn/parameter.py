@@ -17,11 +17,11 @@ class Parameter(Tensor):
         if data is None:
             arr = np.zeros((0,), dtype=np.float32)
         elif isinstance(data, (Tensor, np.ndarray)):
-            arr = data.data if isinstance(data, Tensor) else data
+            arr = data._array if isinstance(data, Tensor) else data
         else:
             arr = _to_array(data, None, "Parameter")  # lists of floats get the default dtype
         super().__init__(arr, dtype=arr.dtype)
-        self.data = arr  # share memory instead of any copy Tensor() could make
+        self._array = arr  # share memory instead of any copy Tensor() could make
         if requires_grad:
             self.requires_grad_(True)
 
@@ -29,4 +29,4 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        return (Parameter, (self.data, self.requires_grad))
+        return (Parameter, (self._array, self.requires_grad))

@@ -21,11 +21,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         return Tensor._make(np.asarray(0.0, dtype=np.float32))
     norm_type = float(norm_type)
     if math.isinf(norm_type):
-        total = max(float(np.abs(g.data).max()) for g in grads)
-    elif norm_type == 2.0 and math.isfinite(total := math.sqrt(sum(float(_vdot(g.data, g.data)) for g in grads))):
+        total = max(float(np.abs(g._array).max()) for g in grads)
+    elif norm_type == 2.0 and math.isfinite(total := math.sqrt(sum(float(_vdot(g._array, g._array)) for g in grads))):
         pass  # the usual case: one dot product per gradient, no temporaries (float32 sums may overflow: below)
     else:
-        total = float(sum(float(np.sum(np.abs(g.data.astype(np.float64)) ** norm_type)) for g in grads) ** (1.0 / norm_type))
+        total = float(sum(float(np.sum(np.abs(g._array.astype(np.float64)) ** norm_type)) for g in grads) ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is non-finite ({total})")
     coef = float(max_norm) / (total + 1e-6)
@@ -34,11 +34,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             g = p.grad
             if g is None:
                 continue
-            if g.grad_fn is None and g.data.flags.writeable:  # scale in place: no copy of every gradient
-                g.data *= g.data.dtype.type(coef)
-                g._version += 1
+            if g.grad_fn is None and g._array.flags.writeable:  # scale in place: no copy of every gradient
+                g._array *= g._array.dtype.type(coef)
+                g._bump_version()
             else:
-                _set_grad(p, g.data * np.asarray(coef, dtype=g.dtype))
+                _set_grad(p, g._array * np.asarray(coef, dtype=g.dtype))
     return Tensor._make(np.asarray(total, dtype=grads[0].dtype))
 
 
@@ -46,9 +46,9 @@ def _set_grad(p, values):
     """Write `values` into `p.grad` in place, or give `p` a new `.grad` when the old one belongs to a
     graph (made with create_graph=True) or is a read-only view: neither may be written into."""
     g = p.grad
-    if g.grad_fn is None and g.data.flags.writeable:
-        g.data[...] = values
-        g._version += 1
+    if g.grad_fn is None and g._array.flags.writeable:
+        g._array[...] = values
+        g._bump_version()
     else:
         p.grad = Tensor._make(values)
 
@@ -58,7 +58,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for p in params:
         if p.grad is not None:
-            _set_grad(p, np.clip(p.grad.data, -clip_value, clip_value).astype(p.grad.dtype, copy=False))
+            _set_grad(p, np.clip(p.grad._array, -clip_value, clip_value).astype(p.grad.dtype, copy=False))
 
 
 def parameters_to_vector(parameters):
@@ -70,7 +70,7 @@ def parameters_to_vector(parameters):
 
 def vector_to_parameters(vec, parameters):
     """Copy consecutive slices of the 1-D `vec` into the parameters, in place (no graph)."""
-    arr = vec.data if isinstance(vec, Tensor) else np.asarray(vec)
+    arr = vec._array if isinstance(vec, Tensor) else np.asarray(vec)
     params = list(parameters)
     total = sum(p.numel() for p in params)
     if arr.ndim != 1 or arr.size != total:
@@ -78,6 +78,6 @@ def vector_to_parameters(vec, parameters):
     offset = 0
     for p in params:
         n = p.numel()
-        p.data[...] = arr[offset:offset + n].reshape(p.shape)
-        p._version += 1
+        p._array[...] = arr[offset:offset + n].reshape(p.shape)
+        p._bump_version()
         offset += n

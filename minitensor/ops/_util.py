@@ -75,7 +75,7 @@ def unbroadcast(g, shape):
     `g` is a Tensor (a recorded VJP) or an ndarray (a first-order VJP written in numpy).
     """
     shape = tuple(shape)
-    g_shape = g.shape if isinstance(g, np.ndarray) else g.data.shape  # (a Tensor's .shape makes a Size)
+    g_shape = g.shape if isinstance(g, np.ndarray) else g._array.shape  # (a Tensor's .shape makes a Size)
     if g_shape == shape:
         return g
     dims = broadcast_dims(shape, g_shape)
@@ -174,5 +174,5 @@ def norm_dims(dim, ndim, op):
 
 
 def float_only(x, op):
-    if x.data.dtype.kind != "f":
+    if x._array.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")

@@ -49,7 +49,7 @@ Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
 @tensor_method()
 def logical_not(input):
     """True where input is zero/False."""
-    return Tensor._make(np.logical_not(input.data))
+    return Tensor._make(np.logical_not(input._array))
 
 
 @tensor_method()
@@ -57,7 +57,7 @@ def bitwise_not(input):
     """`~x`: logical not on bool tensors, bitwise not on integers."""
     if input.dtype.kind == "f":
         raise TypeError(f"bitwise_not (~): only integer and bool tensors are supported, got {input.dtype}")
-    return Tensor._make(np.invert(input.data))
+    return Tensor._make(np.invert(input._array))
 
 
 Tensor.__invert__ = bitwise_not
@@ -65,30 +65,30 @@ Tensor.__invert__ = bitwise_not
 
 @tensor_method()
 def isnan(input):
-    return Tensor._make(np.isnan(input.data))
+    return Tensor._make(np.isnan(input._array))
 
 
 @tensor_method()
 def isinf(input):
-    return Tensor._make(np.isinf(input.data))
+    return Tensor._make(np.isinf(input._array))
 
 
 @tensor_method()
 def isfinite(input):
-    return Tensor._make(np.isfinite(input.data))
+    return Tensor._make(np.isfinite(input._array))
 
 
 @tensor_method()
 def equal(input, other):
     """True if both have the same shape and elements (a Python bool)."""
-    return input.shape == other.shape and bool(np.array_equal(input.data, other.data))
+    return input.shape == other.shape and bool(np.array_equal(input._array, other._array))
 
 
 @tensor_method()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(np.allclose(input.data, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @tensor_method()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return Tensor._make(np.isclose(input.data, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(np.isclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet
 from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
@@ -20,8 +20,8 @@ from ._util import binary_result, broadcast_shapes, operand, operator_method as 
 
 def _numpy_binary(name, fn, a, b):
     """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
-    x = a.data if isinstance(a, Tensor) else a
-    y = b.data if isinstance(b, Tensor) else b
+    x = a._array if isinstance(a, Tensor) else a
+    y = b._array if isinstance(b, Tensor) else b
     try:
         out = fn(x, y)
     except ValueError:
@@ -47,7 +47,8 @@ class Add(Function):
     r"""out = a + b
     VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)"""
 
-    kernel = np.add
+    saves_values = False  # only the shapes
+
 
     @staticmethod
     def forward(ctx, a, b):
@@ -56,15 +57,16 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g, b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g, b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Sub(Function):
     r"""out = a - b
     VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(-g, b.shape)"""
 
-    kernel = np.subtract
+    saves_values = False
+
 
     @staticmethod
     def forward(ctx, a, b):
@@ -73,15 +75,14 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g, b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g, b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):
     r"""out = a * b
     VJP: ga = unbroadcast(g * b, a.shape);  gb = unbroadcast(g * a, b.shape)"""
 
-    kernel = np.multiply
 
     @staticmethod
     def forward(ctx, a, b):
@@ -90,15 +91,14 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g * b, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * a, b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * b, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * a, b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Div(Function):
     r"""out = a / b   (true division: integer inputs give the default float dtype)
     VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * a / b^2, b.shape)"""
 
-    kernel = _divide
 
     @staticmethod
     def forward(ctx, a, b):
@@ -116,8 +116,8 @@ class Div(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        return (unbroadcast(g / b, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g * a / (b * b), b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g / b, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * a / (b * b), b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Pow(Function):
@@ -126,7 +126,6 @@ class Pow(Function):
          gb = unbroadcast(g * out * log(a), b.shape), with log(a) taken as 0 where a == 0 and
               b >= 0 (PyTorch's rule; elsewhere log 0 = -inf and log of a negative a = NaN)"""
 
-    kernel = _power
 
     @staticmethod
     def forward(ctx, a, b):
@@ -139,20 +138,20 @@ class Pow(Function):
         if ctx.needs_input_grad[0]:
             base = a
             if isinstance(b, Tensor) or b == 0:  # a ** 0 has slope 0 even at a = 0, where 0 * 0 ** -1 is NaN
-                ones = (a.data == 0) & (raw(b) == 0)
+                ones = (a._array == 0) & (raw(b) == 0)
                 if ones.any():  # there: the base becomes 1, so b * base ** (b - 1) = 0 exactly
                     base = a + Tensor._make(ones.astype(a.dtype))
-            ga = unbroadcast(g * b * base ** (b - 1), a.data.shape)
+            ga = unbroadcast(g * b * base ** (b - 1), a._array.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
             if isinstance(a, Tensor):  # log(a), with a replaced by 1 where it counts as 0
-                ones = (a.data == 0) & (b.data >= 0)
+                ones = (a._array == 0) & (b._array >= 0)
                 log_a = log(a + Tensor._make(ones.astype(a.dtype)))
             elif a != 0:  # a number (math.log would raise for a negative one)
                 log_a = math.log(a) if a > 0 else math.nan
             else:
-                log_a = Tensor._make(np.where(b.data >= 0, 0.0, -np.inf).astype(g.dtype))
-            gb = unbroadcast(g * out * log_a, b.data.shape)
+                log_a = Tensor._make(np.where(b._array >= 0, 0.0, -np.inf).astype(g.dtype))
+            gb = unbroadcast(g * out * log_a, b._array.shape)
         return ga, gb
 
 
@@ -161,7 +160,6 @@ class Maximum(Function):
     VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
          where w = 1 if a > b, 1/2 if a == b (a tie splits the gradient), 0 otherwise"""
 
-    kernel = np.maximum
 
     @staticmethod
     def forward(ctx, a, b):
@@ -172,8 +170,8 @@ class Maximum(Function):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
         w = Tensor._make(np.asarray((x > y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * w, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Minimum(Function):
@@ -181,7 +179,6 @@ class Minimum(Function):
     VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
          where w = 1 if a < b, 1/2 if a == b, 0 otherwise"""
 
-    kernel = np.minimum
 
     @staticmethod
     def forward(ctx, a, b):
@@ -192,8 +189,8 @@ class Minimum(Function):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
         w = Tensor._make(np.asarray((x < y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a.data.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b.data.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(g * w, a._array.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(g * (1 - w), b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 def _binary(cls, name):
@@ -246,27 +243,6 @@ Tensor.__truediv__, Tensor.__rtruediv__ = _operator(Div, "div"), _operator(Div, 
 Tensor.__pow__, Tensor.__rpow__ = _operator(Pow, "pow"), _operator(Pow, "pow", reflected=True)
 
 
-def _inplace_or_rebind(op, fn):
-    """`x += y`: in place when nothing is recorded (PyTorch semantics), else the recorded result."""
-
-    def method(self, other):
-        if self._rg and grad_mode._enabled:
-            if self.grad_fn is None:
-                self._inplace(op)  # raises: a leaf that requires grad can't change in place
-            return fn(self, other)
-        result = fn(self, other)
-        self._check_inplace_dtype(op, result.dtype)
-        return self._set(op, result.data)
-
-    return method
-
-
-Tensor.__iadd__ = _inplace_or_rebind("__iadd__", Tensor.__add__)
-Tensor.__isub__ = _inplace_or_rebind("__isub__", Tensor.__sub__)
-Tensor.__imul__ = _inplace_or_rebind("__imul__", Tensor.__mul__)
-Tensor.__itruediv__ = _inplace_or_rebind("__itruediv__", Tensor.__truediv__)
-
-
 # ---- unary ops ----------------------------------------------------------------------------------
 
 # sqrt of negatives gives nan, 1/sqrt(0) inf: on purpose, as in PyTorch.
@@ -285,11 +261,12 @@ def _relu(a):
 class Neg(Function):
     r"""out = -x;   VJP: gx = -g"""
 
-    kernel = np.negative
+    saves_values = False
+
 
     @staticmethod
     def forward(ctx, x):
-        return np.negative(x.data)
+        return np.negative(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -299,27 +276,25 @@ class Neg(Function):
 class Abs(Function):
     r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0, as PyTorch)"""
 
-    kernel = np.abs
 
     @staticmethod
     def forward(ctx, x):
-        return np.abs(x.data)
+        return np.abs(x._array)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.inputs
-        return g * Tensor._make(np.sign(x.data))
+        return g * Tensor._make(np.sign(x._array))
 
 
 class Exp(Function):
     r"""out = e^x;   VJP: gx = g * out"""
 
-    kernel = _exp
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "exp")
-        return _exp(x.data)
+        return _exp(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -329,12 +304,11 @@ class Exp(Function):
 class Log(Function):
     r"""out = ln x;   VJP: gx = g / x"""
 
-    kernel = _log
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "log")
-        return _log(x.data)
+        return _log(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -344,12 +318,11 @@ class Log(Function):
 class Sqrt(Function):
     r"""out = sqrt(x);   VJP: gx = g / (2 out)   (infinite at x = 0: sqrt has no slope there)"""
 
-    kernel = _sqrt
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sqrt")
-        return _sqrt(x.data)
+        return _sqrt(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -359,12 +332,11 @@ class Sqrt(Function):
 class Rsqrt(Function):
     r"""out = 1 / sqrt(x);   VJP: gx = -g * out^3 / 2"""
 
-    kernel = _rsqrt
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "rsqrt")
-        return _rsqrt(x.data)
+        return _rsqrt(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -375,12 +347,11 @@ class Rsqrt(Function):
 class Sin(Function):
     r"""out = sin x;   VJP: gx = g * cos x"""
 
-    kernel = np.sin
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sin")
-        return np.sin(x.data)
+        return np.sin(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -390,12 +361,11 @@ class Sin(Function):
 class Cos(Function):
     r"""out = cos x;   VJP: gx = -g * sin x"""
 
-    kernel = np.cos
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "cos")
-        return np.cos(x.data)
+        return np.cos(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -405,12 +375,11 @@ class Cos(Function):
 class Tanh(Function):
     r"""out = tanh x;   VJP: gx = g * (1 - out^2)"""
 
-    kernel = np.tanh
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "tanh")
-        return np.tanh(x.data)
+        return np.tanh(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -421,12 +390,11 @@ class Tanh(Function):
 class Sigmoid(Function):
     r"""out = 1 / (1 + e^-x)   (e^-x = inf for x << 0 gives the limit 0);   VJP: gx = g * out * (1 - out)"""
 
-    kernel = _sigmoid
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sigmoid")
-        return _sigmoid(x.data)
+        return _sigmoid(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -437,26 +405,24 @@ class Sigmoid(Function):
 class Relu(Function):
     r"""out = max(x, 0);   VJP: gx = g * [x > 0]   (0 at x = 0, as PyTorch)"""
 
-    kernel = _relu
 
     @staticmethod
     def forward(ctx, x):
-        return _relu(x.data)
+        return _relu(x._array)
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make((ctx.inputs[0].data > 0).astype(g.dtype))
+        return g * Tensor._make((ctx.inputs[0]._array > 0).astype(g.dtype))
 
 
 class Erf(Function):
     r"""out = erf x = 2/sqrt(pi) \int_0^x e^{-t^2} dt;   VJP: gx = g * 2/sqrt(pi) * e^{-x^2}"""
 
-    kernel = _np_erf
 
     @staticmethod
     def forward(ctx, x):
         float_only(x, "erf")
-        return _np_erf(x.data)
+        return _np_erf(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -475,14 +441,14 @@ class Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         float_only(x, "gelu")
-        out, ctx.step = _gelu_numpy(x.data, approximate)  # out = x * step: the backward reuses step
+        out, ctx.step = _gelu_numpy(x._array, approximate)  # out = x * step: the backward reuses step
         return out
 
     @staticmethod
     def backward(ctx, g):
         x, approximate = ctx.inputs
-        if not grad_mode._enabled:  # first-order backward (no create_graph): the VJP above in numpy
-            return Tensor._make(_gelu_slope_numpy(x.data, approximate, ctx.step, g.data)), None
+        if not grad_mode.modes.grad_enabled:  # first-order backward (no create_graph): the VJP above in numpy
+            return Tensor._make(_gelu_slope_numpy(x._array, approximate, ctx.step, g._array)), None
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
 
 
@@ -560,7 +526,7 @@ class Clamp(Function):
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
         l, h = raw(lo), raw(hi)
         try:
-            out = np.clip(x.data, l, h)
+            out = np.clip(x._array, l, h)
         except ValueError:
             broadcast_shapes("clamp", x.shape, *(np.shape(v) for v in (l, h) if v is not None))
             raise
@@ -569,7 +535,7 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.inputs
-        xd, l, h = x.data, raw(lo), raw(hi)
+        xd, l, h = x._array, raw(lo), raw(hi)
 
         def masked(m, shape):
             return unbroadcast(g * Tensor._make(np.asarray(m).astype(g.dtype)), shape)
@@ -592,9 +558,11 @@ class Clamp(Function):
 class Cast(Function):
     r"""out = x converted to `dtype`;   VJP: gx = g converted back to x's dtype (0 into integer inputs)"""
 
+    saves_values = False
+
     @staticmethod
     def forward(ctx, x, dtype, copy):
-        return x.data.astype(dtype, copy=copy)
+        return x._array.astype(dtype, copy=copy)
 
     @staticmethod
     def backward(ctx, g):
@@ -608,12 +576,52 @@ def cast(x, dtype, copy=False):
     return Cast.apply(x, dtype, copy)
 
 
+# ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
+@tensor_method()
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+    """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
+            check_device(a, "to")
+        else:
+            dtype = a
+    check_device(device, "to")
+    if dtype is None:
+        return clone(self) if copy else self
+    return cast(self, _dtype.as_dtype(dtype), copy)
+
+
+@tensor_method("type")
+def _type(self, dtype=None):
+    if dtype is None:
+        return f"minitensor.{ {'f': 'Float', 'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, '')}Tensor"
+    return self.to(dtype)
+
+
+def _converter(name, dtype):
+    def convert(self):
+        return self.to(dtype)
+
+    convert.__name__ = name
+    convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    tensor_method(name)(convert)
+
+
+for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                   ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool_), ("byte", _dtype.uint8)]:
+    _converter(_name, _to)
+
+
+@tensor_method()
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
 def _unary(cls, name):
-    if cls.kernel is not None:
-        fn = cls.apply  # with a kernel, apply is a function of this op alone: name it as the op
-    else:
-        def fn(input):
-            return cls.apply(input)
+    def fn(input):
+        return cls.apply(input)
 
     fn.__name__ = name
     fn.__doc__ = cls.__doc__
@@ -669,7 +677,7 @@ clip = clamp
 @tensor_method()
 def sign(input):
     """-1, 0 or 1 (no gradient)."""
-    return Tensor._make(np.sign(input.data))
+    return Tensor._make(np.sign(input._array))
 
 
 @tensor_method()

@@ -19,7 +19,7 @@ def _index_key(index, shape=None):
     key = []
     for item in items:
         if isinstance(item, Tensor):
-            item = item.data
+            item = item._array
         elif isinstance(item, list):
             item = np.asarray(item)
         if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
@@ -47,10 +47,13 @@ class Index(Function):
     r"""out = x[key]   (ints, slices, None, ..., integer arrays, bool masks)
     VJP: gx = zeros(x.shape) with g added at [key] (repeated indices accumulate)"""
 
+    saves_values = False  # only the key and x's shape
+    is_view = True  # basic indexing (ints, slices, None, ...) returns a view of x's memory
+
     @staticmethod
     def forward(ctx, x, key):
         try:
-            return x.data[key]
+            return x._array[key]
         except IndexError as e:
             raise IndexError(f"__getitem__: index {_describe(key)} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
 
@@ -68,11 +71,11 @@ class IndexAdd(Function):
     def forward(ctx, src, key, shape):
         out = np.zeros(shape, dtype=src.dtype)
         if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
-            _add_rows(out, key[0], src.data)  # an embedding's backward: whole rows, summed per index
+            _add_rows(out, key[0], src._array)  # an embedding's backward: whole rows, summed per index
         elif _is_advanced(key):
-            np.add.at(out, _scatter_key(key), src.data)
+            np.add.at(out, _scatter_key(key), src._array)
         else:
-            out[key] = src.data  # basic indexing never reads an element twice
+            out[key] = src._array  # basic indexing never reads an element twice
         return out
 
     @staticmethod
@@ -111,6 +114,26 @@ def getitem(input, index):
 Tensor.__getitem__ = getitem
 
 
+class IndexPut(Function):
+    r"""out = x with out[key] = value   (`x[key] = value` as an op: what setitem records)
+    VJP: gx = g with g[key] = 0   (those elements were overwritten);  gvalue = unbroadcast(g[key], value.shape)"""
+
+    saves_values = False  # only the key and the shapes
+
+    @staticmethod
+    def forward(ctx, x, key, value):
+        out = x._array.copy()
+        out[key] = raw(value)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, key, value = ctx.inputs
+        gx = IndexPut.apply(g, key, 0.0) if ctx.needs_input_grad[0] else None
+        gv = unbroadcast(Index.apply(g, key), value.shape) if ctx.needs_input_grad[2] else None
+        return gx, None, gv
+
+
 class Where(Function):
     r"""out = a where cond else b   (a, b broadcast with cond)
     VJP: ga = unbroadcast(where(cond, g, 0), a.shape);  gb = unbroadcast(where(cond, 0, g), b.shape)
@@ -143,7 +166,7 @@ def where(condition, input=None, other=None):
         return tuple(Tensor._make(i) for i in np.nonzero(raw(condition)))
     cond = condition if isinstance(condition, Tensor) else Tensor._make(np.asarray(condition))
     if cond.dtype != np.bool_:
-        cond = Tensor._make(cond.data.astype(bool))
+        cond = Tensor._make(cond._array.astype(bool))
     return Where.apply(cond, operand(input, "where"), operand(other, "where"))
 
 
@@ -152,20 +175,11 @@ def _fill_mask(input, mask, value, op):
     m = np.asarray(raw(mask))
     if m.dtype != np.bool_:
         raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
-    if not fits_broadcast(m.shape, input.data.shape):
+    if not fits_broadcast(m.shape, input._array.shape):
         raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
     return m
-
-
-@tensor_method()
-def masked_fill_(input, mask, value):
-    """In place: `value` where `mask` is True (no graph; checked like masked_fill before anything changes)."""
-    m = _fill_mask(input, mask, value, "masked_fill_")
-    input._inplace("masked_fill_")
-    np.copyto(input.data, np.asarray(raw(value), dtype=input.dtype), where=m)
-    return input
 
 
 @tensor_method()
@@ -233,7 +247,7 @@ def index_select(input, dim, index):
 
 @tensor_method()
 def nonzero(input, as_tuple=False):
-    idx = np.nonzero(input.data)
+    idx = np.nonzero(input._array)
     if as_tuple:
         return tuple(Tensor._make(i) for i in idx)
     return Tensor._make(np.stack(idx, axis=-1).astype(np.int64))

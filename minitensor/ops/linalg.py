@@ -3,7 +3,6 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method
-from ..autograd import grad_mode
 from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
 
@@ -19,7 +18,6 @@ class Matmul(Function):
     VJP: ga = unbroadcast(g @ b^T, a.shape);  gb = unbroadcast(a^T @ g, b.shape)
     (a 1-D `a` is a row (1, k) and a 1-D `b` a column (k, 1) for the formulas; the dims are removed after)"""
 
-    kernel = _matmul
 
     @staticmethod
     def forward(ctx, a, b):
@@ -38,8 +36,6 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        if not grad_mode._enabled and a.data.ndim > 1 and b.data.ndim > 1:
-            return _matmul_vjp_numpy(ctx, a.data, b.data, g.data)  # first order: the same formulas in numpy
         a2 = a.unsqueeze(0) if a.ndim == 1 else a  # (..., n, k)
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b  # (..., k, m)
         g2 = g.unsqueeze(-1) if b.ndim == 1 else g
@@ -53,20 +49,6 @@ class Matmul(Function):
             else:
                 gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
         return ga, gb
-
-
-def _matmul_vjp_numpy(ctx, x, y, g):
-    """Matmul's VJP on arrays of at least 2 dims, for the first-order backward (nothing recorded)."""
-    gx = gy = None
-    if ctx.needs_input_grad[0]:
-        gx = Tensor._make(unbroadcast(g @ y.swapaxes(-1, -2), x.shape))
-    if ctx.needs_input_grad[1]:
-        if y.ndim == 2 and x.ndim > 2:  # a weight shared by every row: sum over rows inside one GEMM
-            gy = x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
-        else:
-            gy = unbroadcast(x.swapaxes(-1, -2) @ g, y.shape)
-        gy = Tensor._make(gy)
-    return gx, gy
 
 
 @tensor_method()

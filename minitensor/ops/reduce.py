@@ -24,13 +24,6 @@ def _keep(g, shape, dims, keepdim):
     return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
 
 
-def _expanded(g, shape, dims, keepdim):
-    """ndarray `g` (a reduction's gradient) as a read-only view of `shape`: `_keep` and `expand` on arrays."""
-    if not keepdim:
-        g = g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
-    return broadcast_view(g, shape)
-
-
 def _count(shape, dims):
     """How many elements a reduction over `dims` takes into each result (1 for no dims)."""
     return math.prod([shape[d] for d in dims])
@@ -40,17 +33,17 @@ class Sum(Function):
     r"""out = \sum_{dims} x
     VJP: gx = expand(g, x.shape)   (each summed element gets the full gradient)"""
 
+    saves_values = False  # only x's shape
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        d = x.data
+        d = x._array
         out = np.add.reduce(d, axis=dims, keepdims=keepdim)  # what np.sum and .sum() call, without their Python code
         return out.astype(np.int64) if d.dtype.kind in "biu" else out
 
     @staticmethod
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
-        if not grad_mode._enabled:  # first order: the broadcast view itself, no recorded op
-            return Tensor._make(_expanded(g.data, x.data.shape, dims, keepdim)), None, None
         return _keep(g, x.shape, dims, keepdim).expand(x.shape), None, None
 
 
@@ -58,10 +51,12 @@ class Mean(Function):
     r"""out = (1/n) \sum_{dims} x,  n = number of elements reduced
     VJP: gx = expand(g, x.shape) / n"""
 
+    saves_values = False
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "mean")
-        d = x.data
+        d = x._array
         n = _count(d.shape, dims)
         if n == 0 or d.dtype == np.float16:  # numpy's own mean: its empty-slice warning, float16 summed in float32
             return d.mean(axis=dims, keepdims=keepdim)
@@ -71,9 +66,7 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
-        scale = 1.0 / builtins.max(_count(x.data.shape, dims), 1)
-        if not grad_mode._enabled:  # first order: g / n, then viewed at x's shape (n times fewer divisions)
-            return Tensor._make(_expanded(np.asarray(g.data * scale), x.data.shape, dims, keepdim)), None, None
+        scale = 1.0 / builtins.max(_count(x._array.shape, dims), 1)
         return _keep(g, x.shape, dims, keepdim).expand(x.shape) * scale, None, None
 
 
@@ -84,7 +77,7 @@ class Var(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         float_only(x, "var")
-        d = x.data - np.mean(x.data, axis=dims, keepdims=True)
+        d = x._array - np.mean(x._array, axis=dims, keepdims=True)
         denom = builtins.max(_count(x.shape, dims) - correction, 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             return (np.sum(d * d, axis=dims, keepdims=keepdim) / denom).astype(x.dtype, copy=False)
@@ -113,7 +106,7 @@ class Std(Function):
         x, dims, correction, keepdim = ctx.inputs
         denom = builtins.max(_count(x.shape, dims) - correction, 0)
         out = _keep(ctx.output, x.shape, dims, keepdim)
-        zero = Tensor._make((out.data == 0).astype(out.dtype))  # 1 where std = 0, where x - mean is 0 too
+        zero = Tensor._make((out._array == 0).astype(out.dtype))  # 1 where std = 0, where x - mean is 0 too
         centered = x - x.mean(dim=dims, keepdim=True)
         scale = 1.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
         return _keep(g, x.shape, dims, keepdim) * centered * scale / (out + zero), None, None, None
@@ -126,8 +119,8 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         if dim is None:
-            return np.prod(x.data)
-        return np.prod(x.data, axis=dim, keepdims=keepdim)
+            return np.prod(x._array)
+        return np.prod(x._array, axis=dim, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -153,13 +146,12 @@ class Amax(Function):
     r"""out = max_{dims} x
     VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly"""
 
-    uses_output = True  # read in _tie_split
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        if x.data.size == 0:
+        if x._array.size == 0:
             raise RuntimeError(f"amax: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.maximum.reduce(x.data, axis=dims, keepdims=keepdim)  # .max() without its Python code
+        return np.maximum.reduce(x._array, axis=dims, keepdims=keepdim)  # .max() without its Python code
 
     @staticmethod
     def backward(ctx, g):
@@ -170,13 +162,12 @@ class Amin(Function):
     r"""out = min_{dims} x
     VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly"""
 
-    uses_output = True  # read in _tie_split
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        if x.data.size == 0:
+        if x._array.size == 0:
             raise RuntimeError(f"amin: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.minimum.reduce(x.data, axis=dims, keepdims=keepdim)
+        return np.minimum.reduce(x._array, axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -185,7 +176,7 @@ class Amin(Function):
 
 def _tie_split(ctx, g):
     x, dims, keepdim = ctx.inputs
-    hit = x.data == _keep(ctx.output, x.shape, dims, keepdim).data
+    hit = x._array == _keep(ctx.output, x.shape, dims, keepdim)._array
     share = hit / np.sum(hit, axis=dims, keepdims=True)
     return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None
 
@@ -197,8 +188,8 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "logsumexp")
-        m = finite_max(x.data, dims)
-        out = m + _quiet_log(np.sum(np.exp(x.data - m), axis=dims, keepdims=True))  # all -inf: log 0 = -inf
+        m = finite_max(x._array, dims)
+        out = m + _quiet_log(np.sum(np.exp(x._array - m), axis=dims, keepdims=True))  # all -inf: log 0 = -inf
         return out if keepdim else np.squeeze(out, axis=dims)
 
     @staticmethod
@@ -214,13 +205,13 @@ class Norm(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "norm")
-        return np.sqrt(np.sum(x.data * x.data, axis=dims, keepdims=keepdim))
+        return np.sqrt(np.sum(x._array * x._array, axis=dims, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
         out = _keep(ctx.output, x.shape, dims, keepdim)
-        zero = Tensor._make((out.data == 0).astype(out.dtype))
+        zero = Tensor._make((out._array == 0).astype(out.dtype))
         return _keep(g, x.shape, dims, keepdim) * x / (out + zero), None, None
 
 
@@ -305,9 +296,9 @@ min_result = collections.namedtuple("min", ["values", "indices"])
 
 def _arg(np_arg, input, dim, keepdim, op):
     if dim is None:
-        return Tensor._make(np.asarray(np_arg(input.data), dtype=np.int64))
+        return Tensor._make(np.asarray(np_arg(input._array), dtype=np.int64))
     d = _wrap_dim(dim, input.ndim, op)
-    idx = np_arg(input.data, axis=d)
+    idx = np_arg(input._array, axis=d)
     return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
 
 
@@ -349,17 +340,17 @@ def min(input, dim=None, keepdim=False, *, other=None):
 def all(input, dim=None, keepdim=False):
     """True where every element (over `dim`) is non-zero."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
-    return Tensor._make(np.asarray(np.all(input.data, axis=axis, keepdims=keepdim)))
+    return Tensor._make(np.asarray(np.all(input._array, axis=axis, keepdims=keepdim)))
 
 
 @tensor_method()
 def any(input, dim=None, keepdim=False):
     """True where some element (over `dim`) is non-zero."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
-    return Tensor._make(np.asarray(np.any(input.data, axis=axis, keepdims=keepdim)))
+    return Tensor._make(np.asarray(np.any(input._array, axis=axis, keepdims=keepdim)))
 
 
 @tensor_method()
 def count_nonzero(input, dim=None):
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
-    return Tensor._make(np.asarray(np.count_nonzero(input.data, axis=axis), dtype=np.int64))
+    return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))

@@ -28,7 +28,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     d = _wrap_dim(dim, input.ndim, "sort")
     if input.ndim == 0:
         return sort_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
-    idx = Tensor._make(_order(input.data, d, descending))
+    idx = Tensor._make(_order(input._array, d, descending))
     return sort_result(input.gather(d, idx), idx)
 
 
@@ -36,7 +36,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort input along dim."""
     d = _wrap_dim(dim, input.ndim, "argsort")
-    return Tensor._make(_order(input.data, d, descending))
+    return Tensor._make(_order(input._array, d, descending))
 
 
 @tensor_method()
@@ -48,7 +48,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"topk: k ({k}) is out of range for dimension {d} of size {n}")
     if input.ndim == 0 and k == 1:  # as PyTorch: the one element, still 0-d
         return topk_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
-    idx = _order(input.data, d, largest)
+    idx = _order(input._array, d, largest)
     idx = Tensor._make(np.take(idx, np.arange(k), axis=d))
     return topk_result(input.gather(d, idx), idx)
 
@@ -59,7 +59,7 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out = np.cumsum(x.data, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
+        out = np.cumsum(x._array, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
         return out.astype(np.int64) if x.dtype.kind in "biu" else out
 
     @staticmethod
@@ -86,7 +86,7 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     """
     from ..random import _gen
 
-    p = input.data.astype(np.float64)
+    p = input._array.astype(np.float64)
     if p.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
     if (p < 0).any() or not np.isfinite(p).all():

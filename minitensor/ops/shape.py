@@ -19,21 +19,22 @@ class Reshape(Function):
     r"""out = x with shape `shape` (same elements, row-major order)
     VJP: gx = reshape(g, x.shape)"""
 
+    saves_values = False  # only x's shape
+    is_view = True  # numpy reshapes without a copy whenever the strides allow it
+
     @staticmethod
     def forward(ctx, x, shape):
         try:
-            return x.data.reshape(shape)
+            return x._array.reshape(shape)
         except ValueError:
             raise RuntimeError(
                 f"reshape: shape {list(shape)} is invalid for input of shape {tuple(x.shape)} "
-                f"({x.data.size} elements)"
+                f"({x._array.size} elements)"
             ) from None
 
     @staticmethod
     def backward(ctx, g):
         x = ctx.inputs[0]
-        if not grad_mode._enabled:  # first order: a view of the array, no recorded op needed
-            return Tensor._make(g.data.reshape(x.data.shape)), None
         return g.reshape(x.shape), None
 
 
@@ -41,7 +42,7 @@ class Reshape(Function):
 def reshape(input, *shape):
     """The same elements in a new shape; one dim may be -1."""
     shape = _size_arg(shape, "reshape")
-    if shape == input.data.shape:
+    if shape == input._array.shape:
         return input
     return Reshape.apply(input, shape)
 
@@ -93,16 +94,17 @@ class Permute(Function):
     r"""out = x with its dims reordered: out.shape[i] = x.shape[dims[i]]
     VJP: gx = permute(g, argsort(dims))   (the inverse permutation)"""
 
+    saves_values = False
+    is_view = True
+
     @staticmethod
     def forward(ctx, x, dims):
-        return x.data.transpose(dims)
+        return x._array.transpose(dims)
 
     @staticmethod
     def backward(ctx, g):
         dims = ctx.inputs[1]
-        inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # argsort(dims), without numpy's overhead
-        if not grad_mode._enabled:  # first order: a view of the array, no recorded op needed
-            return Tensor._make(g.data.transpose(inverse)), None
+        inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # argsort(dims)
         return g.permute(inverse), None
 
 
@@ -110,7 +112,7 @@ class Permute(Function):
 def permute(input, *dims):
     """Reorder the dims."""
     dims = _size_arg(dims, "permute")
-    n = input.data.ndim
+    n = input._array.ndim
     if len(dims) == n:
         dims = tuple(d + n if d < 0 else d for d in dims)
         identity = tuple(range(n))
@@ -122,7 +124,7 @@ def permute(input, *dims):
 @tensor_method("transpose", "swapaxes")
 def transpose(input, dim0, dim1):
     """Swap two dims."""
-    n = input.data.ndim
+    n = input._array.ndim
     if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return input
     d0, d1 = _wrap_dim(dim0, n, "transpose"), _wrap_dim(dim1, n, "transpose")
@@ -166,9 +168,12 @@ class Expand(Function):
     r"""out = x broadcast to `shape` (a size-1 dim, or a new leading dim, is repeated)
     VJP: gx = unbroadcast(g, x.shape)   (sum over the repeated dims)"""
 
+    saves_values = False
+    is_view = True
+
     @staticmethod
     def forward(ctx, x, shape):
-        return broadcast_view(x.data, shape)
+        return broadcast_view(x._array, shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -183,9 +188,9 @@ def expand(input, *sizes):
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of dims of {tuple(input.shape)}")
     shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
-    if shape == input.data.shape:
+    if shape == input._array.shape:
         return input
-    if not fits_broadcast(input.data.shape, shape):
+    if not fits_broadcast(input._array.shape, shape):
         raise RuntimeError(f"expand: the shape {tuple(input.shape)} cannot be expanded to {list(sizes)}")
     return Expand.apply(input, shape)
 
@@ -203,9 +208,9 @@ def broadcast_to(input, shape):
 def sum_to_size(input, *size):
     """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
-    if size == input.data.shape:
+    if size == input._array.shape:
         return input
-    if not fits_broadcast(size, input.data.shape):
+    if not fits_broadcast(size, input._array.shape):
         raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's shape {tuple(input.shape)}")
     return unbroadcast(input, size)
 
@@ -222,7 +227,7 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, x, reps):
-        return np.tile(x.data, reps)
+        return np.tile(x._array, reps)
 
     @staticmethod
     def backward(ctx, g):
@@ -247,7 +252,7 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *xs):
-        return np.concatenate([x.data for x in xs], axis=dim)
+        return np.concatenate([x._array for x in xs], axis=dim)
 
     @staticmethod
     def backward(ctx, g):

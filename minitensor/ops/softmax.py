@@ -19,16 +19,13 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = np.exp(x.data - finite_max(x.data, dim))
+        e = np.exp(x._array - finite_max(x._array, dim))
         return _quiet_divide(e, _sum(e, dim, keepdims=True))  # a row of only -inf: 0/0 = nan, as in PyTorch
 
     @staticmethod
     def backward(ctx, g):
         _, dim = ctx.inputs
         out = ctx.output
-        if not grad_mode._enabled:  # first order (no create_graph): the same line on the arrays
-            p, gd = out.data, g.data
-            return Tensor._make(np.asarray(p * (gd - _sum(gd * p, dim, keepdims=True)))), None
         return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
 
 
@@ -43,14 +40,11 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        return _log_softmax(x.data - finite_max(x.data, dim), dim)
+        return _log_softmax(x._array - finite_max(x._array, dim), dim)
 
     @staticmethod
     def backward(ctx, g):
         _, dim = ctx.inputs
-        if not grad_mode._enabled:  # first order: the same line on the arrays
-            gd = g.data
-            return Tensor._make(np.asarray(gd - np.exp(ctx.output.data) * _sum(gd, dim, keepdims=True))), None
         return g - ctx.output.exp() * g.sum(dim=dim, keepdim=True), None
 
 

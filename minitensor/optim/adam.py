@@ -61,7 +61,7 @@ class Adam(Optimizer):
             if p.grad is None:
                 continue
             g = self._grad(p, maximize)
-            w = p.data
+            w = p._array
             state = self.state[p]
             if not state:
                 state["step"] = 0
@@ -76,18 +76,18 @@ class Adam(Optimizer):
                     w *= 1 - lr * wd
                 else:
                     g = g + wd * w
-            m, v = state["exp_avg"].data, state["exp_avg_sq"].data
+            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
             m += (1 - beta1) * (g - m)
             v *= beta2
             v += (1 - beta2) * g * g
             if amsgrad:
-                vmax = state["max_exp_avg_sq"].data
+                vmax = state["max_exp_avg_sq"]._array
                 np.maximum(vmax, v, out=vmax)
                 v = vmax
             step_size = lr / (1 - beta1 ** t)
             denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
             w -= step_size * m / denom
-            p._version += 1
+            p._bump_version()
 
 
     def _update_group_flat(self, group):
@@ -102,8 +102,8 @@ class Adam(Optimizer):
         l2 = float(group["weight_decay"]) != 0 and not group["decoupled_weight_decay"]  # decay through the gradient
         if group["amsgrad"] or group["maximize"] or l2 or any(p.grad is None for p in params):
             return False
-        dtype = params[0].data.dtype
-        if any(p.data.dtype != dtype or p.grad.data.shape != p.data.shape for p in params):
+        dtype = params[0]._array.dtype
+        if any(p._array.dtype != dtype or p.grad._array.shape != p._array.shape for p in params):
             return False
         states = [self.state[p] for p in params]
         steps = {st.get("step", 0) for st in states}
@@ -113,7 +113,7 @@ class Adam(Optimizer):
         t = steps.pop() + 1
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         beta1, beta2 = group["betas"]
-        g = np.concatenate([p.grad.data.reshape(-1) for p in params]).astype(dtype, copy=False)
+        g = np.concatenate([p.grad._array.reshape(-1) for p in params]).astype(dtype, copy=False)
         m += (1 - beta1) * (g - m)
         v *= beta2
         v += (1 - beta2) * g * g
@@ -122,14 +122,14 @@ class Adam(Optimizer):
         decay = 1 - lr * wd if wd != 0 else None
         offset = 0
         for p, st in zip(params, states):
-            w = p.data
+            w = p._array
             n = w.size
             if decay is not None:
                 w *= decay
             w -= update[offset:offset + n].reshape(w.shape)
             offset += n
             st["step"] = t
-            p._version += 1
+            p._bump_version()
         return True
 
     def _flat_moments(self, params, states, dtype):
@@ -137,18 +137,18 @@ class Adam(Optimizer):
         (still) views into it: on the first step, or after load_state_dict replaced them."""
         key = tuple(map(id, params))
         flat = self.__dict__.setdefault("_flat", {}).get(key)
-        if flat is not None and all(st.get("exp_avg") is not None and st["exp_avg"].data.base is flat[0]
-                                    and st["exp_avg_sq"].data.base is flat[1] for st in states):
+        if flat is not None and all(st.get("exp_avg") is not None and st["exp_avg"]._array.base is flat[0]
+                                    and st["exp_avg_sq"]._array.base is flat[1] for st in states):
             return flat
-        m, v = (np.concatenate([st[name].data.reshape(-1).astype(dtype, copy=False) if name in st
-                                else np.zeros(p.data.size, dtype) for p, st in zip(params, states)])
+        m, v = (np.concatenate([st[name]._array.reshape(-1).astype(dtype, copy=False) if name in st
+                                else np.zeros(p._array.size, dtype) for p, st in zip(params, states)])
                 for name in ("exp_avg", "exp_avg_sq"))
         offset = 0
         for p, st in zip(params, states):
-            n = p.data.size
+            n = p._array.size
             st.setdefault("step", 0)
-            st["exp_avg"] = Tensor._make(m[offset:offset + n].reshape(p.data.shape))
-            st["exp_avg_sq"] = Tensor._make(v[offset:offset + n].reshape(p.data.shape))
+            st["exp_avg"] = Tensor._make(m[offset:offset + n].reshape(p._array.shape))
+            st["exp_avg_sq"] = Tensor._make(v[offset:offset + n].reshape(p._array.shape))
             offset += n
         self._flat[key] = (m, v)
         return m, v

@@ -2,7 +2,7 @@
 
 An optimizer holds `param_groups`, a list of plain dicts (`{'params': [...], 'lr': 0.01, ...}`) that
 users and schedulers may edit between steps, and `state`, a dict from each parameter to its
-buffers (momentum, Adam's moments). `step()` reads `p.grad` and updates `p.data` in place with
+buffers (momentum, Adam's moments). `step()` reads `p.grad` and updates `p._array` in place with
 numpy, outside any graph, bumping `p._version`. Buffers have their parameter's dtype, so float32
 models train in float32 and float64 ones in float64.
 """
@@ -117,11 +117,11 @@ class Optimizer:
     @staticmethod
     def _grad(p, maximize):
         """p's gradient as an ndarray of p's dtype and shape (negated when maximizing)."""
-        g = p.grad.data
-        if g.shape != p.data.shape:
-            raise RuntimeError(f"optimizer step: gradient of shape {g.shape} for a parameter of shape {p.data.shape}")
-        if g.dtype != p.data.dtype:
-            g = g.astype(p.data.dtype)
+        g = p.grad._array
+        if g.shape != p._array.shape:
+            raise RuntimeError(f"optimizer step: gradient of shape {g.shape} for a parameter of shape {p._array.shape}")
+        if g.dtype != p._array.dtype:
+            g = g.astype(p._array.dtype)
         return -g if maximize else g
 
     # ---- state dicts -------------------------------------------------------------------------
@@ -146,7 +146,7 @@ class Optimizer:
             for p in g["params"]:
                 if p in self.state and self.state[p]:
                     state[index[id(p)]] = {
-                        k: (Tensor._make(np.array(v.data, copy=True)) if isinstance(v, Tensor) else v)
+                        k: (Tensor._make(np.array(v._array, copy=True)) if isinstance(v, Tensor) else v)
                         for k, v in self.state[p].items()
                     }
         return {"state": state, "param_groups": groups}
@@ -263,7 +263,7 @@ def _as_index(key):
 def _convert_state(value, kind, p):
     """(converted value, error message or None) for one saved state entry of parameter p."""
     if kind == "step":
-        raw = value.data if isinstance(value, Tensor) else value
+        raw = value._array if isinstance(value, Tensor) else value
         try:
             arr = np.asarray(raw)
             step = float(arr) if arr.size == 1 and arr.dtype.kind in "iuf" else math.nan
@@ -275,13 +275,13 @@ def _convert_state(value, kind, p):
         return int(step), None
     if value is None and kind == "array_or_none":
         return None, None
-    raw = value.data if isinstance(value, Tensor) else value
+    raw = value._array if isinstance(value, Tensor) else value
     try:
         arr = np.asarray(raw)
     except (TypeError, ValueError):
         return None, f"expected an array, got {type(value).__name__}"
     if arr.dtype.kind not in "fiu":
         return None, f"expected a numeric array, got dtype {arr.dtype}"
-    if arr.shape != p.data.shape:
-        return None, f"shape {arr.shape} does not match its parameter's shape {p.data.shape}"
-    return Tensor._make(np.array(arr, dtype=p.data.dtype, copy=True)), None
+    if arr.shape != p._array.shape:
+        return None, f"shape {arr.shape} does not match its parameter's shape {p._array.shape}"
+    return Tensor._make(np.array(arr, dtype=p._array.dtype, copy=True)), None

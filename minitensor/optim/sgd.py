@@ -48,7 +48,7 @@ class SGD(Optimizer):
             if p.grad is None:
                 continue
             g = self._grad(p, maximize)
-            w = p.data
+            w = p._array
             if wd != 0:
                 g = g + wd * w
             if momentum != 0:
@@ -57,9 +57,9 @@ class SGD(Optimizer):
                 if buf is None:
                     buf = state["momentum_buffer"] = Tensor._make(np.array(g, dtype=w.dtype, copy=True))
                 else:
-                    b = buf.data
+                    b = buf._array
                     b *= momentum
                     b += (1 - dampening) * g
-                g = g + momentum * buf.data if nesterov else buf.data
+                g = g + momentum * buf._array if nesterov else buf._array
             w -= lr * g
-            p._version += 1
+            p._bump_version()

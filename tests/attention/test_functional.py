@@ -40,7 +40,7 @@ def _np_attention(q, k, v, allowed=None, scale=None):
 
 
 def _leaf(t):
-    return mt.tensor(t.data, dtype=mt.float64, requires_grad=True)
+    return mt.tensor(t.numpy(force=True), dtype=mt.float64, requires_grad=True)
 
 
 def _grads(out, inputs, upstream):
@@ -71,8 +71,8 @@ def test_basic_self_attention_rejects_1d():
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 3), k_len=(1, 4), head_dim=(1, 3)))
 def test_sdpa_matches_numpy_reference(fused, inp):
     out, w = sdpa(inp.query, inp.key, inp.value, mask=inp.mask, fused=fused)
-    allowed = None if inp.mask is None else inp.mask.data
-    want_out, want_w = _np_attention(inp.query.data, inp.key.data, inp.value.data, allowed)
+    allowed = None if inp.mask is None else inp.mask.numpy(force=True)
+    want_out, want_w = _np_attention(inp.query.numpy(force=True), inp.key.numpy(force=True), inp.value.numpy(force=True), allowed)
     assert_close(out, want_out)
     assert_close(w, want_w)
 
@@ -103,9 +103,9 @@ def test_float_mask_is_added_to_scores(fused):
     q, k, v = (mt.randn(2, 3, 4, dtype=mt.float64) for _ in range(3))
     bias = mt.randn(3, 3, dtype=mt.float64)
     out, w = sdpa(q, k, v, mask=bias, fused=fused)
-    s = q.data @ np.swapaxes(k.data, -1, -2) / 2.0 + bias.data
+    s = q.numpy(force=True) @ np.swapaxes(k.numpy(force=True), -1, -2) / 2.0 + bias.numpy(force=True)
     assert_close(w, _np_softmax(s))
-    assert_close(out, _np_softmax(s) @ v.data)
+    assert_close(out, _np_softmax(s) @ v.numpy(force=True))
 
 
 @PATHS
@@ -114,9 +114,9 @@ def test_float_mask_minus_inf_masks_and_an_all_minus_inf_row_is_zero(fused):
     q, k, v = (mt.randn(3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
     bias = mt.tensor([[0.0, -math.inf, 0.5], [-math.inf] * 3, [1.0, 2.0, -math.inf]], dtype=mt.float64)
     out, w = sdpa(q, k, v, mask=bias, fused=fused)
-    assert np.isfinite(out.data).all() and np.isfinite(w.data).all()
+    assert np.isfinite(out.numpy(force=True)).all() and np.isfinite(w.numpy(force=True)).all()
     assert_close(w[1], [0.0, 0.0, 0.0])
-    assert w.data[0, 1] == 0 and w.data[2, 2] == 0
+    assert w.numpy(force=True)[0, 1] == 0 and w.numpy(force=True)[2, 2] == 0
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, mask=bias, fused=fused), (q, k, v))
 
 
@@ -134,14 +134,14 @@ def test_learnable_float_mask_gets_its_gradient():
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 3)))
 def test_weights_are_probabilities_or_zero_rows(fused, inp):
     _, w = sdpa(inp.query, inp.key, inp.value, mask=inp.mask, fused=fused)
-    assert (w.data >= 0).all()
-    sums = w.data.sum(-1)
+    assert (w.numpy(force=True) >= 0).all()
+    sums = w.numpy(force=True).sum(-1)
     if inp.mask is None:
         np.testing.assert_allclose(sums, 1.0, rtol=0, atol=1e-12)
     else:
-        has_key = np.broadcast_to(inp.mask.data, w.shape).any(-1)
+        has_key = np.broadcast_to(inp.mask.numpy(force=True), w.shape).any(-1)
         np.testing.assert_allclose(sums, np.where(has_key, 1.0, 0.0), rtol=0, atol=1e-12)
-        assert (w.data[~np.broadcast_to(inp.mask.data, w.shape)] == 0).all()  # exactly 0 where masked
+        assert (w.numpy(force=True)[~np.broadcast_to(inp.mask.numpy(force=True), w.shape)] == 0).all()  # exactly 0 where masked
 
 
 @PATHS
@@ -170,17 +170,17 @@ def test_causal_output_ignores_the_future_exactly(fused, T, data):
     for is_causal, mask in ((True, None), (False, attention.causal_mask(T))):
         out, _ = sdpa(q, k, v, mask=mask, is_causal=is_causal, fused=fused)
         # change every input after t
-        q2, k2, v2 = (mt.tensor(np.concatenate([x.data[..., : t + 1, :], 5 + rng.standard_normal(x.data[..., t + 1:, :].shape)], -2))
+        q2, k2, v2 = (mt.tensor(np.concatenate([x.numpy(force=True)[..., : t + 1, :], 5 + rng.standard_normal(x.numpy(force=True)[..., t + 1:, :].shape)], -2))
                       for x in (q, k, v))
         out2, _ = sdpa(q2, k2, v2, mask=mask, is_causal=is_causal, fused=fused)
-        assert np.array_equal(out.data[..., : t + 1, :], out2.data[..., : t + 1, :])
+        assert np.array_equal(out.numpy(force=True)[..., : t + 1, :], out2.numpy(force=True)[..., : t + 1, :])
         # and the gradient of outputs up to t with respect to inputs after t is exactly 0
         up = rng.standard_normal(out.shape)
         up[..., t + 1:, :] = 0
         grads = _grads(out, (q, k, v), mt.tensor(up))
         for g in grads:
-            assert (g.data[..., t + 1:, :] == 0).all()
-        assert np.abs(grads[2].data[..., : t + 1, :]).sum() > 0  # something did flow to the past
+            assert (g.numpy(force=True)[..., t + 1:, :] == 0).all()
+        assert np.abs(grads[2].numpy(force=True)[..., : t + 1, :]).sum() > 0  # something did flow to the past
 
 
 @PATHS
@@ -198,29 +198,29 @@ def test_padded_keys_get_exactly_zero_gradient_and_ignore_nan(fused, lengths, tq
     v_nan[pad[:, None, :].repeat(2, 1)] = np.inf
     k, v = mt.tensor(k_nan, requires_grad=True), mt.tensor(v_nan, requires_grad=True)
     out2, w2 = sdpa(q, k, v, mask=mask, fused=fused)
-    assert np.array_equal(out.data, out2.data) and np.array_equal(w.data, w2.data)
+    assert np.array_equal(out.numpy(force=True), out2.numpy(force=True)) and np.array_equal(w.numpy(force=True), w2.numpy(force=True))
     gq, gk, gv = _grads(out2, (q, k, v), mt.tensor(rng.standard_normal(out2.shape)))
     for g in (gq, gk, gv):
-        assert np.isfinite(g.data).all()
-    assert (gk.data[pad[:, None, :].repeat(2, 1)] == 0).all()
-    assert (gv.data[pad[:, None, :].repeat(2, 1)] == 0).all()
+        assert np.isfinite(g.numpy(force=True)).all()
+    assert (gk.numpy(force=True)[pad[:, None, :].repeat(2, 1)] == 0).all()
+    assert (gv.numpy(force=True)[pad[:, None, :].repeat(2, 1)] == 0).all()
     empty = np.asarray(lengths) == 0                                # whole sequence padded
-    assert (out2.data[empty] == 0).all() and (gq.data[empty] == 0).all()
+    assert (out2.numpy(force=True)[empty] == 0).all() and (gq.numpy(force=True)[empty] == 0).all()
 
 
 @PATHS
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(2, 4), head_dim=(1, 3),
                         mask_kinds=("2d", "full")), st.data())
 def test_row_output_ignores_nan_in_its_masked_keys(fused, inp, data):
-    allowed = np.broadcast_to(inp.mask.data, inp.query.shape[:-1] + (inp.key.shape[-2],))
+    allowed = np.broadcast_to(inp.mask.numpy(force=True), inp.query.shape[:-1] + (inp.key.shape[-2],))
     j = data.draw(st.integers(0, inp.key.shape[-2] - 1), label="key")
-    k_nan = inp.key.data.copy()
+    k_nan = inp.key.numpy(force=True).copy()
     k_nan[..., j, :] = np.nan
     out, _ = sdpa(inp.query, inp.key, inp.value, mask=inp.mask, fused=fused)
     out2, w2 = sdpa(inp.query, mt.tensor(k_nan), inp.value, mask=inp.mask, fused=fused)
     rows = ~allowed[..., j]                                         # rows that mask key j
-    assert np.array_equal(out.data[rows], out2.data[rows])
-    assert np.isfinite(w2.data[rows]).all()
+    assert np.array_equal(out.numpy(force=True)[rows], out2.numpy(force=True)[rows])
+    assert np.isfinite(w2.numpy(force=True)[rows]).all()
 
 
 @PATHS
@@ -232,11 +232,11 @@ def test_fully_masked_row_is_zero_with_zero_gradient_even_next_to_nan(fused):
     k_np[:, 1], v_np[:, 1] = np.nan, np.nan       # key 1 is allowed for query 0 only
     k, v = mt.tensor(k_np, requires_grad=True), mt.tensor(v_np, requires_grad=True)
     out, w = sdpa(q, k, v, mask=mask, fused=fused)
-    assert (out.data[:, 1] == 0).all() and (w.data[:, 1] == 0).all()
+    assert (out.numpy(force=True)[:, 1] == 0).all() and (w.numpy(force=True)[:, 1] == 0).all()
     up = rng.standard_normal(out.shape)
     up[:, 0] = 0                                  # query 0 legitimately attends to NaN
     gq, gk, gv = _grads(out, (q, k, v), mt.tensor(up))
-    assert (gq.data[:, 1] == 0).all()
+    assert (gq.numpy(force=True)[:, 1] == 0).all()
     # and the clean case: the other rows are unaffected by the empty one
     k_np[:, 1], v_np[:, 1] = 0.5, -0.5
     out_a, _ = sdpa(q, mt.tensor(k_np), mt.tensor(v_np), mask=mask, fused=fused)
@@ -252,7 +252,7 @@ def test_int_mask_reads_like_bool(fused):
     a = sdpa(q, k, v, mask=mask, fused=fused)
     b = sdpa(q, k, v, mask=mask.bool(), fused=fused)
     for x, y in zip(a, b):
-        assert np.array_equal(x.data, y.data)
+        assert np.array_equal(x.numpy(force=True), y.numpy(force=True))
 
 
 @PATHS
@@ -263,7 +263,7 @@ def test_masking_holds_at_any_magnitude_of_the_scores(fused):
     mask = mt.tensor([[True, False, True], [False, True, True]])
     # scores of row 0: (-1e12, -5e11, -1e12): the masked key scores highest, the allowed ones are far below -1e9
     _, w = sdpa(q, k, k, mask=mask, scale=-1e12, fused=fused)
-    assert (w.data[~mask.data] == 0).all()
+    assert (w.numpy(force=True)[~mask.numpy(force=True)] == 0).all()
     assert_close(w.sum(-1), [1.0, 1.0])
 
 
@@ -273,8 +273,8 @@ def test_is_causal_combines_with_a_padding_mask(fused):
     q, k, v = (mt.randn(2, 1, 4, 3, dtype=mt.float64) for _ in range(3))
     pad = attention.padding_mask([4, 2], 4)
     _, w = sdpa(q, k, v, mask=pad, is_causal=True, fused=fused)
-    allowed = np.tril(np.ones((4, 4), bool)) & pad.data
-    assert ((w.data > 0) == allowed).all()
+    allowed = np.tril(np.ones((4, 4), bool)) & pad.numpy(force=True)
+    assert ((w.numpy(force=True) > 0) == allowed).all()
 
 
 @PATHS
@@ -283,12 +283,12 @@ def test_dropout_is_identity_in_eval_and_scales_in_training(fused):
     q, k, v = (mt.randn(4, 2, 6, 3, dtype=mt.float64) for _ in range(3))
     ref, w_ref = sdpa(q, k, v, fused=fused)
     out, w = sdpa(q, k, v, dropout_p=0.5, training=False, fused=fused)
-    assert np.array_equal(out.data, ref.data)
+    assert np.array_equal(out.numpy(force=True), ref.numpy(force=True))
     out, w = sdpa(q, k, v, dropout_p=0.5, training=True, fused=fused)
-    assert np.array_equal(w.data, w_ref.data)     # returned weights are the ones before dropout
-    assert not np.allclose(out.data, ref.data)
+    assert np.array_equal(w.numpy(force=True), w_ref.numpy(force=True))     # returned weights are the ones before dropout
+    assert not np.allclose(out.numpy(force=True), ref.numpy(force=True))
     zero, _ = sdpa(q, k, v, dropout_p=1.0, fused=fused)
-    assert (zero.data == 0).all()
+    assert (zero.numpy(force=True) == 0).all()
 
 
 @PATHS
@@ -296,8 +296,8 @@ def test_dropout_keeps_the_expectation(fused):
     mt.manual_seed(7)
     q, k, v = (mt.randn(1, 1, 3, 2, dtype=mt.float64) for _ in range(3))
     ref, _ = sdpa(q, k, v, fused=fused)
-    mean = sum(sdpa(q, k, v, dropout_p=0.3, fused=fused)[0].data for _ in range(3000)) / 3000
-    np.testing.assert_allclose(mean, ref.data, atol=0.08)
+    mean = sum(sdpa(q, k, v, dropout_p=0.3, fused=fused)[0].numpy(force=True) for _ in range(3000)) / 3000
+    np.testing.assert_allclose(mean, ref.numpy(force=True), atol=0.08)
 
 
 # ---- dtypes and errors ----------------------------------------------------------------------
@@ -305,7 +305,7 @@ def test_dropout_keeps_the_expectation(fused):
 @PATHS
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 4)))
 def test_float32_stays_float32_and_matches_float64(fused, inp):
-    q, k, v = (mt.tensor(t.data, dtype=mt.float32, requires_grad=True) for t in (inp.query, inp.key, inp.value))
+    q, k, v = (mt.tensor(t.numpy(force=True), dtype=mt.float32, requires_grad=True) for t in (inp.query, inp.key, inp.value))
     out, w = sdpa(q, k, v, mask=inp.mask, fused=fused, dropout_p=0.1)
     assert out.dtype == w.dtype == mt.float32
     out.backward(mt.ones(*out.shape))

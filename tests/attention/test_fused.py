@@ -23,7 +23,7 @@ TIGHT = dict(rtol=1e-10, atol=1e-12)
 
 
 def _leaves(inp):
-    return tuple(mt.tensor(t.data, requires_grad=True) for t in (inp.query, inp.key, inp.value))
+    return tuple(mt.tensor(t.numpy(force=True), requires_grad=True) for t in (inp.query, inp.key, inp.value))
 
 
 def _run(fused, inputs, mask, dropout_p, seed, upstream, create_graph=False):
@@ -106,7 +106,7 @@ def test_hessian_vector_product_matches_composed():
     u = mt.randn(2, 3, 2, dtype=mt.float64)
     hv = []
     for fused in (False, True):
-        q, k, v = (mt.tensor(b.data, requires_grad=True) for b in base)
+        q, k, v = (mt.tensor(b.numpy(force=True), requires_grad=True) for b in base)
         out, _ = sdpa(q, k, v, mask=attention.causal_mask(3), fused=fused)
         (gq,) = mt.autograd.grad(out, (q,), grad_outputs=u, create_graph=True)
         hv.append(mt.autograd.grad((gq * u).sum(), (q, k, v)))
@@ -120,8 +120,8 @@ def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch, upstream_into):
     share, and gradcheck objects, naming the node whose backward ran it."""
     def wrong(d_p, p, query, key, mask, scale, needs, own):
         d_s = p * d_p                                       # missing: - rowsum(dP * P)
-        return (mt.from_numpy((d_s @ key.data) * scale),
-                mt.from_numpy((np.swapaxes(d_s, -1, -2) @ query.data) * scale))
+        return (mt.from_numpy((d_s @ key.numpy(force=True)) * scale),
+                mt.from_numpy((np.swapaxes(d_s, -1, -2) @ query.numpy(force=True)) * scale))
 
     monkeypatch.setattr(fused_module, "scores_vjp_numpy", wrong)
     mt.manual_seed(2)
@@ -146,7 +146,7 @@ def test_a_query_gradient_never_depends_on_a_value_it_masks():
         q = mt.tensor(base_q, requires_grad=True)
         _, w = sdpa(q, k, mt.tensor(v_np), mask=mask, fused=fused)
         (gq,) = mt.autograd.grad(w, (q,), grad_outputs=up, create_graph=create_graph)
-        grads.append(gq.data[0])
+        grads.append(gq.numpy(force=True)[0])
     for g in grads[1:]:
         assert np.isfinite(g).all()
         assert_close(g, grads[0], **TIGHT)
@@ -164,7 +164,7 @@ def test_huge_finite_gradients_take_the_careful_path_and_stay_exact():
         q, k, v = (mt.tensor(a, requires_grad=True) for a in (q_np, k_np, v_np))
         out, _ = sdpa(q, k, v, is_causal=True, fused=fused, need_weights=False)
         out.backward(up)
-        grads.append([t.grad.data for t in (q, k, v)])
+        grads.append([t.grad.numpy(force=True) for t in (q, k, v)])
     for got, want in zip(grads[1], grads[0]):
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e16)
@@ -244,13 +244,13 @@ def test_gradients_of_head_views_come_back_in_the_views_layout():
     base = rng.standard_normal((2, 5, 3, 4))
     view = mt.from_numpy(base).transpose(1, 2)                        # (2, 3, 5, 4), strided
     a, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((2, 3, 6, 4))
-    got = fused_module._grad_product(view, a, b).data
-    assert got.strides == view.data.strides
+    got = fused_module._grad_product(view, a, b).numpy(force=True)
+    assert got.strides == view.numpy(force=True).strides
     np.testing.assert_array_equal(got, a @ b)
-    plain = fused_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.data)), a, b, 0.5).data
+    plain = fused_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.numpy(force=True))), a, b, 0.5).numpy(force=True)
     assert plain.flags.c_contiguous
     np.testing.assert_array_equal(plain, (a @ b) * 0.5)
     broadcast = mt.from_numpy(base[:1]).transpose(1, 2)                # batch dim 1: the product is wider
-    summed = fused_module._grad_product(broadcast, a, b, 0.5).data
+    summed = fused_module._grad_product(broadcast, a, b, 0.5).numpy(force=True)
     assert summed.shape == broadcast.shape
     np.testing.assert_allclose(summed, ((a @ b) * 0.5).sum(axis=0, keepdims=True), rtol=1e-12)

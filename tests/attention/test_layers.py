@@ -23,7 +23,7 @@ from attention import MultiHeadAttention, ScaledDotProductAttention, SelfAttenti
 def _weighted_output(fn, us):
     outs = fn()
     outs = outs if isinstance(outs, tuple) else (outs,)
-    return sum(float((o.data * u).sum()) for o, u in zip(outs, us))
+    return sum(float((o.numpy(force=True) * u).sum()) for o, u in zip(outs, us))
 
 
 def _analytic(fn, tensors, rng):
@@ -31,7 +31,7 @@ def _analytic(fn, tensors, rng):
     outs = outs if isinstance(outs, tuple) else (outs,)
     us = [rng.standard_normal(o.shape) for o in outs]
     grads = mt.autograd.grad(outs, tensors, grad_outputs=[mt.tensor(u) for u in us], allow_unused=True)
-    return us, [np.zeros(t.shape) if g is None else g.data for t, g in zip(tensors, grads)]
+    return us, [np.zeros(t.shape) if g is None else g.numpy(force=True) for t, g in zip(tensors, grads)]
 
 
 def check_elementwise(fn, tensors, seed=0, eps=1e-6, atol=1e-7, rtol=1e-5):
@@ -40,7 +40,7 @@ def check_elementwise(fn, tensors, seed=0, eps=1e-6, atol=1e-7, rtol=1e-5):
     us, grads = _analytic(fn, tensors, rng)
     with mt.no_grad():
         for t, g in zip(tensors, grads):
-            flat = t.data.reshape(-1)
+            flat = t.numpy(force=True).reshape(-1)
             for j in range(flat.size):
                 orig = flat[j]
                 flat[j] = orig + eps
@@ -60,7 +60,7 @@ def check_direction(fn, tensors, seed=0, eps=1e-6, atol=1e-8, rtol=1e-6):
     us, grads = _analytic(fn, tensors, rng)
     vs = [rng.standard_normal(t.shape) for t in tensors]
     predicted = sum(float((g * v).sum()) for g, v in zip(grads, vs))
-    origs = [t.data.copy() for t in tensors]
+    origs = [t.numpy(force=True).copy() for t in tensors]
 
     def at(sign):
         with mt.no_grad():
@@ -89,10 +89,10 @@ def test_sdpa_module_matches_function_and_drops_only_in_training():
     layer.eval()
     out, w = layer(q, k, v, mask=attention.causal_mask(5))
     ref, w_ref = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(5))
-    assert np.array_equal(out.data, ref.data) and np.array_equal(w.data, w_ref.data)
+    assert np.array_equal(out.numpy(force=True), ref.numpy(force=True)) and np.array_equal(w.numpy(force=True), w_ref.numpy(force=True))
     layer.train()
     out_train, _ = layer(q, k, v, mask=attention.causal_mask(5))
-    assert not np.allclose(out_train.data, ref.data)
+    assert not np.allclose(out_train.numpy(force=True), ref.numpy(force=True))
     with pytest.raises(ValueError, match="dropout"):
         ScaledDotProductAttention(dropout=-0.1)
 
@@ -106,7 +106,7 @@ def test_self_attention_parameters_are_stored_in_by_out():
     assert list(SelfAttention(4, 3, bias=True).state_dict()) == ["w_query", "w_key", "w_value", "b_query", "b_key", "b_value"]
     assert all(isinstance(p, nn.Parameter) for p in sa.parameters())
     bound = 1 / math.sqrt(4)
-    assert all(np.abs(p.data).max() <= bound for p in sa.parameters())
+    assert all(np.abs(p.numpy(force=True)).max() <= bound for p in sa.parameters())
 
 
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.booleans(), st.booleans(), st.booleans())
@@ -116,16 +116,16 @@ def test_self_attention_forward_and_gradients(T, d_in, d_k, bias, causal, masked
     x = mt.randn(2, T, d_in, dtype=mt.float64, requires_grad=True)
     mask = (mt.rand(2, T, T) > 0.3) if masked else None
     out, w = sa(x, mask=mask, is_causal=causal)
-    xn = x.data
-    q, k, v = xn @ sa.w_query.data, xn @ sa.w_key.data, xn @ sa.w_value.data
+    xn = x.numpy(force=True)
+    q, k, v = xn @ sa.w_query.numpy(force=True), xn @ sa.w_key.numpy(force=True), xn @ sa.w_value.numpy(force=True)
     if bias:
-        q, k, v = q + sa.b_query.data, k + sa.b_key.data, v + sa.b_value.data
+        q, k, v = q + sa.b_query.numpy(force=True), k + sa.b_key.numpy(force=True), v + sa.b_value.numpy(force=True)
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)
     allowed = np.ones((2, T, T), bool)
     if causal:
         allowed &= np.tril(np.ones((T, T), bool))
     if masked:
-        allowed &= mask.data
+        allowed &= mask.numpy(force=True)
     s = np.where(allowed, s, -np.inf)
     e = np.exp(s - np.where(allowed.any(-1, keepdims=True), s.max(-1, keepdims=True), 0))
     with np.errstate(invalid="ignore"):
@@ -145,7 +145,7 @@ def test_self_attention_rejects_wrong_width():
 def _np_mha(mha, query, key, value, allowed=None):
     """Reference: each head computed on its own, in numpy, then concatenated and projected."""
     def lin(layer, x):
-        return x @ layer.weight.data.T + (0 if layer.bias is None else layer.bias.data)
+        return x @ layer.weight.numpy(force=True).T + (0 if layer.bias is None else layer.bias.numpy(force=True))
 
     q, k, v = lin(mha.w_q, query), lin(mha.w_k, key), lin(mha.w_v, value)
     heads, weights = [], []
@@ -175,16 +175,16 @@ def test_mha_matches_per_head_reference(B, Tq, Tk, heads_dim, mask_kind, bias):
     allowed = {
         "none": None,
         "causal": np.tril(np.ones((Tq, Tk), bool)),
-        "padding": attention.padding_mask(lengths, Tk).data,
+        "padding": attention.padding_mask(lengths, Tk).numpy(force=True),
         "full": np.concatenate([np.ones((B, H, Tq, 1), bool), rng.random((B, H, Tq, Tk - 1)) > 0.5], -1),
     }[mask_kind]
     out, w = mha(query, kv, mask=None if allowed is None else mt.from_numpy(allowed))
-    ref_out, ref_w = _np_mha(mha, query.data, kv.data, kv.data, allowed)
+    ref_out, ref_w = _np_mha(mha, query.numpy(force=True), kv.numpy(force=True), kv.numpy(force=True), allowed)
     assert tuple(out.shape) == (B, Tq, H * dh) and tuple(w.shape) == (B, H, Tq, Tk)
     assert_close(out, ref_out)
     assert_close(w, ref_w)
     assert mha.last_weights is not None and mha.last_weights.grad_fn is None
-    assert np.array_equal(mha.last_weights.data, w.data)
+    assert np.array_equal(mha.last_weights.numpy(force=True), w.numpy(force=True))
     out2, none = mha(query, kv, mask=None if allowed is None else mt.from_numpy(allowed), need_weights=False)
     assert none is None and mha.last_weights is None
     assert_close(out2, ref_out)
@@ -233,8 +233,8 @@ def test_mha_with_one_head_equals_self_attention_with_the_same_weights():
     mha = MultiHeadAttention(4, 1, bias=True).double()
     sa = SelfAttention(4, 4, bias=True).double()
     sa.load_state_dict({
-        "w_query": mha.w_q.weight.data.T, "w_key": mha.w_k.weight.data.T, "w_value": mha.w_v.weight.data.T,
-        "b_query": mha.w_q.bias.data, "b_key": mha.w_k.bias.data, "b_value": mha.w_v.bias.data,
+        "w_query": mha.w_q.weight.numpy(force=True).T, "w_key": mha.w_k.weight.numpy(force=True).T, "w_value": mha.w_v.weight.numpy(force=True).T,
+        "b_query": mha.w_q.bias.numpy(force=True), "b_key": mha.w_k.bias.numpy(force=True), "b_value": mha.w_v.bias.numpy(force=True),
     })
     x = mt.randn(2, 5, 4, dtype=mt.float64)
     out, w = mha(x, is_causal=True)
@@ -249,10 +249,10 @@ def test_mha_self_attention_defaults_and_cross_attention():
     x, y = mt.randn(2, 5, 4, dtype=mt.float64), mt.randn(2, 3, 4, dtype=mt.float64)
     a, _ = mha(x)
     b, _ = mha(x, x, x)
-    assert np.array_equal(a.data, b.data)
+    assert np.array_equal(a.numpy(force=True), b.numpy(force=True))
     cross, w = mha(y, x)                     # MultiHead(Y, X): queries from Y, keys and values from X
     assert tuple(cross.shape) == (2, 3, 4) and tuple(w.shape) == (2, 2, 3, 5)
-    assert np.array_equal(cross.data, mha(y, x, x)[0].data)
+    assert np.array_equal(cross.numpy(force=True), mha(y, x, x)[0].numpy(force=True))
 
 
 def test_mha_unbatched_input():
@@ -272,7 +272,7 @@ def test_mha_padded_keys_get_exactly_zero_gradient():
     x = mt.randn(2, 5, 4, dtype=mt.float64, requires_grad=True)
     out, _ = mha(y, x, mask=attention.padding_mask([5, 2], 5))
     out.backward(mt.randn(2, 3, 4, dtype=mt.float64))
-    assert (x.grad.data[1, 2:] == 0).all() and (np.abs(x.grad.data[1, :2]) > 0).all()
+    assert (x.grad.numpy(force=True)[1, 2:] == 0).all() and (np.abs(x.grad.numpy(force=True)[1, :2]) > 0).all()
 
 
 def test_mha_dropout_only_in_training_and_weights_before_dropout():
@@ -282,10 +282,10 @@ def test_mha_dropout_only_in_training_and_weights_before_dropout():
     mha.eval()
     a, wa = mha(x)
     b, _ = mha(x)
-    assert np.array_equal(a.data, b.data)
+    assert np.array_equal(a.numpy(force=True), b.numpy(force=True))
     mha.train()
     c, wc = mha(x)
-    assert not np.allclose(a.data, c.data)
+    assert not np.allclose(a.numpy(force=True), c.numpy(force=True))
     assert_close(wa, wc, rtol=0, atol=0)
     assert_close(wc.sum(-1), mt.ones(2, 2, 6, dtype=mt.float64))
 
@@ -312,7 +312,7 @@ def test_mha_names_and_state_dict():
     assert "kdim=3" in repr(mha)
     other = MultiHeadAttention(8, 2, kdim=3, vdim=5, bias=False)
     other.load_state_dict(mha.state_dict())
-    assert np.array_equal(other.w_q.weight.data, mha.w_q.weight.data)
+    assert np.array_equal(other.w_q.weight.numpy(force=True), mha.w_q.weight.numpy(force=True))
 
 
 @pytest.mark.parametrize("d_model, heads", [(6, 4), (4, 0), (5, 2)])

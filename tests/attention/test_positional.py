@@ -31,9 +31,9 @@ def test_sinusoidal_buffer_is_non_persistent_and_follows_dtype():
     x = mt.randn(2, 4, 6, dtype=mt.float64, requires_grad=True)
     out = enc(x)
     assert out.dtype == mt.float64
-    assert_close(out, x.data + sinusoidal_table(10, 6)[:4], rtol=1e-6, atol=1e-7)  # the float32 table
+    assert_close(out, x.numpy(force=True) + sinusoidal_table(10, 6)[:4], rtol=1e-6, atol=1e-7)  # the float32 table
     enc.double()
-    assert_close(enc(x), x.data + sinusoidal_table(10, 6)[:4])
+    assert_close(enc(x), x.numpy(force=True) + sinusoidal_table(10, 6)[:4])
     assert gradcheck(lambda x: enc(x), (x,))
     enc.load_state_dict({})  # a checkpoint need not (and does not) carry the table
 
@@ -44,14 +44,14 @@ def test_learned_encoding_parameters_and_gradients():
     assert list(enc.state_dict()) == ["weight"] and tuple(enc.weight.shape) == (8, 3)
     x = mt.randn(2, 5, 3, dtype=mt.float64, requires_grad=True)
     out = enc(x)
-    assert_close(out, x.data + enc.weight.data[:5])
+    assert_close(out, x.numpy(force=True) + enc.weight.numpy(force=True)[:5])
     out.backward(mt.ones(2, 5, 3, dtype=mt.float64))
-    assert (enc.weight.grad.data[:5] == 2).all() and (enc.weight.grad.data[5:] == 0).all()
+    assert (enc.weight.grad.numpy(force=True)[:5] == 2).all() and (enc.weight.grad.numpy(force=True)[5:] == 0).all()
     rng = np.random.default_rng(0)
     u = rng.standard_normal((2, 5, 3))
-    loss = lambda: float((enc(x).data * u).sum())  # noqa: E731
-    analytic = mt.autograd.grad(enc(x), (enc.weight,), grad_outputs=mt.tensor(u))[0].data
-    flat = enc.weight.data.reshape(-1)
+    loss = lambda: float((enc(x).numpy(force=True) * u).sum())  # noqa: E731
+    analytic = mt.autograd.grad(enc(x), (enc.weight,), grad_outputs=mt.tensor(u))[0].numpy(force=True)
+    flat = enc.weight.numpy(force=True).reshape(-1)
     for j in range(flat.size):                      # central differences, element by element
         orig = flat[j]
         flat[j] = orig + 1e-6
@@ -61,7 +61,7 @@ def test_learned_encoding_parameters_and_gradients():
         flat[j] = orig
         assert abs((plus - minus) / 2e-6 - analytic.reshape(-1)[j]) < 1e-7
     big = LearnedPositionalEncoding(1000, 16)
-    assert 0.015 < float(big.weight.data.std()) < 0.025
+    assert 0.015 < float(big.weight.numpy(force=True).std()) < 0.025
 
 
 @pytest.mark.parametrize("cls, args", [(SinusoidalPositionalEncoding, (4, 3)), (LearnedPositionalEncoding, (3, 4))])

@@ -109,7 +109,7 @@ def test_tutorial_class_gradients_agree_and_its_dropout_runs():
     mask = attention.causal_mask(4)
     grads = []
     for use_tutorial in (True, False):
-        q, k, v = (torch.tensor(b.data, requires_grad=True) for b in base)
+        q, k, v = (torch.tensor(b.numpy(force=True), requires_grad=True) for b in base)
         out = ScaledDotProductAttention()(q, k, v, mask)[0] if use_tutorial else \
             attention.scaled_dot_product_attention(q, k, v, mask=mask)[0]
         out.backward(torch.tensor(np.arange(24.0).reshape(2, 4, 3)))

@@ -20,19 +20,19 @@ TOL = dict(rtol=1e-9, atol=1e-10)
 
 
 def _t(x, grad=False):
-    return torch.tensor(np.asarray(x.data if isinstance(x, mt.Tensor) else x), dtype=torch.float64, requires_grad=grad)
+    return torch.tensor(np.asarray(x.numpy(force=True) if isinstance(x, mt.Tensor) else x), dtype=torch.float64, requires_grad=grad)
 
 
 def _copy_mha(ours, theirs):
     with torch.no_grad():
         if theirs.in_proj_weight is not None:
-            theirs.in_proj_weight.copy_(_t(np.concatenate([ours.w_q.weight.data, ours.w_k.weight.data, ours.w_v.weight.data])))
+            theirs.in_proj_weight.copy_(_t(np.concatenate([ours.w_q.weight.numpy(force=True), ours.w_k.weight.numpy(force=True), ours.w_v.weight.numpy(force=True)])))
         else:
             theirs.q_proj_weight.copy_(_t(ours.w_q.weight))
             theirs.k_proj_weight.copy_(_t(ours.w_k.weight))
             theirs.v_proj_weight.copy_(_t(ours.w_v.weight))
         if theirs.in_proj_bias is not None:
-            theirs.in_proj_bias.copy_(_t(np.concatenate([ours.w_q.bias.data, ours.w_k.bias.data, ours.w_v.bias.data])))
+            theirs.in_proj_bias.copy_(_t(np.concatenate([ours.w_q.bias.numpy(force=True), ours.w_k.bias.numpy(force=True), ours.w_v.bias.numpy(force=True)])))
             theirs.out_proj.bias.copy_(_t(ours.w_o.bias))
         theirs.out_proj.weight.copy_(_t(ours.w_o.weight))
 
@@ -67,11 +67,11 @@ def test_mha_equals_torch_multihead_attention(B, Tq, Tk, heads_dim, mask_kind, b
     mask, attn_mask, key_padding_mask = None, None, None
     if mask_kind == "causal":
         mask = attention.causal_mask(Tq, Tk)
-        attn_mask = torch.tensor(~mask.data)                 # torch: True = not allowed
+        attn_mask = torch.tensor(~mask.numpy(force=True))                 # torch: True = not allowed
     elif mask_kind == "padding":
         lengths = rng.integers(1, Tk + 1, size=B)             # torch gives NaN for an all-padded row
         mask = attention.padding_mask(lengths, Tk)
-        key_padding_mask = torch.tensor(~mask.data[:, 0, 0, :])
+        key_padding_mask = torch.tensor(~mask.numpy(force=True)[:, 0, 0, :])
 
     q, k, v = mt.tensor(q_np, requires_grad=True), mt.tensor(k_np, requires_grad=True), mt.tensor(v_np, requires_grad=True)
     out, w = ours(q, k, v, mask=mask)
@@ -134,7 +134,7 @@ def test_transformer_block_equals_torch_pre_ln_encoder_layer(causal):
     x_np = rng.standard_normal((2, T, d))
     x, tx = mt.tensor(x_np, requires_grad=True), _t(x_np, True)
     out = ours(x)
-    src_mask = torch.tensor(~attention.causal_mask(T).data) if causal else None
+    src_mask = torch.tensor(~attention.causal_mask(T).numpy(force=True)) if causal else None
     t_out = theirs(tx, src_mask=src_mask)
     assert_close(out, t_out.detach().numpy(), **TOL)
     up = rng.standard_normal(out.shape)

@@ -37,12 +37,12 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
 def test_same_seed_same_losses_bit_for_bit(tmp_path):
     a = run(tmp_path, "a", steps=6, pictures=False, stop_when_perfect=False)
     b = run(tmp_path, "b", steps=6, pictures=False, stop_when_perfect=False)
-    la = trainer.mt.load(str(tmp_path / "a" / "checkpoint.npz"))["losses"].data
-    lb = trainer.mt.load(str(tmp_path / "b" / "checkpoint.npz"))["losses"].data
+    la = trainer.mt.load(str(tmp_path / "a" / "checkpoint.npz"))["losses"].numpy(force=True)
+    lb = trainer.mt.load(str(tmp_path / "b" / "checkpoint.npz"))["losses"].numpy(force=True)
     assert a["steps"] == b["steps"] == 6
     np.testing.assert_array_equal(la, lb)
     c = run(tmp_path, "c", steps=6, pictures=False, stop_when_perfect=False, seed=1)
-    lc = trainer.mt.load(str(tmp_path / "c" / "checkpoint.npz"))["losses"].data
+    lc = trainer.mt.load(str(tmp_path / "c" / "checkpoint.npz"))["losses"].numpy(force=True)
     assert not np.array_equal(la, lc)  # the seed matters, so the equality above means something
 
 
@@ -53,9 +53,9 @@ def test_resume_equals_uninterrupted_run(tmp_path):
     run(tmp_path, "split", steps=12, resume=True, **kw)
     full = trainer.mt.load(str(tmp_path / "full" / "checkpoint.npz"))
     split = trainer.mt.load(str(tmp_path / "split" / "checkpoint.npz"))
-    np.testing.assert_array_equal(full["losses"].data, split["losses"].data)
+    np.testing.assert_array_equal(full["losses"].numpy(force=True), split["losses"].numpy(force=True))
     for k, v in full["model"].items():
-        np.testing.assert_array_equal(v.data, split["model"][k].data, err_msg=k)
+        np.testing.assert_array_equal(v.numpy(force=True), split["model"][k].numpy(force=True), err_msg=k)
 
 
 def test_corrupt_checkpoint_is_a_clear_error_and_no_fresh_start(tmp_path, capsys):

@@ -19,14 +19,14 @@ def check_direction(fn, tensors, seed=0, eps=1e-6, atol=1e-8, rtol=1e-6):
     u = rng.standard_normal(out.shape)
     grads = mt.autograd.grad(out, tensors, grad_outputs=mt.tensor(u), allow_unused=True)
     vs = [rng.standard_normal(t.shape) for t in tensors]
-    predicted = sum(float((g.data * v).sum()) for g, v in zip(grads, vs) if g is not None)
-    origs = [t.data.copy() for t in tensors]
+    predicted = sum(float((g.numpy(force=True) * v).sum()) for g, v in zip(grads, vs) if g is not None)
+    origs = [t.numpy(force=True).copy() for t in tensors]
 
     def at(sign):
         with mt.no_grad():
             for t, o, v in zip(tensors, origs, vs):
                 t.data[...] = o + sign * eps * v
-            val = float((fn().data * u).sum())
+            val = float((fn().numpy(force=True) * u).sum())
             for t, o in zip(tensors, origs):
                 t.data[...] = o
         return val
@@ -81,13 +81,13 @@ def test_stacked_causal_blocks_ignore_the_future_exactly(T, data):
     rng = np.random.default_rng(T + 10 * t)
     x = mt.tensor(rng.standard_normal((2, T, 4)), requires_grad=True)
     out = blocks(x)
-    x2 = x.data.copy()
+    x2 = x.numpy(force=True).copy()
     x2[:, t + 1:] = rng.standard_normal(x2[:, t + 1:].shape) * 3
-    assert np.array_equal(out.data[:, : t + 1], blocks(mt.tensor(x2)).data[:, : t + 1])
+    assert np.array_equal(out.numpy(force=True)[:, : t + 1], blocks(mt.tensor(x2)).numpy(force=True)[:, : t + 1])
     up = rng.standard_normal(out.shape)
     up[:, t + 1:] = 0
     out.backward(mt.tensor(up))
-    assert (x.grad.data[:, t + 1:] == 0).all() and np.abs(x.grad.data[:, : t + 1]).sum() > 0
+    assert (x.grad.numpy(force=True)[:, t + 1:] == 0).all() and np.abs(x.grad.numpy(force=True)[:, : t + 1]).sum() > 0
 
 
 def test_block_dropout_only_in_training():
@@ -96,9 +96,9 @@ def test_block_dropout_only_in_training():
     x = mt.randn(2, 5, 4, dtype=mt.float64)
     block.eval()
     a, b = block(x), block(x)
-    assert np.array_equal(a.data, b.data)
+    assert np.array_equal(a.numpy(force=True), b.numpy(force=True))
     block.train()
-    assert not np.allclose(block(x).data, a.data)
+    assert not np.allclose(block(x).numpy(force=True), a.numpy(force=True))
 
 
 def test_block_float32_stays_float32_and_round_trips_its_state_dict():
@@ -111,4 +111,4 @@ def test_block_float32_stays_float32_and_round_trips_its_state_dict():
     assert x.grad.dtype == mt.float32 and all(p.grad.dtype == mt.float32 for p in block.parameters())
     other = TransformerBlock(4, 2, causal=True)
     other.load_state_dict(block.state_dict())
-    assert np.array_equal(other(x).data, out.data)
+    assert np.array_equal(other(x).numpy(force=True), out.numpy(force=True))

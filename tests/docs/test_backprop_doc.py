@@ -63,7 +63,7 @@ def _worked(mask=None):
 
 
 def _np(v):
-    return np.array(v.detach().data if hasattr(v, "data") else v, dtype=np.float64)
+    return np.array(v.detach().numpy(force=True) if hasattr(v, "data") else v, dtype=np.float64)
 
 
 def _causal():

@@ -7,7 +7,7 @@ import pytest
 
 import minitensor as torch
 import minitensor.nn.functional as F
-from minitensor import _anomaly
+from minitensor.autograd import grad_mode as _gm
 from minitensor.autograd import AnomalyError, detect_anomaly
 
 
@@ -81,7 +81,7 @@ def test_no_false_alarm_when_the_inputs_already_hold_nan():
     with detect_anomaly():
         y = (x * 2).exp().tanh()
         ((y * u).sum()).backward()
-    assert np.isnan(x.grad.data[0]) and np.isfinite(x.grad.data[1:]).all()
+    assert np.isnan(x.grad.numpy(force=True)[0]) and np.isfinite(x.grad.numpy(force=True)[1:]).all()
 
 
 def test_no_false_alarm_for_an_intentional_minus_inf_mask():
@@ -92,7 +92,7 @@ def test_no_false_alarm_for_an_intentional_minus_inf_mask():
         s = (q @ q.T).masked_fill(~causal, float("-inf"))
         p = F.softmax(s, dim=-1)
         (p * torch.randn(4, 4, dtype=torch.float64)).sum().backward()
-    assert np.isfinite(q.grad.data).all()
+    assert np.isfinite(q.grad.numpy(force=True)).all()
 
 
 def test_a_fully_masked_row_is_reported_at_the_softmax():
@@ -113,7 +113,7 @@ def test_ordinary_training_math_raises_nothing_and_gives_the_same_gradients():
         w.grad = None
         h = F.layer_norm(x @ w, (4,)).gelu()
         F.cross_entropy(h, torch.tensor([0, 1, 2, 3, 0])).backward()
-        return w.grad.data.copy()
+        return w.grad.numpy(force=True).copy()
 
     plain = run()
     with detect_anomaly():
@@ -122,22 +122,22 @@ def test_ordinary_training_math_raises_nothing_and_gives_the_same_gradients():
 
 
 def test_state_is_restored_after_the_block_even_on_error():
-    assert _anomaly.enabled is False
+    assert _gm.modes.anomaly_enabled is False
     with pytest.raises(AnomalyError):
         with detect_anomaly():
-            assert _anomaly.enabled is True
+            assert _gm.modes.anomaly_enabled is True
             torch.tensor([-1.0]).log()
-    assert _anomaly.enabled is False
+    assert _gm.modes.anomaly_enabled is False
     with pytest.raises(ValueError):
         with detect_anomaly():
             raise ValueError("unrelated")
-    assert _anomaly.enabled is False
+    assert _gm.modes.anomaly_enabled is False
     with detect_anomaly():
         with detect_anomaly(check_nan=False):
-            assert _anomaly.enabled is False
+            assert _gm.modes.anomaly_enabled is False
             torch.tensor([-1.0]).log()  # switched off inside: no error
-        assert _anomaly.enabled is True
-    assert _anomaly.enabled is False
+        assert _gm.modes.anomaly_enabled is True
+    assert _gm.modes.anomaly_enabled is False
 
 
 def test_outside_the_block_nothing_is_checked():
@@ -152,7 +152,7 @@ def test_detect_anomaly_works_as_a_decorator():
 
     with pytest.raises(AnomalyError, match="inf"):
         f()
-    assert _anomaly.enabled is False
+    assert _gm.modes.anomaly_enabled is False
 
 
 def test_a_user_function_returning_a_numpy_gradient_is_checked_too():
@@ -161,13 +161,13 @@ def test_a_user_function_returning_a_numpy_gradient_is_checked_too():
     class BadReciprocal(Function):
         @staticmethod
         def forward(ctx, x):
-            return 1.0 / (1.0 + x.data * x.data)
+            return 1.0 / (1.0 + x.numpy(force=True) * x.numpy(force=True))
 
         @staticmethod
         def backward(ctx, g):
-            x = ctx.inputs[0].data
+            x = ctx.inputs[0].numpy(force=True)
             with np.errstate(divide="ignore"):
-                return g.data / x  # wrong on purpose: inf at x = 0, as a plain ndarray
+                return g.numpy(force=True) / x  # wrong on purpose: inf at x = 0, as a plain ndarray
 
     x = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
     with detect_anomaly():

@@ -2,7 +2,7 @@ r"""Second derivatives: every backward is written with Tensor ops, so `create_gr
 
 `gradgradcheck(fn, inputs)` differentiates the vector-Jacobian product v^T J(x) (with a random v)
 by finite differences, with respect to x and to v. It fails when a backward is right to first
-order but not differentiable (computed on `.data`, or with a derivative missing a term).
+order but not differentiable (computed on `.numpy(force=True)`, or with a derivative missing a term).
 """
 import numpy as np
 import pytest
@@ -155,7 +155,7 @@ def test_full_hessian_of_a_quadratic_form_row_by_row():
     A = rng.standard_normal((3, 3))
     x = mt.tensor(rng.standard_normal(3), requires_grad=True)
     (g,) = grad(0.5 * (x @ (mt.tensor(A) @ x)), x, create_graph=True)
-    rows = [grad(g[i], x, retain_graph=True)[0].data for i in range(3)]
+    rows = [grad(g[i], x, retain_graph=True)[0].numpy(force=True) for i in range(3)]
     assert_close(np.stack(rows), 0.5 * (A + A.T))
 
 

@@ -48,17 +48,17 @@ def test_norms_equal_the_actual_gradients(graph):
     g["loss"].backward()
     by_name = {r.output_name: r for r in report.rows}
     for name in ("y", "pre", "xw"):
-        assert by_name[name].grad_norm == pytest.approx(_norm(g[name].grad.data), rel=1e-12)
+        assert by_name[name].grad_norm == pytest.approx(_norm(g[name].grad.numpy(force=True)), rel=1e-12)
     assert report.rows[0].grad_norm == 1.0
     add, mul = by_name["pre"], by_name["xw"]
-    assert add.inputs[1].grad_norm == pytest.approx(_norm(g["b"].grad.data), rel=1e-12)
-    assert mul.inputs[0].grad_norm == pytest.approx(_norm(g["x"].grad.data), rel=1e-12)
-    assert mul.inputs[1].grad_norm == pytest.approx(_norm(g["w"].grad.data), rel=1e-12)
+    assert add.inputs[1].grad_norm == pytest.approx(_norm(g["b"].grad.numpy(force=True)), rel=1e-12)
+    assert mul.inputs[0].grad_norm == pytest.approx(_norm(g["x"].grad.numpy(force=True)), rel=1e-12)
+    assert mul.inputs[1].grad_norm == pytest.approx(_norm(g["w"].grad.numpy(force=True)), rel=1e-12)
     leaves = {lf.name: lf for lf in report.leaves}
     assert set(leaves) == {"x", "w", "b"}
     for name in ("x", "w", "b"):
-        np.testing.assert_allclose(leaves[name].grad, g[name].grad.data, rtol=1e-12)
-        assert leaves[name].grad_norm == pytest.approx(_norm(g[name].grad.data), rel=1e-12)
+        np.testing.assert_allclose(leaves[name].grad, g[name].grad.numpy(force=True), rtol=1e-12)
+        assert leaves[name].grad_norm == pytest.approx(_norm(g[name].grad.numpy(force=True)), rel=1e-12)
 
 
 def test_broadcasting_notes_say_which_dims_were_summed(graph):
@@ -90,10 +90,10 @@ def test_explain_leaves_grad_untouched_and_the_graph_usable():
     explain(loss)
     assert x.grad is None and h.grad is None
     loss.backward()  # the graph was retained
-    np.testing.assert_allclose(x.grad.data, np.exp([1.0, 2.0, 3.0]) * [0.5, -1.0, 2.0])
-    before = x.grad.data.copy()
+    np.testing.assert_allclose(x.grad.numpy(force=True), np.exp([1.0, 2.0, 3.0]) * [0.5, -1.0, 2.0])
+    before = x.grad.numpy(force=True).copy()
     explain((x * x).sum())
-    np.testing.assert_array_equal(x.grad.data, before)  # an existing .grad is not accumulated into
+    np.testing.assert_array_equal(x.grad.numpy(force=True), before)  # an existing .grad is not accumulated into
 
 
 def test_fan_out_rows_show_each_path_and_leaf_totals_sum_them():
@@ -145,7 +145,7 @@ def test_a_user_function_without_a_formula_still_gets_a_row():
     class Double(Function):
         @staticmethod
         def forward(ctx, x):
-            return x.data * 2
+            return x.numpy(force=True) * 2
 
         @staticmethod
         def backward(ctx, g):
@@ -162,11 +162,11 @@ def test_a_vjp_returning_a_numpy_array_gets_its_norm():
 
         @staticmethod
         def forward(ctx, x):
-            return x.data * 3
+            return x.numpy(force=True) * 3
 
         @staticmethod
         def backward(ctx, g):
-            return np.asarray(g.data * 3)[::-1][::-1]  # a plain (and not-owning) ndarray
+            return np.asarray(g.numpy(force=True) * 3)[::-1][::-1]  # a plain (and not-owning) ndarray
 
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
     (row,) = explain(Triple.apply(x), gradient=torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)).rows

@@ -19,7 +19,7 @@ class ForgetfulMul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return a.data * b.data
+        return a.numpy(force=True) * b.numpy(force=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -32,7 +32,7 @@ class GoodMul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return a.data * b.data
+        return a.numpy(force=True) * b.numpy(force=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -41,16 +41,16 @@ class GoodMul(Function):
 
 
 class NumpySquare(Function):
-    r"""out = x^2;  VJP 2 g x computed on .data with numpy: right values, but no graph for create_graph."""
+    r"""out = x^2;  VJP 2 g x computed on .numpy(force=True) with numpy: right values, but no graph for create_graph."""
 
     @staticmethod
     def forward(ctx, x):
-        return x.data ** 2
+        return x.numpy(force=True) ** 2
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.inputs
-        return mt.tensor(2 * g.data * x.data)
+        return mt.tensor(2 * g.numpy(force=True) * x.numpy(force=True))
 
 
 class TensorSquare(Function):
@@ -58,7 +58,7 @@ class TensorSquare(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return x.data ** 2
+        return x.numpy(force=True) ** 2
 
     @staticmethod
     def backward(ctx, g):
@@ -71,7 +71,7 @@ class HalfSlopeSquare(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return x.data ** 2
+        return x.numpy(force=True) ** 2
 
     @staticmethod
     def backward(ctx, g):
@@ -112,12 +112,12 @@ def test_reported_values_are_the_real_analytic_and_numeric_gradients():
     # recompute both with the same random upstream weights that gradcheck drew (seed 0)
     fn = composite(ForgetfulMul)
     u = np.random.default_rng(0).standard_normal(2)
-    yy = mt.tensor(y.data, requires_grad=True)
-    fn(mt.tensor(x.data), yy).backward(mt.tensor(u))
-    assert yy.grad.data[int(j)] == pytest.approx(float(analytic), rel=1e-5)
-    right = mt.tensor(y.data, requires_grad=True)
-    composite(GoodMul)(mt.tensor(x.data), right).backward(mt.tensor(u))
-    assert right.grad.data[int(j)] == pytest.approx(float(numeric), rel=1e-4)
+    yy = mt.tensor(y.numpy(force=True), requires_grad=True)
+    fn(mt.tensor(x.numpy(force=True)), yy).backward(mt.tensor(u))
+    assert yy.grad.numpy(force=True)[int(j)] == pytest.approx(float(analytic), rel=1e-5)
+    right = mt.tensor(y.numpy(force=True), requires_grad=True)
+    composite(GoodMul)(mt.tensor(x.numpy(force=True)), right).backward(mt.tensor(u))
+    assert right.grad.numpy(force=True)[int(j)] == pytest.approx(float(numeric), rel=1e-4)
 
 
 def test_correct_composite_passes():
@@ -146,7 +146,7 @@ def test_sum_reduction_would_hide_a_softmax_bug_but_random_weights_do_not():
 
         @staticmethod
         def forward(ctx, x):
-            e = np.exp(x.data - x.data.max(axis=-1, keepdims=True))
+            e = np.exp(x.numpy(force=True) - x.numpy(force=True).max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True)
 
         @staticmethod
@@ -156,7 +156,7 @@ def test_sum_reduction_would_hide_a_softmax_bug_but_random_weights_do_not():
     x = mt.tensor([[0.1, 2.0, -1.0]], dtype=mt.float64, requires_grad=True)
     # softmax sums to 1, so d(sum)/dx = 0; with an all-ones upstream gradient the bug gives 0 too
     SoftmaxWithMeanInsteadOfDot.apply(x).sum().backward()
-    assert np.allclose(x.grad.data, 0.0)
+    assert np.allclose(x.grad.numpy(force=True), 0.0)
     # gradcheck weights the outputs randomly, and then the bug shows
     assert gradcheck(SoftmaxWithMeanInsteadOfDot.apply, (x,), raise_exception=False) is False
     assert gradcheck(lambda t: F.softmax(t, dim=-1), (x,)) is True
@@ -186,24 +186,24 @@ def test_gradgradcheck_passes_a_correct_tensor_op_backward():
 
 def test_gradcheck_does_not_change_the_inputs():
     x, y = _x(), _y()
-    x0, y0 = x.data.copy(), y.data.copy()
+    x0, y0 = x.numpy(force=True).copy(), y.numpy(force=True).copy()
     gradcheck(composite(GoodMul), (x, y))
-    assert np.array_equal(x.data, x0) and np.array_equal(y.data, y0)
+    assert np.array_equal(x.numpy(force=True), x0) and np.array_equal(y.numpy(force=True), y0)
     assert x.grad is None and y.grad is None
 
 
 def test_broadcast_view_inputs_are_copied_before_perturbing():
     # perturbing one element of a broadcast view would move a whole column at once
     base = mt.tensor([1.0, 2.0, 3.0], dtype=mt.float64)
-    view = mt.Tensor._make(np.broadcast_to(base.data, (2, 3))).requires_grad_()
+    view = mt.Tensor._make(np.broadcast_to(base.numpy(force=True), (2, 3))).requires_grad_()
     assert gradcheck(lambda t: (t * t).sum(dim=0), (view,))
-    assert np.array_equal(base.data, [1.0, 2.0, 3.0])
+    assert np.array_equal(base.numpy(force=True), [1.0, 2.0, 3.0])
 
 
 def test_transposed_inputs_are_perturbed_in_place_of_a_copy():
     # a non-contiguous input once gave numeric gradients of 0 (its flattened copy was perturbed)
     w = mt.tensor(np.arange(6.0).reshape(3, 2) / 5, dtype=mt.float64).T.detach().requires_grad_()
-    assert not w.data.flags["C_CONTIGUOUS"]
+    assert not w.numpy(force=True).flags["C_CONTIGUOUS"]
     assert gradcheck(lambda t: t.exp() @ t.T, (w,))
 
 
@@ -211,7 +211,7 @@ def test_multiple_outputs_are_all_checked():
     class WrongSecondOutputUse(Function):
         @staticmethod
         def forward(ctx, x):
-            return x.data * 3
+            return x.numpy(force=True) * 3
 
         @staticmethod
         def backward(ctx, g):

@@ -50,15 +50,15 @@ def test_log_softmax_at_plus_minus_1e4_is_exact_with_exact_gradient(dtype):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_logits_past_the_exp_overflow_threshold_do_not_leak_nan(dtype):
     big = 1.1 * OVERFLOW[dtype]
-    assert np.isinf(mt.tensor([big], dtype=dtype).exp().data).all()  # the threshold is real
+    assert np.isinf(mt.tensor([big], dtype=dtype).exp().numpy(force=True)).all()  # the threshold is real
     x = leaf([[big, big - 1.0, -big], [big, big, big]], dtype)
     p = F.softmax(x, dim=-1)
     e = math.e
     assert_close(p, [[e / (e + 1), 1 / (e + 1), 0.0], [1 / 3, 1 / 3, 1 / 3]],
                  rtol=1e-6 if dtype == mt.float64 else 1e-5, atol=1e-7)
     p.backward(mt.ones(2, 3, dtype=dtype))
-    assert np.isfinite(x.grad.data).all()
-    assert np.isfinite(F.log_softmax(x, dim=-1).data).all()
+    assert np.isfinite(x.grad.numpy(force=True)).all()
+    assert np.isfinite(F.log_softmax(x, dim=-1).numpy(force=True)).all()
     assert_close(x.logsumexp(dim=-1)[1], big + math.log(3), rtol=1e-6, atol=0.0)
 
 
@@ -67,7 +67,7 @@ def test_softmax_of_minus_inf_entries_is_zero_there():
     p = F.softmax(x, dim=-1)
     assert_close(p, [[1 / (1 + math.e), 0.0, math.e / (1 + math.e)]])
     p.backward(mt.tensor([[1.0, 5.0, 2.0]], dtype=mt.float64))
-    assert np.isfinite(x.grad.data).all() and x.grad.data[0, 1] == 0.0
+    assert np.isfinite(x.grad.numpy(force=True)).all() and x.grad.numpy(force=True)[0, 1] == 0.0
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -95,7 +95,7 @@ def test_cross_entropy_with_label_smoothing_at_huge_logits_is_finite(dtype):
     loss = F.cross_entropy(x, mt.tensor([0]), label_smoothing=0.1)
     assert_close(loss, 0.1 / 3 * (0 + 2e4 + 1e4))
     loss.backward()
-    assert np.isfinite(x.grad.data).all()
+    assert np.isfinite(x.grad.numpy(force=True)).all()
 
 
 # ---- ties ---------------------------------------------------------------------------------------
@@ -166,10 +166,10 @@ def test_layer_norm_of_a_constant_row_is_finite_with_finite_grads(dtype):
     y = F.layer_norm(x, (4,), w, b)
     assert_close(y[0], b.detach())  # (x - mu) = 0 exactly, so the output is the bias
     z = np.array([-1.5, -0.5, 0.5, 1.5]) / math.sqrt(1.25 + 1e-5)
-    assert_close(y[1], z * w.data + b.data, rtol=1e-4 if dtype == mt.float32 else 1e-7, atol=1e-4, check_dtype=False)
+    assert_close(y[1], z * w.numpy(force=True) + b.numpy(force=True), rtol=1e-4 if dtype == mt.float32 else 1e-7, atol=1e-4, check_dtype=False)
     y.backward(mt.tensor([[1.0, -2.0, 0.5, 3.0], [0.3, 0.1, -0.2, 0.7]], dtype=dtype))
     for t in (x, w, b):
-        assert t.grad.dtype == dtype and np.isfinite(t.grad.data).all()
+        assert t.grad.dtype == dtype and np.isfinite(t.grad.numpy(force=True)).all()
 
 
 def test_layer_norm_of_offset_float32_data_never_takes_sqrt_of_a_negative():
@@ -177,8 +177,8 @@ def test_layer_norm_of_offset_float32_data_never_takes_sqrt_of_a_negative():
     x = mt.tensor(1e4 + rng.standard_normal((64, 8)) * 1e-3, dtype=mt.float32, requires_grad=True)
     y = F.layer_norm(x, (8,))
     y.backward(mt.ones(64, 8))
-    assert np.isfinite(y.data).all() and np.isfinite(x.grad.data).all()
-    assert (x.var(dim=1, correction=0).data >= 0).all()
+    assert np.isfinite(y.numpy(force=True)).all() and np.isfinite(x.grad.numpy(force=True)).all()
+    assert (x.var(dim=1, correction=0).numpy(force=True) >= 0).all()
 
 
 # ---- where, masks and inf -----------------------------------------------------------------------
@@ -202,13 +202,13 @@ def test_masked_fill_with_minus_1e9_gives_a_uniform_row_not_nan():
     assert_close(p[1], [1 / 3, 1 / 3, 1 / 3])  # the classic tutorial behaviour for a fully masked row
     assert p[0, 2].item() == 0.0
     p.backward(mt.ones(2, 3))
-    assert np.isfinite(scores.grad.data).all()
+    assert np.isfinite(scores.grad.numpy(force=True)).all()
 
 
 def test_sqrt_at_zero_has_an_infinite_slope_and_norm_uses_the_zero_subgradient():
     x = leaf([0.0, 4.0], mt.float64)
     x.sqrt().sum().backward()
-    assert x.grad.data[0] == math.inf and x.grad.data[1] == 0.25
+    assert x.grad.numpy(force=True)[0] == math.inf and x.grad.numpy(force=True)[1] == 0.25
     z = leaf([0.0, 0.0, 0.0], mt.float64)
     z.norm().backward()
     assert_close(z.grad, [0.0, 0.0, 0.0])
@@ -224,13 +224,13 @@ def test_the_exponents_gradient_at_a_zero_or_negative_base_follows_pytorch(dtype
     for base, want in ((2.0, 2.0 ** np.array([-1.0, 0.0, 2.0]) * math.log(2.0)),
                        (-3.0, [np.nan] * 3), (0.0, [-np.inf, 0.0, 0.0])):
         (base ** x).backward(mt.ones(3, dtype=dtype))
-        np.testing.assert_allclose(x.grad.data, want, rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(force=True), want, rtol=1e-6)
         assert x.grad.dtype == dtype
         x.grad = None
     base = mt.tensor([0.0, 0.0, -2.0], dtype=dtype)  # the same as a tensor
     exponent = mt.tensor([-1.0, 2.0, 0.5], dtype=dtype, requires_grad=True)
     (base ** exponent).backward(mt.ones(3, dtype=dtype))
-    np.testing.assert_array_equal(exponent.grad.data, [-np.inf, 0.0, np.nan])
+    np.testing.assert_array_equal(exponent.grad.numpy(force=True), [-np.inf, 0.0, np.nan])
 
 
 @pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
@@ -241,7 +241,7 @@ def test_the_bases_gradient_for_a_zero_exponent_is_0_even_at_a_zero_base(dtype):
                            (mt.tensor([0.0, 2.0, 0.0], dtype=dtype), [0.0, 6.0, 0.0]),
                            (2.0, [0.0, 6.0, 4.0])):  # other exponents are untouched
         (x ** exponent).backward(mt.ones(3, dtype=dtype))
-        np.testing.assert_array_equal(x.grad.data, want)
+        np.testing.assert_array_equal(x.grad.numpy(force=True), want)
         x.grad = None
 
 
@@ -249,9 +249,9 @@ def test_erf_of_infinite_nan_and_huge_inputs():
     # the table lookup once cast inf, NaN and |x| > ~1e16 to an out-of-range index (IndexError)
     x = mt.tensor([np.inf, -np.inf, np.nan, 1e20, -1e300, 6.0, -0.5], dtype=mt.float64)
     want = [1.0, -1.0, np.nan, 1.0, -1.0, math.erf(6.0), math.erf(-0.5)]
-    np.testing.assert_allclose(mt.erf(x).data, want, rtol=1e-14)
+    np.testing.assert_allclose(mt.erf(x).numpy(force=True), want, rtol=1e-14)
     x32 = mt.tensor([np.inf, -np.inf, np.nan, 1e20, -1e20], dtype=mt.float32)
-    np.testing.assert_array_equal(mt.erf(x32).data, np.float32([1.0, -1.0, np.nan, 1.0, -1.0]))
+    np.testing.assert_array_equal(mt.erf(x32).numpy(force=True), np.float32([1.0, -1.0, np.nan, 1.0, -1.0]))
 
 
 @pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
@@ -266,8 +266,8 @@ def test_gelu_at_infinite_nan_and_huge_inputs_gives_pytorchs_limits_without_warn
         warnings.simplefilter("error")
         out = F.gelu(x, approximate=approximate)
         out.backward(mt.ones(len(values), dtype=dtype))
-    np.testing.assert_allclose(out.data, out_want, rtol=1e-6)
-    np.testing.assert_array_equal(x.grad.data, grad_want)
+    np.testing.assert_allclose(out.numpy(force=True), out_want, rtol=1e-6)
+    np.testing.assert_array_equal(x.grad.numpy(force=True), grad_want)
 
 
 def test_bce_with_logits_has_the_gradient_sigmoid_minus_target_also_at_a_zero_logit():
@@ -277,13 +277,13 @@ def test_bce_with_logits_has_the_gradient_sigmoid_minus_target_also_at_a_zero_lo
     x = mt.tensor([0.0, 0.0, 2.0, -3.0, 50.0, -50.0], dtype=mt.float64, requires_grad=True)
     t = mt.tensor([1.0, 0.0, 1.0, 0.0, 0.0, 1.0], dtype=mt.float64)
     loss = F.binary_cross_entropy_with_logits(x, t, reduction="none")
-    softplus = [math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)) for v in x.data]
-    np.testing.assert_allclose(loss.data, np.array(softplus) - x.data * t.data, rtol=1e-12)
+    softplus = [math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)) for v in x.numpy(force=True)]
+    np.testing.assert_allclose(loss.numpy(force=True), np.array(softplus) - x.numpy(force=True) * t.numpy(force=True), rtol=1e-12)
     loss.backward(mt.ones(6, dtype=mt.float64))
-    np.testing.assert_allclose(x.grad.data, 1 / (1 + np.exp(-x.data)) - t.data, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(force=True), 1 / (1 + np.exp(-x.numpy(force=True))) - t.numpy(force=True), rtol=1e-12, atol=1e-15)
     z = mt.zeros(3, dtype=mt.float64, requires_grad=True)  # the mean over 3 zero logits
     F.binary_cross_entropy_with_logits(z, mt.ones(3, dtype=mt.float64)).backward()
-    np.testing.assert_allclose(z.grad.data, [-0.5 / 3] * 3, rtol=1e-12)
+    np.testing.assert_allclose(z.grad.numpy(force=True), [-0.5 / 3] * 3, rtol=1e-12)
     w, target = mt.randn(4, 3, dtype=mt.float64, requires_grad=True), mt.rand(4, 3, dtype=mt.float64)
     assert mt.autograd.gradcheck(lambda a: F.binary_cross_entropy_with_logits(a, target, reduction="none"), (w,))
 
@@ -294,10 +294,10 @@ def test_std_of_a_constant_row_has_gradient_0_as_in_pytorch(dtype):
     x = mt.tensor([[3.0, 3.0, 3.0], [1.0, 2.0, 3.0]], dtype=dtype, requires_grad=True)
     for correction, spread in ((1, 1.0), (0, math.sqrt(2 / 3))):
         s = x.std(dim=-1, correction=correction)
-        np.testing.assert_allclose(s.data, [0.0, spread], rtol=1e-6)
+        np.testing.assert_allclose(s.numpy(force=True), [0.0, spread], rtol=1e-6)
         s.backward(mt.tensor([0.5, 2.0], dtype=dtype))
         deviations = np.array([-1.0, 0.0, 1.0]) / (3 - correction) / spread  # d std / dx = (x - mean) / ((n - c) std)
-        np.testing.assert_allclose(x.grad.data, [[0.0] * 3, 2.0 * deviations], rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(force=True), [[0.0] * 3, 2.0 * deviations], rtol=1e-6)
         x.grad = None
 
 
@@ -306,7 +306,7 @@ def test_cosine_similarity_clamps_each_norm_on_its_own():
     # norms instead gave 0.01 for a vector of length 1e-5 with itself
     x1 = mt.tensor([[1e-5, 0.0], [3.0, 4.0], [0.0, 0.0]], dtype=mt.float64)
     x2 = mt.tensor([[1e-5, 0.0], [1e-9, 0.0], [1.0, 1.0]], dtype=mt.float64)
-    np.testing.assert_allclose(F.cosine_similarity(x1, x2).data, [1.0, 3e-9 / (5 * 1e-8), 0.0], rtol=1e-12)
+    np.testing.assert_allclose(F.cosine_similarity(x1, x2).numpy(force=True), [1.0, 3e-9 / (5 * 1e-8), 0.0], rtol=1e-12)
     a, b = (mt.randn(3, 4, dtype=mt.float64, requires_grad=True) for _ in range(2))
     assert mt.autograd.gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=1), (a, b))
 
@@ -319,7 +319,7 @@ def test_mean_is_numpys_mean_bit_for_bit(data):
                              elements=st.floats(-1e6, 1e6, width=32)))
     dim = data.draw(st.none() | st.integers(0, a.ndim - 1)) if a.ndim else None
     keepdim = data.draw(st.booleans())
-    got = mt.tensor(a).mean(dim=dim, keepdim=keepdim).data
+    got = mt.tensor(a).mean(dim=dim, keepdim=keepdim).numpy(force=True)
     want = np.asarray(a.mean(axis=dim, keepdims=keepdim))
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)

@@ -24,7 +24,7 @@ from hypothesis.extra import numpy as hnp
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.autograd import gradcheck, gradgradcheck, registry
-from minitensor.ops.indexing import IndexAdd
+from minitensor.ops.indexing import IndexAdd, IndexPut
 from minitensor.testing import assert_close
 from minitensor.testing import strategies as mst
 
@@ -289,7 +289,7 @@ def index_case(draw):
 
 def _np_key(key):
     items = key if isinstance(key, tuple) else (key,)
-    out = tuple(k.data if isinstance(k, mt.Tensor) else (np.asarray(k) if isinstance(k, list) else k) for k in items)
+    out = tuple(k.numpy(force=True) if isinstance(k, mt.Tensor) else (np.asarray(k) if isinstance(k, list) else k) for k in items)
     return out if isinstance(key, tuple) else out[0]
 
 
@@ -300,6 +300,21 @@ def index_add_case(draw):
     key = draw(hnp.integer_array_indices(shape, result_shape=mst.shapes(1, 2)))
     key = tuple(np.asarray(k) for k in key)
     return (np.empty(shape)[key].shape,), {"key": key, "shape": shape}
+
+
+@st.composite
+def index_put_case(draw):
+    """`x[key] = v` (IndexPut) with a basic key, which writes each element once: v has x[key]'s shape."""
+    shape = draw(mst.shapes(1))
+    key = draw(hnp.basic_indices(shape, allow_newaxis=False).filter(_nontrivial))
+    key = key if isinstance(key, tuple) else (key,)
+    return (shape, np.empty(shape)[key].shape), {"key": key}
+
+
+def np_index_put(x, v, key):
+    out = x.copy()
+    out[key] = v
+    return out
 
 
 @st.composite
@@ -531,6 +546,7 @@ TABLE = [
        np_pad, pad_case()),
     # -- indexing and masking --
     Op("getitem", "Index", lambda a, key: a[key], lambda a, key: a[_np_key(key)], index_case()),
+    Op("index_put", "IndexPut", lambda x, v, key: IndexPut.apply(x, key, v), np_index_put, index_put_case()),
     Op("index_add", "IndexAdd", lambda g, key, shape: IndexAdd.apply(g, key, shape), np_scatter_add, index_add_case()),
     Op("where", "Where", lambda a, b, cond: mt.where(T(cond), a, b), lambda a, b, cond: np.where(cond, a, b),
        where_case()),
@@ -603,7 +619,7 @@ def _node_names(outs):
             continue
         seen.add(node)
         names.add(type(node).__name__)
-        stack.extend(t.grad_fn for _, t in node.edges if t.grad_fn is not None)
+        stack.extend(t.grad_fn for _, t, _ in node.edges if t.grad_fn is not None)
     return names
 
 
@@ -641,7 +657,7 @@ def test_float32_stays_float32_and_matches_float64(op, data):
     rtol, atol = op.f32_tol
     for o32, o64 in zip(outs32, outs64):
         assert o32.dtype == mt.float32, f"{op.id}: float32 inputs gave a {o32.dtype} output"
-        assert_close(o32, o64, rtol=rtol, atol=atol * max(1.0, float(np.abs(o64.data).max(initial=0))),
+        assert_close(o32, o64, rtol=rtol, atol=atol * max(1.0, float(np.abs(o64.numpy(force=True)).max(initial=0))),
                      check_dtype=False, msg=f"{op.id}: float32 forward")
     mt.autograd.backward([o for o in outs32 if o.requires_grad],
                          [T(u, dtype=mt.float32) for u, o in zip(us, outs32) if o.requires_grad])
@@ -652,7 +668,7 @@ def test_float32_stays_float32_and_matches_float64(op, data):
             continue
         assert a.grad.dtype == mt.float32 and a.grad.shape == a.shape, \
             f"{op.id}: grad of input {i} is {a.grad.dtype} {a.grad.shape}"
-        scale = max(1.0, float(np.abs(b.grad.data).max(initial=0)))
+        scale = max(1.0, float(np.abs(b.grad.numpy(force=True)).max(initial=0)))
         assert_close(a.grad, b.grad, rtol=rtol, atol=atol * scale, check_dtype=False,
                      msg=f"{op.id}: float32 grad of input {i}")
 
@@ -683,7 +699,7 @@ def test_a_new_differentiable_op_without_a_row_is_caught():
 
     # an op defined inside the package registers itself the moment its class is created
     new_op = type("BrandNewOp", (Function,), {"__module__": "minitensor.ops.brand_new",
-                                              "forward": staticmethod(lambda ctx, x: x.data),
+                                              "forward": staticmethod(lambda ctx, x: x.numpy(force=True)),
                                               "backward": staticmethod(lambda ctx, g: g)})
     try:
         assert _ops_without_rows() == ["BrandNewOp"]
@@ -704,8 +720,8 @@ def test_dropout_scales_kept_elements_and_gradient():
     mt.manual_seed(0)
     x = mt.ones(2000, dtype=mt.float64, requires_grad=True)
     y = F.dropout(x, p=0.25, training=True)
-    kept = y.data != 0
-    assert_close(y.data[kept], np.full(kept.sum(), 1 / 0.75))
+    kept = y.numpy(force=True) != 0
+    assert_close(y.numpy(force=True)[kept], np.full(kept.sum(), 1 / 0.75))
     assert abs(kept.mean() - 0.75) < 0.05
     y.backward(mt.ones(2000, dtype=mt.float64))
     assert_close(x.grad, np.where(kept, 1 / 0.75, 0.0))  # the same mask scales the gradient
@@ -744,14 +760,14 @@ def test_cross_entropy_with_probability_targets():
     p = np_softmax(np.random.default_rng(1).standard_normal((3, 4)), 1)
     loss = F.cross_entropy(x, mt.tensor(p), label_smoothing=0.2)
     q = p * 0.8 + 0.2 / 4
-    assert_close(loss, -(q * np_log_softmax(x.data, 1)).sum(1).mean())
+    assert_close(loss, -(q * np_log_softmax(x.numpy(force=True), 1)).sum(1).mean())
     assert gradcheck(lambda a: F.cross_entropy(a, mt.tensor(p), label_smoothing=0.2, reduction="none"), (x,))
 
 
 @given(shapes=mst.matmul_shapes())
 def test_matmul_result_shape_follows_numpy(shapes):
     a, b = (mt.zeros(s, dtype=mt.float64) for s in shapes.input_shapes)
-    assert (a @ b).shape == shapes.result_shape == np.matmul(a.data, b.data).shape
+    assert (a @ b).shape == shapes.result_shape == np.matmul(a.numpy(force=True), b.numpy(force=True)).shape
 
 
 def test_max_and_min_with_dim_return_indices():
@@ -767,11 +783,11 @@ def test_sum_to_size_is_the_adjoint_of_expand():
     rng = np.random.default_rng(5)
     x = mt.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
     got = x.sum_to_size(3, 1)
-    np.testing.assert_allclose(got.data, x.data.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_allclose(got.numpy(force=True), x.numpy(force=True).sum(axis=(0, 2)).reshape(3, 1))
     assert x.sum_to_size((2, 3, 4)) is x
     u = mt.tensor(rng.standard_normal((3, 1)))
     assert gradcheck(lambda x: x.sum_to_size(3, 1), (x,))
     (gx,) = mt.autograd.grad(got, (x,), grad_outputs=u)
-    np.testing.assert_allclose(gx.data, np.broadcast_to(u.data, (2, 3, 4)))
+    np.testing.assert_allclose(gx.numpy(force=True), np.broadcast_to(u.numpy(force=True), (2, 3, 4)))
     with pytest.raises(RuntimeError, match=r"sum_to_size: size \[5\] is not expandable"):
         x.sum_to_size(5)

@@ -30,13 +30,13 @@ def trained():
 
 
 def same_bits(a, b):
-    a = a.data if isinstance(a, mt.Tensor) else a
-    b = b.data if isinstance(b, mt.Tensor) else b
+    a = a.numpy(force=True) if isinstance(a, mt.Tensor) else a
+    b = b.numpy(force=True) if isinstance(b, mt.Tensor) else b
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def snapshot(net):
-    return {k: v.data.copy() for k, v in net.state_dict().items()}
+    return {k: v.numpy(force=True).copy() for k, v in net.state_dict().items()}
 
 
 def assert_unchanged(net, before):

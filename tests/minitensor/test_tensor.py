@@ -18,7 +18,7 @@ def restore_default_dtype():
 def test_data_is_the_numpy_array():
     arr = np.arange(6.0).reshape(2, 3)
     x = mt.from_numpy(arr)
-    assert isinstance(x.data, np.ndarray) and x.data is arr
+    assert isinstance(x.numpy(force=True), np.ndarray) and x.numpy(force=True) is arr
 
 
 def test_autograd_attributes_of_leaves_and_results():
@@ -57,7 +57,7 @@ def test_T_and_mT():
     assert_close(x.T, np.arange(6.0).reshape(2, 3).T)
     b = mt.tensor(np.arange(24.0).reshape(2, 3, 4))
     assert b.mT.shape == (2, 4, 3) and b.T.shape == (4, 3, 2)
-    assert_close(b.mT, np.swapaxes(b.data, -1, -2))
+    assert_close(b.mT, np.swapaxes(b.numpy(force=True), -1, -2))
     v = mt.ones(3)
     assert v.T is v  # a 1-D tensor transposes to itself
     with pytest.raises(RuntimeError, match=r"mT.*at least 2 dims.*\(3,\)"):
@@ -67,9 +67,9 @@ def test_T_and_mT():
 def test_item_numpy_tolist_array_len_iter():
     assert mt.tensor([[2.5]]).item() == 2.5 and isinstance(mt.tensor([3]).item(), int)
     x = mt.tensor([[1.0, 2.0], [3.0, 4.0]])
-    assert x.numpy() is x.data
+    assert x.numpy() is x.numpy(force=True)
     assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
-    assert np.asarray(x) is x.data and np.asarray(x, dtype=np.float64).dtype == np.float64
+    assert np.asarray(x) is x.numpy(force=True) and np.asarray(x, dtype=np.float64).dtype == np.float64
     assert len(x) == 2
     rows = list(x)
     assert len(rows) == 2 and rows[1].tolist() == [3.0, 4.0]
@@ -206,7 +206,7 @@ def test_float_factories(make, shape, dtype, values):
     x = make()
     assert x.shape == shape and x.dtype == dtype and x.is_leaf and not x.requires_grad
     if values is not None:
-        assert (x.data == values).all()
+        assert (x.numpy(force=True) == values).all()
     assert make(device="cpu").shape == shape
     assert make(requires_grad=True).requires_grad
     with pytest.raises(RuntimeError, match="device 'cuda' is not available"):
@@ -221,7 +221,7 @@ def test_factory_values():
     assert_close(mt.arange(0, 1, 0.25), [0.0, 0.25, 0.5, 0.75])
     assert mt.full((2,), 3).dtype == mt.int64 and mt.full((2,), True).dtype == mt.bool
     r = mt.rand(1000)
-    assert (r.data >= 0).all() and (r.data < 1).all()
+    assert (r.numpy(force=True) >= 0).all() and (r.numpy(force=True) < 1).all()
     i = mt.randint(2, 5, (1000,))
     assert i.dtype == mt.int64 and set(i.tolist()) == {2, 3, 4}
     assert set(mt.randint(3, (50,)).tolist()) <= {0, 1, 2}
@@ -275,10 +275,10 @@ def test_multinomial_with_replacement_frequencies_follow_the_weights():
     weights = np.array([[1.0, 2.0, 3.0, 4.0], [4.0, 0.0, 0.0, 1.0]])
     s = mt.multinomial(mt.tensor(weights), 20000, replacement=True)
     assert s.shape == (2, 20000) and s.dtype == mt.int64
-    for row, w in zip(s.data, weights):
+    for row, w in zip(s.numpy(force=True), weights):
         freq = np.bincount(row, minlength=4) / row.size
         assert np.abs(freq - w / w.sum()).max() < 0.015, freq
-    assert not (s.data[1] == 1).any() and not (s.data[1] == 2).any()  # weight 0 is never drawn
+    assert not (s.numpy(force=True)[1] == 1).any() and not (s.numpy(force=True)[1] == 2).any()  # weight 0 is never drawn
 
 
 def test_multinomial_without_replacement_draws_distinct_categories_in_proportion():

@@ -141,7 +141,7 @@ def test_unique_integers(arr):
 @given(mst.tensors((2, 3), requires_grad=True))
 def test_tensors_are_fresh_float64_leaves(t):
     assert isinstance(t, mt.Tensor) and t.dtype == mt.float64 and t.requires_grad and t.is_leaf
-    assert t.data.flags["OWNDATA"] or t.data.base is None
+    assert t.numpy(force=True).flags["OWNDATA"] or t.numpy(force=True).base is None
 
 
 @given(mst.broadcastable_shapes(num_shapes=3))
@@ -185,7 +185,7 @@ def test_attention_inputs_shapes_and_mask_layouts(inp):
 
 @given(mst.attention_inputs(mask_kinds=("full",), fully_masked_rows=False))
 def test_attention_inputs_without_fully_masked_rows(inp):
-    assert inp.mask is not None and inp.mask.data.any(axis=-1).all()
+    assert inp.mask is not None and inp.mask.numpy(force=True).any(axis=-1).all()
 
 
 def test_attention_inputs_rejects_unknown_mask_kinds():

@@ -27,7 +27,7 @@ def _make(lib, arr, requires_grad):
 
 
 def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.data
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.numpy(force=True)
 
 
 def run_both(fn, arrays, seed=0):

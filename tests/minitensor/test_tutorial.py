@@ -103,7 +103,7 @@ def test_illustrated_self_attention_with_minitensor():
     from minitensor.nn.functional import softmax
 
     steps = illustrated_self_attention(torch, softmax)
-    _check_tutorial_numbers(steps, lambda t: np.asarray(t.data))
+    _check_tutorial_numbers(steps, lambda t: np.asarray(t.numpy(force=True)))
     assert isinstance(steps["outputs"], torch.Tensor)
     assert steps["outputs"].shape == torch.Size([3, 3])
 
@@ -113,7 +113,7 @@ def test_the_exact_softmax_rows_of_the_tutorial():
     from minitensor.nn.functional import softmax
 
     p = illustrated_self_attention(torch, softmax)["softmax"]
-    for row, scores in zip(p.data, SCORES):
+    for row, scores in zip(p.numpy(force=True), SCORES):
         e = np.exp(np.array(scores, dtype=np.float64) - max(scores))
         assert_close(row.astype(np.float64), e / e.sum(), rtol=1e-6, atol=1e-7)
     assert_close(p.sum(dim=-1), [1.0, 1.0, 1.0])
@@ -155,7 +155,7 @@ def test_illustrated_self_attention_with_real_torch_gives_identical_numbers():
     ours = illustrated_self_attention(minitensor, softmax)
     _check_tutorial_numbers(theirs, lambda t: t.detach().numpy())
     for name in theirs:
-        a, b = ours[name].data, theirs[name].detach().numpy()
+        a, b = ours[name].numpy(force=True), theirs[name].detach().numpy()
         assert a.dtype == b.dtype and a.shape == b.shape, name
         assert_close(a, b, rtol=1e-6, atol=1e-6, msg=f"step '{name}' differs from PyTorch")
     for name in ("keys", "querys", "values", "attn_scores", "outputs"):

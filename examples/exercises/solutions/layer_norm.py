@@ -23,12 +23,12 @@ from minitensor.autograd import Function
 class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
-        mu = x.data.mean(axis=-1, keepdims=True)
-        d = x.data - mu
+        mu = x._array.mean(axis=-1, keepdims=True)
+        d = x._array - mu
         rstd = 1.0 / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps)
         xhat = d * rstd
         ctx.save_for_backward(from_numpy(xhat), from_numpy(rstd))
-        return xhat * weight.data + bias.data
+        return xhat * weight._array + bias._array
 
     @staticmethod
     def backward(ctx, g):

@@ -18,7 +18,7 @@ from minitensor.autograd import Function
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x):
-        z = x.data - x.data.max(axis=-1, keepdims=True)
+        z = x._array - x._array.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
 

@@ -29,7 +29,7 @@ def check_module_grads(module, *inputs):
     def fn(*args):
         return functional_call(module, dict(zip(names, args[n_in:])), *args[:n_in])
 
-    params = [mt.tensor(module._parameters[n].data.copy(), requires_grad=True) for n in names]
+    params = [mt.tensor(module._parameters[n].numpy(force=True).copy(), requires_grad=True) for n in names]
     assert gradcheck(fn, tuple(inputs) + tuple(params))
 
 
@@ -42,8 +42,8 @@ def rand64(*shape, seed=0):
 def test_linear_forward_is_x_wT_plus_b(n_in, n_out, bias, batch):
     lin = nn.Linear(n_in, n_out, bias=bias, dtype=mt.float64)
     x = np.random.default_rng(n_in).standard_normal(batch + (n_in,))
-    expected = x @ lin.weight.data.T + (lin.bias.data if bias else 0.0)
-    np.testing.assert_allclose(lin(mt.tensor(x)).data, expected, rtol=1e-12, atol=1e-12)
+    expected = x @ lin.weight.numpy(force=True).T + (lin.bias.numpy(force=True) if bias else 0.0)
+    np.testing.assert_allclose(lin(mt.tensor(x)).numpy(force=True), expected, rtol=1e-12, atol=1e-12)
     assert lin.weight.shape == (n_out, n_in)
     assert (lin.bias is None) == (not bias) and "bias" in lin._parameters
 
@@ -69,12 +69,12 @@ def test_embedding_looks_up_rows_and_accumulates_repeated_indices():
     emb = nn.Embedding(5, 3, dtype=mt.float64)
     idx = mt.tensor([[1, 1, 4], [0, 1, 2]])
     out = emb(idx)
-    np.testing.assert_array_equal(out.data, emb.weight.data[idx.data])
+    np.testing.assert_array_equal(out.numpy(force=True), emb.weight.numpy(force=True)[idx.numpy(force=True)])
     g = np.random.default_rng(1).standard_normal(out.shape)
     out.backward(mt.tensor(g))
     expected = np.zeros((5, 3))
-    np.add.at(expected, idx.data, g)
-    np.testing.assert_allclose(emb.weight.grad.data, expected, rtol=1e-12)
+    np.add.at(expected, idx.numpy(force=True), g)
+    np.testing.assert_allclose(emb.weight.grad.numpy(force=True), expected, rtol=1e-12)
 
 
 def test_embedding_gradients():
@@ -83,9 +83,9 @@ def test_embedding_gradients():
 
 def test_embedding_padding_idx_is_zero_and_gets_no_gradient():
     emb = nn.Embedding(4, 2, padding_idx=-1)
-    assert emb.padding_idx == 3 and not emb.weight.data[3].any() and emb.weight.data[:3].any()
+    assert emb.padding_idx == 3 and not emb.weight.numpy(force=True)[3].any() and emb.weight.numpy(force=True)[:3].any()
     emb(mt.tensor([3, 0, 3])).sum().backward()
-    assert not emb.weight.grad.data[3].any() and (emb.weight.grad.data[0] == 1).all()
+    assert not emb.weight.grad.numpy(force=True)[3].any() and (emb.weight.grad.numpy(force=True)[0] == 1).all()
     assert repr(emb) == "Embedding(4, 2, padding_idx=3)"
     with pytest.raises(ValueError, match="padding_idx"):
         nn.Embedding(4, 2, padding_idx=4)
@@ -94,8 +94,8 @@ def test_embedding_padding_idx_is_zero_and_gets_no_gradient():
 def test_embedding_from_pretrained_copies_and_freezes():
     w = mt.tensor([[1.0, 2.0], [3.0, 4.0]])
     emb = nn.Embedding.from_pretrained(w)
-    assert not emb.weight.requires_grad and emb.weight.data is not w.data
-    np.testing.assert_array_equal(emb(mt.tensor([1])).data, [[3.0, 4.0]])
+    assert not emb.weight.requires_grad and emb.weight.numpy(force=True) is not w.numpy(force=True)
+    np.testing.assert_array_equal(emb(mt.tensor([1])).numpy(force=True), [[3.0, 4.0]])
     assert nn.Embedding.from_pretrained(w, freeze=False).weight.requires_grad
 
 
@@ -111,8 +111,8 @@ def test_layer_norm_matches_its_formula(affine):
     var = ((x - mu) ** 2).mean(axis=(1, 2), keepdims=True)  # population variance
     expected = (x - mu) / np.sqrt(var + 1e-3)
     if affine:
-        expected = expected * ln.weight.data + ln.bias.data
-    np.testing.assert_allclose(ln(mt.tensor(x)).data, expected, rtol=1e-10, atol=1e-12)
+        expected = expected * ln.weight.numpy(force=True) + ln.bias.numpy(force=True)
+    np.testing.assert_allclose(ln(mt.tensor(x)).numpy(force=True), expected, rtol=1e-10, atol=1e-12)
     assert [n for n, _ in ln.named_parameters()] == (["weight", "bias"] if affine else [])
     check_module_grads(ln, rand64(4, 2, 3))
 
@@ -140,14 +140,14 @@ X = np.linspace(-3, 3, 13)
     ids=["relu", "tanh", "sigmoid", "gelu", "gelu_tanh", "identity"],
 )
 def test_activation_formulas(module, formula):
-    np.testing.assert_allclose(module(mt.tensor(X)).data, formula(X), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(module(mt.tensor(X)).numpy(force=True), formula(X), rtol=1e-7, atol=1e-12)
 
 
 def test_softmax_module_uses_its_dim():
     x = np.random.default_rng(3).standard_normal((2, 3))
     for dim in (0, 1, -1):
         e = np.exp(x - x.max(axis=dim, keepdims=True))
-        np.testing.assert_allclose(nn.Softmax(dim=dim)(mt.tensor(x)).data, e / e.sum(axis=dim, keepdims=True), rtol=1e-12)
+        np.testing.assert_allclose(nn.Softmax(dim=dim)(mt.tensor(x)).numpy(force=True), e / e.sum(axis=dim, keepdims=True), rtol=1e-12)
     assert repr(nn.Softmax(dim=-1)) == "Softmax(dim=-1)"
 
 
@@ -160,10 +160,10 @@ def test_gelu_rejects_unknown_approximation():
 def test_dropout_scales_survivors_and_validates_p():
     mt.manual_seed(1)
     x = mt.ones(20000, dtype=mt.float64)
-    y = nn.Dropout(0.25)(x).data
+    y = nn.Dropout(0.25)(x).numpy(force=True)
     assert set(np.unique(y)) == {0.0, 1 / 0.75}
     assert abs(y.mean() - 1.0) < 0.03  # inverted scaling keeps the expectation
-    assert not nn.Dropout(1.0)(x).data.any()
+    assert not nn.Dropout(1.0)(x).numpy(force=True).any()
     with pytest.raises(ValueError, match="between 0 and 1"):
         nn.Dropout(1.5)
 
@@ -172,7 +172,7 @@ def test_dropout_scales_survivors_and_validates_p():
 def test_sequential_runs_in_order_and_indexes_like_pytorch():
     seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     x = mt.randn(4, 2)
-    np.testing.assert_allclose(seq(x).data, seq[2](seq[1](seq[0](x))).data)
+    np.testing.assert_allclose(seq(x).numpy(force=True), seq[2](seq[1](seq[0](x))).numpy(force=True))
     assert seq[-1] is seq[2] and len(seq) == 3 and list(seq) == [seq[0], seq[1], seq[2]]
     tail = seq[1:]
     assert list(tail._modules) == ["1", "2"]  # slicing keeps the names

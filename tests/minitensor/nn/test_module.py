@@ -52,7 +52,7 @@ def test_reassigning_a_name_moves_it_between_kinds():
     assert "x" not in m._modules and "x" in m._parameters
     m.register_buffer("b", mt.zeros(1))
     m.b = mt.ones(1)  # assigning a Tensor to a buffer name updates the buffer
-    assert m._buffers["b"].data[0] == 1
+    assert m._buffers["b"].numpy(force=True)[0] == 1
     del m.x
     assert "x" not in m._parameters
     with pytest.raises(AttributeError):
@@ -89,7 +89,7 @@ def test_parameter_shares_memory_and_is_a_leaf():
     t = mt.randn(3, requires_grad=True)
     y = t * 2
     p = nn.Parameter(y)
-    assert p.is_leaf and p.requires_grad and p.data is y.data
+    assert p.is_leaf and p.requires_grad and p.numpy(force=True) is y.numpy(force=True)
     assert not nn.Parameter(mt.zeros(2), requires_grad=False).requires_grad
     assert repr(nn.Parameter(mt.zeros(1))).startswith("Parameter containing:\n")
     assert nn.Parameter([1.0, 2.0]).dtype == mt.get_default_dtype()
@@ -132,7 +132,7 @@ def test_shared_modules_and_tied_parameters():
     assert list(tied.state_dict()) == ["0.weight", "1.weight"]
     sd = {"0.weight": mt.full((6, 3), 2.0), "1.weight": mt.full((6, 3), 2.0)}
     tied.load_state_dict(sd)
-    assert head.weight is emb.weight and float(head.weight.data[0, 0]) == 2.0
+    assert head.weight is emb.weight and float(head.weight.numpy(force=True)[0, 0]) == 2.0
 
 
 def test_get_submodule():
@@ -170,7 +170,7 @@ def test_dropout_follows_eval():
     mt.manual_seed(0)
     drop = nn.Dropout(0.5)
     x = mt.ones(1000)
-    y = drop(x).data
+    y = drop(x).numpy(force=True)
     assert set(np.unique(y)) <= {0.0, 2.0} and 0.4 < (y == 0).mean() < 0.6
     drop.eval()
     assert drop(x) is x
@@ -181,7 +181,7 @@ def test_zero_grad_to_none_and_to_zeros():
     lin(mt.randn(4, 3)).sum().backward()
     g = lin.weight.grad
     lin.zero_grad(set_to_none=False)
-    assert lin.weight.grad is g and not g.data.any()  # zeroed in place
+    assert lin.weight.grad is g and not g.numpy(force=True).any()  # zeroed in place
     lin(mt.randn(4, 3)).sum().backward()
     lin.zero_grad()
     assert lin.weight.grad is None and lin.bias.grad is None
@@ -198,7 +198,7 @@ def test_apply_visits_children_before_parents():
             nn.init.zeros_(m.weight)
 
     net.apply(init_linear)
-    assert not net[0].weight.data.any()
+    assert not net[0].weight.numpy(force=True).any()
 
 
 def test_forward_hooks_and_missing_forward():
@@ -210,7 +210,7 @@ def test_forward_hooks_and_missing_forward():
     lin(mt.randn(3, 2))
     assert captured == [(3, 2)]
     lin.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0,))
-    assert not (lin(mt.ones(1, 2)) - lin.bias).data.any()
+    assert not (lin(mt.ones(1, 2)) - lin.bias).numpy(force=True).any()
     with pytest.raises(NotImplementedError, match="forward"):
         nn.Module()(1)
 
@@ -224,7 +224,7 @@ def test_deepcopy_copies_parameters():
     net = Net()
     other = copy.deepcopy(net)
     other.blocks[0].proj.weight.data[...] = 0
-    assert net.blocks[0].proj.weight.data.any()
+    assert net.blocks[0].proj.weight.numpy(force=True).any()
     assert [n for n, _ in other.named_parameters()] == [n for n, _ in net.named_parameters()]
 
 
@@ -243,14 +243,14 @@ def test_load_state_dict_copies_in_place_and_round_trips():
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert dst.blocks[0].proj.weight is weight  # same Parameter object: optimizers keep working
     for (n, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
-        np.testing.assert_array_equal(a.data, b.data, err_msg=n)
+        np.testing.assert_array_equal(a.numpy(force=True), b.numpy(force=True), err_msg=n)
     # The loaded arrays are copies, not aliases of the source.
     src.embed.weight.data[...] = 0
-    assert dst.embed.weight.data.any()
+    assert dst.embed.weight.numpy(force=True).any()
 
 
 def snapshot(model):
-    return {k: v.data.copy() for k, v in model.state_dict().items()}
+    return {k: v.numpy(force=True).copy() for k, v in model.state_dict().items()}
 
 
 def assert_unchanged(model, before):
@@ -282,7 +282,7 @@ def test_strict_false_returns_missing_and_unexpected_but_still_checks_shapes():
     lin = nn.Linear(3, 2)
     result = lin.load_state_dict({"weight": mt.ones(2, 3), "other": mt.zeros(1)}, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["other"]
-    assert (lin.weight.data == 1).all()
+    assert (lin.weight.numpy(force=True) == 1).all()
     before = snapshot(lin)
     with pytest.raises(RuntimeError, match="size mismatch for weight"):
         lin.load_state_dict({"weight": mt.ones(3, 3)}, strict=False)
@@ -292,7 +292,7 @@ def test_strict_false_returns_missing_and_unexpected_but_still_checks_shapes():
 def test_load_state_dict_accepts_numpy_and_casts_float_precision():
     lin = nn.Linear(2, 2)
     lin.load_state_dict({"weight": np.full((2, 2), 0.5, dtype=np.float64), "bias": np.zeros(2)})
-    assert lin.weight.dtype == mt.float32 and (lin.weight.data == 0.5).all()
+    assert lin.weight.dtype == mt.float32 and (lin.weight.numpy(force=True) == 0.5).all()
     with pytest.raises(RuntimeError, match="dtype mismatch for bias"):
         lin.load_state_dict({"weight": np.zeros((2, 2)), "bias": np.array(["a", "b"])})
     with pytest.raises(TypeError):
@@ -302,11 +302,11 @@ def test_load_state_dict_accepts_numpy_and_casts_float_precision():
 def test_load_state_dict_of_swapped_aliases():
     # Values that alias the model's own arrays must still land where their names say.
     seq = nn.Sequential(nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False))
-    a, b = seq[0].weight.data.copy(), seq[1].weight.data.copy()
+    a, b = seq[0].weight.numpy(force=True).copy(), seq[1].weight.numpy(force=True).copy()
     sd = seq.state_dict()
     seq.load_state_dict({"0.weight": sd["1.weight"], "1.weight": sd["0.weight"]})
-    np.testing.assert_array_equal(seq[0].weight.data, b)
-    np.testing.assert_array_equal(seq[1].weight.data, a)
+    np.testing.assert_array_equal(seq[0].weight.numpy(force=True), b)
+    np.testing.assert_array_equal(seq[1].weight.numpy(force=True), a)
 
 
 def test_assign_true_swaps_in_the_given_tensors():

@@ -30,7 +30,7 @@ def _run(opt_cls, kwargs, flat, monkeypatch, grads_missing=(), steps=4, seed=0, 
     if flat:
         eligible = not kwargs.get("amsgrad") and (opt_cls is AdamW or not kwargs.get("weight_decay"))
         assert bool(getattr(opt, "_flat", None)) == eligible  # the path under test was the one taken
-    return [p.data.copy() for p in params], opt.state_dict()
+    return [p.numpy(force=True).copy() for p in params], opt.state_dict()
 
 
 @pytest.mark.parametrize("opt_cls, kwargs", [
@@ -50,7 +50,7 @@ def test_flat_update_equals_the_loop(monkeypatch, opt_cls, kwargs, case):
         for k, v in want_sd["state"][i].items():
             w = got_sd["state"][i][k]
             if isinstance(v, mt.Tensor):
-                np.testing.assert_array_equal(w.data, v.data)
+                np.testing.assert_array_equal(w.numpy(force=True), v.numpy(force=True))
                 assert w.shape == v.shape and w.dtype == v.dtype
             else:
                 assert w == v
@@ -63,8 +63,8 @@ def test_flat_state_is_per_parameter_views_and_the_snapshot_is_a_copy():
         p.grad = mt.ones_like(p)
     opt.step()
     m0 = opt.state[params[0]]["exp_avg"]
-    assert m0.shape == params[0].shape and m0.data.base is not None  # a view into the flat moments
-    snapshot = opt.state_dict()["state"][0]["exp_avg"].data.copy()
+    assert m0.shape == params[0].shape and m0.numpy(force=True).base is not None  # a view into the flat moments
+    snapshot = opt.state_dict()["state"][0]["exp_avg"].numpy(force=True).copy()
     opt.step()
-    np.testing.assert_array_equal(opt.state_dict()["state"][0]["exp_avg"].data.shape, snapshot.shape)
-    assert not np.array_equal(opt.state[params[0]]["exp_avg"].data, snapshot)  # moved on; the snapshot did not
+    np.testing.assert_array_equal(opt.state_dict()["state"][0]["exp_avg"].numpy(force=True).shape, snapshot.shape)
+    assert not np.array_equal(opt.state[params[0]]["exp_avg"].numpy(force=True), snapshot)  # moved on; the snapshot did not

@@ -27,7 +27,7 @@ def test_mlp_learns_xor_quadrants_with_adamw():
         first = loss.item() if first is None else first
     assert first > 0.6  # chance level is log 2 = 0.69
     assert loss.item() < 0.01
-    assert (net(X).argmax(dim=-1).data == y.data).all()
+    assert (net(X).argmax(dim=-1).numpy(force=True) == y.numpy(force=True)).all()
     assert all(p.dtype == mt.float32 for p in net.parameters())
 
 

@@ -47,9 +47,9 @@ def test_state_dict_is_a_snapshot():
     opt = make(SGD, net, momentum=0.9)
     train(net, opt, 1)
     sd = opt.state_dict()
-    buf = sd["state"][0]["momentum_buffer"].data.copy()
+    buf = sd["state"][0]["momentum_buffer"].numpy(force=True).copy()
     train(net, opt, 1)
-    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].data, buf)
+    np.testing.assert_array_equal(sd["state"][0]["momentum_buffer"].numpy(force=True), buf)
 
 
 @pytest.mark.parametrize("cls, kw", [(SGD, dict(momentum=0.9, nesterov=True)), (Adam, dict(amsgrad=True)), (AdamW, {})])
@@ -65,12 +65,12 @@ def test_resuming_from_a_state_dict_continues_exactly(cls, kw):
     train(a, opt_a, 2)
     train(b, opt_b, 2)
     for pa, pb in zip(a.parameters(), b.parameters()):
-        np.testing.assert_array_equal(pa.data, pb.data)
+        np.testing.assert_array_equal(pa.numpy(force=True), pb.numpy(force=True))
 
 
 def snapshot(opt):
     groups = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
-    state = {id(p): {k: (v.data.copy() if isinstance(v, mt.Tensor) else v) for k, v in s.items()}
+    state = {id(p): {k: (v.numpy(force=True).copy() if isinstance(v, mt.Tensor) else v) for k, v in s.items()}
              for p, s in opt.state.items()}
     return groups, state
 
@@ -135,7 +135,7 @@ def test_bad_step_values_are_rejected():
 def test_state_is_cast_to_the_parameter_dtype():
     net, opt = trained_adam()
     sd = opt.state_dict()
-    sd["state"][0]["exp_avg"] = mt.tensor(sd["state"][0]["exp_avg"].data, dtype=mt.float64)
+    sd["state"][0]["exp_avg"] = mt.tensor(sd["state"][0]["exp_avg"].numpy(force=True), dtype=mt.float64)
     opt.load_state_dict(sd)
     assert opt.state[net[0].weight]["exp_avg"].dtype == mt.float32
 

@@ -59,7 +59,7 @@ def run(opt, params, grads=GRADS, dtype=mt.float64):
         for p, g in zip(params, step):
             p.grad = mt.tensor(g, dtype=dtype)
         opt.step()
-    return [p.data for p in params]
+    return [p.numpy(force=True) for p in params]
 
 
 CASES = [
@@ -109,7 +109,7 @@ def test_editing_lr_in_param_groups_takes_effect():
     opt.param_groups[0]["lr"] = 0.01
     run(opt, p, GRADS[1:2])
     expected = INIT[0] - 0.1 * GRADS[0][0] - 0.01 * GRADS[1][0]
-    np.testing.assert_allclose(p[0].data, expected, rtol=1e-12)
+    np.testing.assert_allclose(p[0].numpy(force=True), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("cls, reference, kw", [CASES[4], CASES[8], CASES[10]], ids=["sgd", "adam", "adamw"])
@@ -136,16 +136,16 @@ def test_any_shape_matches_the_reference(case, shape, seed):
     for g in grads:
         p.grad = mt.tensor(g)
         opt.step()
-    np.testing.assert_allclose(p.data, reference(w0, grads, **kw), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(p.numpy(force=True), reference(w0, grads, **kw), rtol=1e-12, atol=1e-14)
 
 
 def test_step_is_in_place_outside_the_graph_and_bumps_version():
     lin = nn.Linear(3, 2)
     opt = Adam(lin.parameters(), lr=0.1)
-    weight_array, v = lin.weight.data, lin.weight._version
+    weight_array, v = lin.weight.numpy(force=True), lin.weight._version
     lin(mt.randn(4, 3)).sum().backward()
     opt.step()
-    assert lin.weight.data is weight_array and lin.weight._version > v
+    assert lin.weight.numpy(force=True) is weight_array and lin.weight._version > v
     assert lin.weight.is_leaf and lin.weight.grad_fn is None and lin.weight.requires_grad
 
 
@@ -154,7 +154,7 @@ def test_parameters_without_grad_are_skipped():
     opt = Adam([a, b], lr=0.1)
     a.grad = mt.ones(*a.shape, dtype=mt.float64)
     opt.step()
-    np.testing.assert_array_equal(b.data, INIT[1])
+    np.testing.assert_array_equal(b.numpy(force=True), INIT[1])
     assert b not in opt.state and opt.state[a]["step"] == 1
 
 
@@ -164,7 +164,7 @@ def test_zero_grad():
     a.grad, b.grad = mt.ones(3, 2, dtype=mt.float64), mt.ones(4, dtype=mt.float64)
     g = a.grad
     opt.zero_grad(set_to_none=False)
-    assert a.grad is g and not a.grad.data.any()
+    assert a.grad is g and not a.grad.numpy(force=True).any()
     opt.zero_grad()
     assert a.grad is None and b.grad is None
 
@@ -181,7 +181,7 @@ def test_closure_is_called_with_grad_enabled():
 
     with mt.no_grad():
         loss = opt.step(closure)
-    assert float(loss) == 4.0 and float(p.data[0]) == 2.0 - 0.25 * 4.0
+    assert float(loss) == 4.0 and float(p.numpy(force=True)[0]) == 2.0 - 0.25 * 4.0
 
 
 def test_bad_options_and_params_are_rejected():
@@ -228,6 +228,6 @@ def test_adam_state_layout():
     assert opt.state[p]["step"] == 3
     b1 = 0.9
     m = sum((1 - b1) * b1 ** (2 - k) * GRADS[k][0] for k in range(3))  # unrolled EMA of three gradients
-    np.testing.assert_allclose(opt.state[p]["exp_avg"].data, m, rtol=1e-12)
+    np.testing.assert_allclose(opt.state[p]["exp_avg"].numpy(force=True), m, rtol=1e-12)
     assert "Adam (" in repr(opt) and "lr: 0.1" in repr(opt)
     assert math.isclose(opt.defaults["lr"], 0.1)

@@ -107,4 +107,4 @@ def test_optimizer_state_dict_layout_equals_pytorchs():
         assert set(a["state"][i]) == set(b["state"][i])
         assert a["state"][i]["step"] == float(b["state"][i]["step"])
         for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
-            np.testing.assert_allclose(a["state"][i][k].data, b["state"][i][k].numpy(), rtol=1e-6)
+            np.testing.assert_allclose(a["state"][i][k].numpy(force=True), b["state"][i][k].numpy(), rtol=1e-6)

@@ -17,8 +17,10 @@ import sys
 
 import numpy as np
 
-enabled = False
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+from . import grad_mode
+from ..tensor import Tensor
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minitensor/
 
 
 class AnomalyError(RuntimeError):
@@ -58,23 +60,9 @@ def remember_origin(node):
     node.origin = _user_site()
 
 
-def _inside_backward():
-    from .autograd.engine import run_backward
-
-    code = run_backward.__code__
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is code:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _floats(x):
     """The float array inside a Tensor, ndarray or number (a VJP may return any of them), else None."""
-    from .tensor import Tensor
-
-    arr = x.data if isinstance(x, Tensor) else x
+    arr = x._array if isinstance(x, Tensor) else x
     if isinstance(arr, (float, int, np.generic)):
         arr = np.asarray(arr)
     if isinstance(arr, np.ndarray) and arr.dtype.kind in "fc":
@@ -126,7 +114,7 @@ def _where(node, out):
 
 def check_forward(node, out):
     """Raise if the op created a NaN (no input had one) or an inf (every input was finite)."""
-    data = out.data
+    data = out._array
     if data.dtype.kind != "f" or np.isfinite(data).all():
         return
     args = _args(node)
@@ -134,7 +122,7 @@ def check_forward(node, out):
     new_inf = np.isinf(data).any() and not any(_has_nonfinite(a) for a in args)
     if not (new_nan or new_inf):
         return  # not the first op: the NaN/inf came in with an input
-    if _inside_backward():
+    if grad_mode.modes.in_backward:
         return  # part of some node's VJP: check_backward blames that node instead
     kind = "nan" if new_nan else "inf"
     site = _user_site()
@@ -153,7 +141,7 @@ def check_backward(node, g, grads):
     bad = [(i, gi) for i, gi in enumerate(grads) if gi is not None and _has_nonfinite(gi)]
     if not bad:
         return
-    out = node._out() if node._out is not None else None
+    out = node._out() if hasattr(node, "_out") else None
     if any(_has_nonfinite(a) for a in _args(node)) or (out is not None and _has_nonfinite(out)):
         return  # the forward values were already NaN/inf: the gradient inherits them, nothing new
     i, gi = bad[0]

@@ -1,0 +1,187 @@
+r"""In-place ops: `add_`, `mul_`, `masked_fill_`, `x[key] = v`, `x += y` ... recorded in the graph, as in PyTorch.
+
+An in-place op computes the new value with the ordinary (out-of-place) op, then writes it into the
+tensor's own memory and bumps its version counter. When a gradient can flow through it, the
+tensor's history is rewritten: its `grad_fn` becomes the op's node, whose input is the tensor as
+it was *before* the change (a copy, so the node can still read the old values). So
+
+    scores.masked_fill_(mask, -inf)   # scores.grad_fn is now the masking node
+    buf[0] = h * 2                    # a plain buffer now carries h's graph
+    x += 1                            # x itself changes: every alias of x sees it
+
+all give PyTorch's gradients. Any node that saved the old value (e.g. `exp`, whose backward reads
+its output) sees the new version and refuses to run backward, as in PyTorch.
+
+Two cases are refused with an error, as in PyTorch: a leaf that requires grad can't change in
+place while recording (update it under `no_grad()`), and (a documented difference) an in-place op
+through a *view* of a tensor in the graph, where PyTorch would rewrite the base's graph: write
+into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
+"""
+import weakref
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..random import _gen
+from ..tensor import Tensor, tensor_method
+from . import elementwise as E
+from .indexing import Index, IndexPut, _fill_mask, _index_key, masked_fill, where
+from ._util import operand
+
+
+def _requires_grad(x):
+    return isinstance(x, Tensor) and x._rg
+
+
+def inplace(self, op, compute, *args):
+    """Run `compute(old, *args)`, the out-of-place op, and make its result `self`'s new value."""
+    records = grad_mode.modes.grad_enabled and (self._rg or any(_requires_grad(a) for a in args))
+    if records:
+        if self._rg and self.grad_fn is None:
+            raise RuntimeError(
+                f"{op}: a leaf Variable that requires grad is being used in an in-place operation. To "
+                "update its values without recording (a training step), do it under `with minitensor.no_grad():`; "
+                "to compute a new value from it, use the out-of-place op (`x = x + 1`)"
+            )
+        if self._base is not None:
+            raise RuntimeError(
+                f"{op}: an in-place operation on a view of a tensor whose gradient is tracked is not "
+                "supported in minitensor (PyTorch would rewrite the base's graph); write into the base "
+                "tensor itself (e.g. `y[0] = v` instead of `y[0].copy_(v)`), or use the out-of-place op"
+            )
+        old = Tensor._make(self._array.copy())  # the value before the change, with its history
+        old.grad_fn, old._rg = self.grad_fn, self._rg
+        result = _named(op, compute, old, *args)
+    else:
+        with grad_mode.no_grad():
+            result = _named(op, compute, self, *args)
+    if result.shape != self.shape:
+        raise RuntimeError(
+            f"{op}: the result has shape {tuple(result.shape)}, which can't be written in place into a "
+            f"tensor of shape {tuple(self.shape)}"
+        )
+    if result.dtype != self.dtype:
+        if result.dtype.kind == "f" and self.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
+        result = E.cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
+    np.copyto(self._array, result._array)
+    self._bump_version()
+    if records and result._rg:  # the node that made `result` now made `self`
+        node = result.grad_fn
+        node._out, node.output_version = weakref.ref(self), self._version
+        self.grad_fn, self._rg = node, True
+    return self
+
+
+def _named(op, compute, *args):
+    """compute(*args), its errors naming the in-place op the user called."""
+    try:
+        return compute(*args)
+    except RuntimeError as e:
+        head, sep, rest = str(e).partition(": ")
+        raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
+
+
+def _method(op, compute):
+    def method(self, *args):
+        return inplace(self, op, compute, *args)
+
+    method.__name__ = op
+    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{op.rstrip('_')}` would return (recorded in the graph)."
+    return tensor_method(op)(method)
+
+
+_method("add_", lambda t, other, alpha=1: E.add(t, other, alpha=alpha))
+_method("sub_", lambda t, other, alpha=1: E.sub(t, other, alpha=alpha))
+_method("mul_", lambda t, other: E.mul(t, other))
+_method("div_", lambda t, other: E.div(t, other))
+_method("pow_", lambda t, other: E.pow(t, other))
+_method("neg_", lambda t: E.neg(t))
+_method("exp_", lambda t: E.exp(t))
+_method("sqrt_", lambda t: E.sqrt(t))
+_method("tanh_", lambda t: E.tanh(t))
+_method("sigmoid_", lambda t: E.sigmoid(t))
+_method("relu_", lambda t: E.relu(t))
+_method("clamp_", lambda t, min=None, max=None: E.clamp(t, min, max))
+_method("addcmul_", lambda t, t1, t2, value=1: t + value * t1 * t2)
+_method("addcdiv_", lambda t, t1, t2, value=1: t + value * t1 / t2)
+_method("lerp_", lambda t, end, weight: t + weight * (end - t))
+_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value))
+Tensor.clip_ = Tensor.clamp_
+
+
+def _filled(t, value):
+    """t's shape filled with `value` (a number or a 0-d/broadcastable tensor), as an op: the gradient reaches value, not t."""
+    value = operand(value, "fill_")
+    everywhere = Tensor._make(np.ones((), dtype=bool))
+    return where(everywhere, value, t) if isinstance(value, Tensor) else where(everywhere, E.cast(Tensor._make(np.asarray(value)), t.dtype), t)
+
+
+@tensor_method()
+def fill_(self, value):
+    """In place: every element becomes `value`."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of shape {tuple(value.shape)}")
+    return inplace(self, "fill_", _filled, value)
+
+
+@tensor_method()
+def zero_(self):
+    """In place: every element becomes 0."""
+    return inplace(self, "zero_", _filled, 0)
+
+
+@tensor_method()
+def copy_(self, src, non_blocking=False):
+    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src."""
+    src = operand(src, "copy_")
+    if isinstance(src, Tensor) and src.dtype != self.dtype:
+        src = E.cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
+    return inplace(self, "copy_", _filled, src)
+
+
+@tensor_method()
+def uniform_(self, a=0.0, b=1.0, generator=None):
+    """In place: values drawn uniformly from [a, b)."""
+    return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
+
+
+@tensor_method()
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    """In place: values drawn from N(mean, std^2)."""
+    return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
+
+
+def setitem(self, index, value):
+    """`x[index] = value`: recorded as IndexPut, so a value that requires grad keeps its graph."""
+    key = _index_key(index)
+    value = operand(value, "__setitem__") if not isinstance(value, (bool, int, float)) else value
+    try:  # check first, so a bad index or value leaves the tensor (and its version) unchanged
+        np.broadcast_to(value._array if isinstance(value, Tensor) else value, self._array[key].shape)
+    except IndexError as e:
+        raise IndexError(f"__setitem__: invalid index for a tensor of shape {tuple(self.shape)}: {e}") from None
+    except ValueError:
+        raise RuntimeError(
+            f"__setitem__: a value of shape {tuple(np.shape(value))} can't be assigned to a selection of shape "
+            f"{self._array[key].shape} of a tensor of shape {tuple(self.shape)}"
+        ) from None
+    if isinstance(value, Tensor) and value.dtype != self.dtype:
+        value = E.cast(value, self.dtype)
+    inplace(self, "__setitem__", lambda t, v: IndexPut.apply(t, key, v), value)
+
+
+Tensor.__setitem__ = setitem
+
+
+def _augmented(op, method):
+    """`x += y` changes x in place (every alias of x sees it), recorded like `x.add_(y)`."""
+    def augmented(self, other):
+        return inplace(self, op, method, other)
+
+    return augmented
+
+
+Tensor.__iadd__ = _augmented("__iadd__", lambda t, o: t + o)
+Tensor.__isub__ = _augmented("__isub__", lambda t, o: t - o)
+Tensor.__imul__ = _augmented("__imul__", lambda t, o: t * o)
+Tensor.__itruediv__ = _augmented("__itruediv__", lambda t, o: t / o)
