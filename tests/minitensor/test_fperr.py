@@ -8,13 +8,8 @@ import minitensor as mt
 from minitensor import _fperr
 
 
-@pytest.fixture(params=["contextvar", "errstate"])
-def quiet(request, monkeypatch):
-    """`quiet` as numpy >= 2 runs it, and as the np.errstate fallback for older numpy runs it."""
-    if request.param == "errstate":
-        monkeypatch.setattr(_fperr, "_state", None)
-    elif _fperr._state is None:
-        pytest.skip("this numpy has no error-state context variable")
+@pytest.fixture
+def quiet():
     return _fperr.quiet
 
 
