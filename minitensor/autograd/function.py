@@ -123,6 +123,8 @@ class Function:
         out = Tensor._make(_as_array(cls, raw))
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
+            if ctx.edges and not ctx.versions:  # the view's graph holds only while its base is unchanged
+                ctx.versions = ((args[0], args[0]._version),)
         if grad_mode.modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)

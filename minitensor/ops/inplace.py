@@ -33,9 +33,10 @@ def _requires_grad(x):
     return isinstance(x, Tensor) and x._rg
 
 
-def inplace(self, op, compute, *args):
-    """Run `compute(old, *args)`, the out-of-place op, and make its result `self`'s new value."""
-    records = grad_mode.modes.grad_enabled and (self._rg or any(_requires_grad(a) for a in args))
+def inplace(self, op, compute, *args, **kwargs):
+    """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
+    records = grad_mode.modes.grad_enabled and (
+        self._rg or any(_requires_grad(a) for a in args) or any(_requires_grad(a) for a in kwargs.values()))
     if records:
         if self._rg and self.grad_fn is None:
             raise RuntimeError(
@@ -51,10 +52,10 @@ def inplace(self, op, compute, *args):
             )
         old = Tensor._make(self._array.copy())  # the value before the change, with its history
         old.grad_fn, old._rg = self.grad_fn, self._rg
-        result = _named(op, compute, old, *args)
+        result = _named(op, compute, old, *args, **kwargs)
     else:
         with grad_mode.no_grad():
-            result = _named(op, compute, self, *args)
+            result = _named(op, compute, self, *args, **kwargs)
     if result.shape != self.shape:
         raise RuntimeError(
             f"{op}: the result has shape {tuple(result.shape)}, which can't be written in place into a "
@@ -73,18 +74,18 @@ def inplace(self, op, compute, *args):
     return self
 
 
-def _named(op, compute, *args):
-    """compute(*args), its errors naming the in-place op the user called."""
+def _named(op, compute, *args, **kwargs):
+    """compute(*args, **kwargs), its errors naming the in-place op the user called."""
     try:
-        return compute(*args)
+        return compute(*args, **kwargs)
     except RuntimeError as e:
         head, sep, rest = str(e).partition(": ")
         raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
 
 
 def _method(op, compute):
-    def method(self, *args):
-        return inplace(self, op, compute, *args)
+    def method(self, *args, **kwargs):
+        return inplace(self, op, compute, *args, **kwargs)
 
     method.__name__ = op
     method.__doc__ = f"In place: `x.{op}(...)` makes x what `{op.rstrip('_')}` would return (recorded in the graph)."
