@@ -379,6 +379,12 @@ def _wrap_dim(dim, ndim, op):
     return dim % n
 
 
+def broadcast_dims(shape, out_shape):
+    """The dims of `out_shape` that broadcasting `shape` up to it created: new leading dims and stretched 1s."""
+    lead = len(out_shape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and out_shape[i + lead] != 1)
+
+
 def _size_arg(size, op):
     """A shape given as ints or as one tuple/list of ints (`zeros(2, 3)`, `x.reshape((2, 3))`), as a tuple of ints."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .engine import run_backward
+from ..tensor import Tensor, broadcast_dims
 
 
 @dataclass
@@ -160,7 +161,6 @@ def _one_line(text):
 
 
 def _norm(t):
-    from ..tensor import Tensor
 
     arr = t._array if isinstance(t, Tensor) else t  # a user's VJP may return a plain ndarray
     return float(np.sqrt(np.sum(np.abs(np.asarray(arr, dtype=np.float64)) ** 2)))
@@ -178,7 +178,6 @@ def formulas(node):
 
 def summed_dims(in_shape, out_shape):
     """Dims of `out_shape` that broadcasting `in_shape` up to it created: the dims `unbroadcast` sums over."""
-    from ..ops._util import broadcast_dims  # the ops import autograd: not at the top
 
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
     return broadcast_dims(in_shape, out_shape) if len(out_shape) >= len(in_shape) else ()
@@ -207,7 +206,6 @@ def tensor_names(names=None, depth=2):
     Learners call `explain(loss)` right where they built the graph, so the variables in scope there
     (`w_query`, `scores`, ...) are the names they know the tensors by.
     """
-    from ..tensor import Tensor
 
     if names is not None:
         pairs = names.items() if hasattr(names, "items") else names
@@ -231,7 +229,6 @@ def explain(output, gradient=None, names=None):
     `names`: optional mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label
     leaves and intermediate results; by default the caller's local variables are used.
     """
-    from ..tensor import Tensor
 
     if not isinstance(output, Tensor):
         raise TypeError(f"explain: expected a Tensor, got {type(output).__name__}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import grad_mode
 from .engine import grad as _grad
+from ..tensor import Tensor
 
 
 class GradcheckError(RuntimeError):
@@ -26,7 +27,6 @@ def _as_tuple(x):
 
 def _fresh_inputs(inputs):
     """Copies of the inputs (own memory, never a broadcast view), keeping requires_grad."""
-    from ..tensor import Tensor
 
     out = []
     for x in inputs:
@@ -43,7 +43,6 @@ def _fresh_inputs(inputs):
 
 
 def _outputs(fn, args):
-    from ..tensor import Tensor
 
     outs = _as_tuple(fn(*args))
     return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f")
@@ -65,7 +64,6 @@ def _snapshot(outs):
 
 def _analytic_and_numeric(fn, args, eps, rng):
     """Return (outputs, [(arg position, analytic, numeric)]) for every arg that requires grad."""
-    from ..tensor import Tensor
 
     with grad_mode.enable_grad():
         outs = _outputs(fn, args)
@@ -124,7 +122,6 @@ def _first_mismatch(results, atol, rtol):
 
 def _checkable_alone(args, max_numel):
     """Whether a node's recorded inputs can be finite-differenced on their own: float64, and few elements."""
-    from ..tensor import Tensor
 
     needed = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
     return all(a.dtype == np.float64 for a in needed) and sum(a._array.size for a in needed) <= max_numel
@@ -179,7 +176,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     worst element, both values and the op whose backward is wrong (or returns False when
     `raise_exception=False`).
     """
-    from ..tensor import Tensor
 
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
@@ -247,7 +243,6 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
 
 def _vjp_problem(fn, inputs, grad_outputs, seed):
     """(vjp, args, n): vjp(*args) = v^T J(x) built with create_graph=True; args = inputs + random v's."""
-    from ..tensor import Tensor
 
     inputs = _as_tuple(inputs)
     rng = np.random.default_rng(seed + 1)
@@ -303,7 +298,6 @@ def _blame_second_order(outs, eps, atol, rtol, seed, max_numel=512):
 
 def _returns_detached(node, local, seed):
     """True if the node's backward, fed an upstream gradient that requires grad, returns a constant."""
-    from ..tensor import Tensor
 
     try:
         with grad_mode.enable_grad():

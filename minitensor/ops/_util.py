@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from ..tensor import Tensor, _raw as raw, _wrap_dim
+from ..tensor import Tensor, _raw as raw, _wrap_dim, broadcast_dims
 
 
 def operand(x, op):
@@ -59,12 +59,6 @@ def binary_result(op, a, b, value):
         return value  # the common case: nothing to promote
     want = _dtype.result_dtype(x, y)
     return value if value.dtype == want else value.astype(want)
-
-
-def broadcast_dims(shape, out_shape):
-    """The dims of `out_shape` that broadcasting `shape` up to it created: new leading dims and stretched 1s."""
-    lead = len(out_shape) - len(shape)
-    return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and out_shape[i + lead] != 1)
 
 
 def unbroadcast(g, shape):
