@@ -4,7 +4,7 @@ A tensor is either a *leaf* (made by the user: `grad_fn is None`), whose `.grad`
 fills in, or the output of an op, whose `grad_fn` is the graph node that made it.
 
 This module is the bottom layer: it knows nothing of ops or of the backward pass. The ops live in
-`minitensor/ops/` and the engine in `minitensor/autograd/engine.py`; each attaches its functions
+`minitensor/ops/` and the backward pass in `minitensor/autograd/`; each attaches its functions
 here as methods with `tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function,
 and `x.backward()` is the engine's.
 
@@ -310,7 +310,7 @@ class Tensor:
     def __repr__(self):
         return _format(self)
 
-    # ---- autograd (the backward pass itself is `minitensor.autograd.engine`, attached as `backward`) ----
+    # ---- autograd (`backward()` itself is `minitensor.autograd.api.backward`, attached here) ----
     def detach(self):
         """The same values, cut from the graph: shares memory and the version counter, like PyTorch."""
         t = Tensor._make(self._array)

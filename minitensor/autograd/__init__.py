@@ -11,7 +11,7 @@ import contextlib
 from . import grad_mode
 from .function import Function, registry
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .engine import backward, grad
+from .api import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .explain import explain
 from .anomaly import AnomalyError

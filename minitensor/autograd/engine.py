@@ -15,7 +15,7 @@ import numpy as np
 
 from . import anomaly, grad_mode
 from .function import freed_message, modified_message
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor
 
 
 def _count_consumers(roots):
@@ -143,7 +143,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if g is not None:  # (a node nothing flowed into still counts down its inputs)
                 g = _run_hooks(node.hooks, g)
                 if node.retain and capture is None and node._out() is not None:
-                    _store_grad(node._out(), g, create_graph)
+                    store_grad(node._out(), g, create_graph)
                 if node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
                 _check_versions(node)
@@ -169,7 +169,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         if capture is not None:
             captured[id(leaf)] = g
         else:
-            _store_grad(leaf, g, create_graph)
+            store_grad(leaf, g, create_graph)
     return captured
 
 
@@ -181,7 +181,7 @@ def _run_hooks(hooks, g):
     return g
 
 
-def _store_grad(t, g, create_graph):
+def store_grad(t, g, create_graph):
     """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
     with `create_graph` it keeps its graph."""
@@ -191,68 +191,3 @@ def _store_grad(t, g, create_graph):
         t.grad = g
     else:
         t.grad = Tensor._make(g._array.copy())
-
-
-def _tuple(x):
-    if x is None:
-        return None
-    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
-
-
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
-    tensors = _tuple(tensors)
-    grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
-    if retain_graph is None:
-        retain_graph = create_graph
-    if inputs is None:
-        run_backward(tensors, grad_tensors, retain_graph, create_graph)
-        return
-    inputs = _tuple(inputs)
-    grads = run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=list(inputs))
-    for t in inputs:
-        if id(t) in grads:
-            _store_grad(t, grads[id(t)], create_graph)
-
-
-@tensor_method("backward")
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
-    backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
-         materialize_grads=False):
-    """Return d(outputs)/d(inputs) weighted by `grad_outputs`, without touching any `.grad`.
-
-    With `create_graph=True` the returned gradients carry a graph of their own, so they can be
-    differentiated again (Hessian-vector products, gradient penalties).
-    """
-    outputs = _tuple(outputs)
-    inputs_t = _tuple(inputs)
-    grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
-    for i, t in enumerate(inputs_t):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(f"grad: input {i} ({_describe(t)}) does not require grad")
-    if retain_graph is None:
-        retain_graph = create_graph
-    found = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=list(inputs_t))
-    result = []
-    for i, t in enumerate(inputs_t):
-        g = found.get(id(t))
-        if g is None:
-            if materialize_grads:
-                g = Tensor._make(np.zeros_like(t._array))
-            elif not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
-                    "pass allow_unused=True if this is expected"
-                )
-        result.append(g)
-    return tuple(result)
-
-
-def _describe(t):
-    return f"shape {tuple(t.shape)}" if isinstance(t, Tensor) else f"a {type(t).__name__}, not a Tensor"

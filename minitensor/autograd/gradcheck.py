@@ -13,7 +13,7 @@ error can name the op whose backward is wrong instead of only the function that 
 import numpy as np
 
 from . import grad_mode
-from .engine import grad as _grad
+from .api import grad as _grad
 from ..tensor import Tensor
 
 
