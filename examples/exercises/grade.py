@@ -142,7 +142,7 @@ def grade_case(exercise, module, case, seed, out):
         out(f"    {_student_error(e)}")
         return "fail"
     want = exercise.reference(*args)
-    if tuple(got.shape) != tuple(want.shape) or not np.allclose(got._array, want._array, rtol=1e-7, atol=1e-9):
+    if tuple(got.shape) != tuple(want.shape) or not np.allclose(got.numpy(force=True), want.numpy(force=True), rtol=1e-7, atol=1e-9):
         out(f"    WRONG FORWARD: output of shape {tuple(got.shape)} differs from {exercise.entry} of minitensor "
             f"(shape {tuple(want.shape)}); the forward was given: restore it")
         return "fail"

@@ -23,12 +23,13 @@ from minitensor.autograd import Function
 class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
-        mu = x._array.mean(axis=-1, keepdims=True)
-        d = x._array - mu
+        a = x.detach().numpy()  # forward computes on the numpy arrays
+        mu = a.mean(axis=-1, keepdims=True)
+        d = a - mu
         rstd = 1.0 / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps)
         xhat = d * rstd
         ctx.save_for_backward(from_numpy(xhat), from_numpy(rstd))
-        return xhat * weight._array + bias._array
+        return xhat * weight.detach().numpy() + bias.detach().numpy()
 
     @staticmethod
     def backward(ctx, g):

@@ -28,14 +28,14 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask):
         scale = 1.0 / math.sqrt(q.shape[-1])
-        s = (q._array @ np.swapaxes(k._array, -1, -2)) * scale
+        s = (q.detach().numpy() @ np.swapaxes(k.detach().numpy(), -1, -2)) * scale
         if mask is not None:
-            s = np.where(mask._array, s, -np.inf)
+            s = np.where(mask.detach().numpy(), s, -np.inf)
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         p = e / e.sum(axis=-1, keepdims=True)
         ctx.save_for_backward(from_numpy(p))
         ctx.scale = scale
-        return p @ v._array
+        return p @ v.detach().numpy()
 
     @staticmethod
     def backward(ctx, g):

@@ -18,7 +18,8 @@ from minitensor.autograd import Function
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x):
-        z = x._array - x._array.max(axis=-1, keepdims=True)
+        a = x.detach().numpy()  # forward computes on the numpy array
+        z = a - a.max(axis=-1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
 
