@@ -102,35 +102,36 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run forward on `args` without recording, then record one node if any input needs a gradient."""
+        modes = grad_mode.modes
         ctx = cls()
         ctx.inputs, ctx.saved, ctx.versions = args, (), ()
-        recording = grad_mode.modes.grad_enabled
-        # 1. the edges: every tensor argument that needs a gradient, with the node that made it
-        ctx.edges = tuple((i, a, a.grad_fn) for i, a in enumerate(args)
-                          if recording and isinstance(a, Tensor) and a._rg)
-        needs = [False] * len(args)
-        for i, _, _ in ctx.edges:
-            needs[i] = True
-        ctx.needs_input_grad = tuple(needs)
-        if ctx.edges and cls.saves_values:  # 2. what backward will read, at its version now
+        # 1. the edges: each tensor argument that needs a gradient, with the node that made it
+        edges, needs = [], [False] * len(args)
+        if modes.grad_enabled:
+            for i, a in enumerate(args):
+                if isinstance(a, Tensor) and a._rg:
+                    edges.append((i, a, a.grad_fn))
+                    needs[i] = True
+        ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
+        if edges and cls.saves_values:  # 2. what backward will read, at its version now
             ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
         # 3. forward, on arrays, recording nothing
-        prev, grad_mode.modes.grad_enabled = grad_mode.modes.grad_enabled, False
+        prev, modes.grad_enabled = modes.grad_enabled, False
         try:
             raw = cls.forward(ctx, *args)
         finally:
-            grad_mode.modes.grad_enabled = prev
-        out = Tensor._make(_as_array(cls, raw))
+            modes.grad_enabled = prev
+        out = Tensor._make(raw if type(raw) is np.ndarray else _as_array(cls, raw))
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
-            if ctx.edges and not ctx.versions:  # the view's graph holds only while its base is unchanged
+            if edges and not ctx.versions:  # the view's graph holds only while its base is unchanged
                 ctx.versions = ((args[0], args[0]._version),)
-        if grad_mode.modes.anomaly_enabled:
+        if modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)
-        if ctx.edges and out._array.dtype.kind == "f":
+        if edges and out._array.dtype.kind == "f":
             ctx._out, ctx.output_version = weakref.ref(out), out._version
-            if grad_mode.modes.anomaly_enabled:
+            if modes.anomaly_enabled:
                 anomaly.remember_origin(ctx)
             out.grad_fn, out._rg = ctx, True
         return out
