@@ -6,10 +6,12 @@ made them (rows of non-negative numbers summing to 1, or to 0 for a query with e
     basic_self_attention(x)                       z_i = sum_j softmax_j(x_i . x_j) x_j
     scaled_dot_product_attention(q, k, v, ...)    softmax(Q K^T / sqrt(d_k)) V, with masks and dropout
 
-`scaled_dot_product_attention` has two implementations of the same math: the *composed* one below,
-whose gradient comes from the ops' own VJPs, and the *fused* one in `attention.fused`, one
-autograd node with a hand-derived backward. `fused=None` picks the default set by
-`set_fused_enabled` (see docs/attention.md for the measurements behind the default).
+`scaled_dot_product_attention` has two implementations of the same math. The *composed* one below
+is the default: matmul, scale, mask, softmax and matmul, each an op with its own VJP, so
+`minitensor.autograd.explain` and `minitensor.viz.to_dot` show every step. The *fused* one in
+`attention.fused` is one autograd node with a hand-derived backward, faster (docs/attention.md
+has the measurements) but a single step to look at: ask for it with `fused=True`, as the
+trainer's model (`attention.lm.DecoderLM`) and the benchmarks do.
 """
 import math
 
@@ -20,36 +22,6 @@ import minitensor.nn.functional as F
 
 from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
-
-_fused_enabled = True  # the default: the fused node was the faster one in benchmarks/bench_attention.py
-
-
-class set_fused_enabled:
-    """Choose the fused (True) or composed (False) attention as the default for `fused=None`.
-
-    Works as a plain call (the choice stays) or as a context manager (the old choice comes back):
-
-        attention.set_fused_enabled(False)
-        with attention.set_fused_enabled(True): ...
-    """
-
-    def __init__(self, enabled):
-        global _fused_enabled
-        self.prev = _fused_enabled
-        _fused_enabled = bool(enabled)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        global _fused_enabled
-        _fused_enabled = self.prev
-        return False
-
-
-def is_fused_enabled():
-    """Whether `fused=None` currently means the fused path."""
-    return _fused_enabled
 
 
 def basic_self_attention(x):
@@ -126,7 +98,7 @@ def _dropout_keep(shape, p):
 
 
 def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 training=True, fused=None, need_weights=True):
+                                 training=True, fused=False, need_weights=True):
     r"""softmax(Q K^T / sqrt(d_k) + masks) V for query (..., Tq, d_k), key (..., Tk, d_k), value (..., Tk, d_v).
 
     mask: bool (True = may attend), int 0/1 (the same), or float (added to the scores; -inf hides);
@@ -136,9 +108,9 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     dropout_p: drop attention weights with this probability when `training` (the returned
         weights are the ones *before* dropout, the model's actual attention pattern).
     scale: defaults to 1 / sqrt(d_k).
-    fused: True for the fused nodes (`attention.fused`: one from Q, K, V to the output, one to
-        the weights), False for the composed ops, None for the default (`set_fused_enabled`). A
-        float mask that requires grad always uses the composed ops.
+    fused: False (the default) for the composed ops, each step a node of its own; True for the
+        fused nodes (`attention.fused`: one from Q, K, V to the output, one to the weights), the
+        same math, faster. A float mask that requires grad always uses the composed ops.
     need_weights: False to get (output, None), as PyTorch's `need_weights=False`: on the fused
         path the output is then one node and the weights are never a tensor of the graph.
 
@@ -163,17 +135,16 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     if m.empty_cols:
         key = mt.where(m.col_any, key, 0.0)
         value = mt.where(m.col_any, value, 0.0)
-    use_fused = _fused_enabled if fused is None else bool(fused)
-    use_fused = use_fused and v_fits and not (m.bias is not None and m.bias.requires_grad)
+    use_fused = bool(fused) and v_fits and not (m.bias is not None and m.bias.requires_grad)
     if use_fused and keep is None and not need_weights:
-        # steps 1-4 below as one node, and the weights never become a tensor
+        # fused=True, output only: steps 1-4 below as one node, and the weights never become a tensor
         output, weights = FusedAttention.apply(query, key, value, m, scale, None), None  # (..., Tq, dv)
     else:
-        # steps 1-3 (scores, mask, softmax): one node, or the composed ops below
-        if use_fused:
-            weights = FusedAttentionWeights.apply(query, key, m, scale)   # (..., Tq, Tk)
-        else:
+        # 1-3. scores, mask, softmax: one op per step (the default), or one fused node
+        if not use_fused:
             weights = _composed_weights(query, key, m, scale)             # (..., Tq, Tk)
+        else:
+            weights = FusedAttentionWeights.apply(query, key, m, scale)   # (..., Tq, Tk)
 
         # 4. average the values with those weights (dropped out, inverted, while training)
         if use_fused and keep is None:
@@ -189,8 +160,8 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
 
 
 def _composed_weights(query, key, m, scale):
-    """The attention weights as the fused node computes them, as a chain of minitensor ops (each
-    with its own VJP): steps 1-3 of scaled_dot_product_attention."""
+    """Steps 1-3 of scaled_dot_product_attention, one minitensor op per step, each with its own
+    VJP: the default path (`FusedAttentionWeights` computes the same weights in one node)."""
     # 1. score every query against every key
     scores = (query @ key.mT) * scale                       # (..., Tq, Tk)
     if m.bias is not None:

@@ -32,6 +32,10 @@ uses the weights node, a `where` and a matmul instead of `FusedAttention`.
 Each backward is written with Tensor ops, so with `create_graph=True` it is itself recorded and
 differentiable; when nothing records the backward (the usual case) the same lines run on the raw
 arrays, in place where the array is the node's own.
+
+Each `Function`'s docstring states only its math, which `minitensor.autograd.explain` prints for
+the learner; what its arguments are and how it computes is in its `forward`'s docstring and in
+comments.
 """
 import math
 
@@ -119,14 +123,14 @@ def attention_weights(q, k, mask, scale):
 
 
 class FusedAttentionWeights(Function):
-    r"""P = softmax(c Q K^T + bias) over the keys, masked entries 0, fully masked rows all 0
-
-    Arguments: query (..., Tq, d), key (..., Tk, d) as Tensors of one dtype; then the constants
-    `mask` (a `PreparedMask`) and the scale c.
-    VJP: dS = P * (dP - rowsum(dP * P))  (with dP := 0 where masked);  dQ = c dS K;  dK = c dS^T Q"""
+    r"""out = P = softmax_rows(S),  S = c Q K^T + bias  (Q (..., Tq, d), K (..., Tk, d), c the scale, bias a float mask or 0);
+        P_ij = 0 where query i may not see key j, and a row with no key to see is all 0
+    VJP: dS = P * (g - rowsum(g * P))  (g := 0 where masked);  gQ = c dS K;  gK = c dS^T Q
+         (gQ and gK summed over the batch dims their input was broadcast along)"""
 
     @staticmethod
     def forward(ctx, query, key, mask, scale):
+        """query, key: Tensors of one dtype; `mask` a `PreparedMask` and `scale` a float, both constants."""
         return attention_weights(query._array, key._array, mask, scale)          # (..., Tq, Tk)
 
     @staticmethod
@@ -139,18 +143,18 @@ class FusedAttentionWeights(Function):
 
 
 class FusedAttention(Function):
-    r"""O = softmax(c Q K^T + bias) V: scores, mask, softmax and the product with V in one node
-
-    Arguments: query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv) as Tensors of one dtype
-    (value's batch dims no wider than the scores'); the constants `mask` and c; then `weights`:
-    the output of `FusedAttentionWeights` for this query, key, mask and scale, whose P is reused,
-    or None to compute P here. It is passed as `SharedWeights`, not as a graph input, because this
-    node's backward differentiates through P itself.
-    VJP: dV = P^T dO;  dP = dO V^T;  dS = P * (dP - rowsum(dP * P));  dQ = c dS K;  dK = c dS^T Q"""
-
+    r"""out = P V,  P = softmax_rows(c Q K^T + bias)  (Q (..., Tq, d), K (..., Tk, d), V (..., Tk, dv), c the scale,
+        bias a float mask or 0);  P_ij = 0 where query i may not see key j, and a row with no key to see is all 0
+    VJP: gV = P^T g;  dP = g V^T  (:= 0 where masked);  dS = P * (dP - rowsum(dP * P));  gQ = c dS K;  gK = c dS^T Q
+         (gQ, gK and gV summed over the batch dims their input was broadcast along)"""
 
     @staticmethod
     def forward(ctx, query, key, value, mask, scale, weights):
+        """query, key, value: Tensors of one dtype (value's batch dims no wider than the scores');
+        `mask` (a `PreparedMask`) and `scale`: constants; `weights`: the output of
+        `FusedAttentionWeights` for this query, key, mask and scale, whose P is reused, or None to
+        compute P here. It comes as `SharedWeights`, not as a graph input, because this node's
+        backward differentiates through P itself."""
         p = None if weights is None else weights.weights_for(query, key)
         if p is None:
             p = attention_weights(query._array, key._array, mask, scale)        # (..., Tq, Tk)

@@ -15,20 +15,22 @@ from .functional import scaled_dot_product_attention
 
 
 class ScaledDotProductAttention(nn.Module):
-    """`scaled_dot_product_attention` as a Module: attention-weight dropout only while training."""
+    """`scaled_dot_product_attention` as a Module: attention-weight dropout only while training.
+    `fused=True` computes it as one node (see `scaled_dot_product_attention`)."""
 
-    def __init__(self, dropout=0.0):
+    def __init__(self, dropout=0.0, fused=False):
         super().__init__()
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"ScaledDotProductAttention: dropout must be in [0, 1], got {dropout}")
-        self.dropout = dropout
+        self.dropout, self.fused = dropout, bool(fused)
 
     def forward(self, query, key, value, mask=None, is_causal=False, scale=None):
         return scaled_dot_product_attention(query, key, value, mask=mask, dropout_p=self.dropout,
-                                            is_causal=is_causal, scale=scale, training=self.training)
+                                            is_causal=is_causal, scale=scale, training=self.training,
+                                            fused=self.fused)
 
     def extra_repr(self):
-        return f"dropout={self.dropout}"
+        return f"dropout={self.dropout}" + (", fused=True" if self.fused else "")
 
 
 def _uniform_parameter(shape, fan_in):
@@ -51,12 +53,14 @@ class SelfAttention(nn.Module):
 
     scale: multiplies the scores before the softmax; None means 1/sqrt(d_k). The tutorial uses
     no scaling: pass `scale=1.0` to reproduce its numbers.
+    fused: True computes the attention as one node (see `scaled_dot_product_attention`).
     """
 
-    def __init__(self, d_in, d_k, d_v=None, bias=False, scale=None):
+    def __init__(self, d_in, d_k, d_v=None, bias=False, scale=None, fused=False):
         super().__init__()
         d_v = d_k if d_v is None else d_v
         self.d_in, self.d_k, self.d_v, self.scale = d_in, d_k, d_v, scale
+        self.fused = bool(fused)
         self.w_query = _uniform_parameter((d_in, d_k), d_in)
         self.w_key = _uniform_parameter((d_in, d_k), d_in)
         self.w_value = _uniform_parameter((d_in, d_v), d_in)
@@ -83,10 +87,11 @@ class SelfAttention(nn.Module):
         """x: (..., T, d_in) -> (output (..., T, d_v), weights (..., T, T))."""
         queries, keys, values = self.project(x)             # (..., T, d_k), (..., T, d_k), (..., T, d_v)
         return scaled_dot_product_attention(queries, keys, values, mask=mask, is_causal=is_causal,
-                                            scale=self.scale)
+                                            scale=self.scale, fused=self.fused)
 
     def extra_repr(self):
-        return f"d_in={self.d_in}, d_k={self.d_k}, d_v={self.d_v}, bias={self.b_query is not None}"
+        fused = ", fused=True" if self.fused else ""
+        return f"d_in={self.d_in}, d_k={self.d_k}, d_v={self.d_v}, bias={self.b_query is not None}{fused}"
 
 
 class MultiHeadAttention(nn.Module):
@@ -104,10 +109,11 @@ class MultiHeadAttention(nn.Module):
     softmax probabilities before dropout, per head (PyTorch averages over heads by default).
     `last_weights` keeps a detached copy of the latest weights for drawing attention maps.
     `need_weights=False` returns (output, None) as in PyTorch, and `last_weights` is None then.
-    `fused` chooses the attention implementation (None: the package default).
+    `fused=True` computes the attention of all heads as one node (see `scaled_dot_product_attention`);
+    the default, False, records each step. The attribute `fused` can be changed later.
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None):
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, fused=False):
         super().__init__()
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(
@@ -120,7 +126,7 @@ class MultiHeadAttention(nn.Module):
         self.kdim = d_model if kdim is None else kdim
         self.vdim = d_model if vdim is None else vdim
         self.dropout = dropout
-        self.fused = None
+        self.fused = bool(fused)
         self.last_weights = None
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(self.kdim, d_model, bias=bias)
@@ -181,4 +187,6 @@ class MultiHeadAttention(nn.Module):
         extra = ""
         if self.kdim != self.d_model or self.vdim != self.d_model:
             extra = f", kdim={self.kdim}, vdim={self.vdim}"
+        if self.fused:
+            extra += ", fused=True"
         return f"d_model={self.d_model}, num_heads={self.num_heads}, dropout={self.dropout}{extra}"

@@ -7,6 +7,11 @@
 The MLP uses GELU's tanh form, as GPT-2 does. Initialisation as GPT-2: every Linear and Embedding weight ~ N(0, 0.02), biases 0, and the two
 projections that write into the residual stream (attention's w_o and the MLP's output layer) with
 std 0.02 / sqrt(2 n_layer), because 2 n_layer of them add up along the residual path.
+
+Unlike the layers it is built from, the model asks for the fused attention (`fused=True`, one node
+per layer with a hand-derived backward): it exists to be trained, and the fused path is the
+faster one. `DecoderLM(..., fused=False)` records every step of attention instead, for
+`minitensor.autograd.explain`; the parameters, and so the checkpoints, are the same either way.
 """
 import math
 
@@ -19,14 +24,15 @@ from .transformer import TransformerBlock
 
 
 class DecoderLM(nn.Module):
-    def __init__(self, vocab_size, block_size, n_layer=3, n_head=3, d_model=48, dropout=0.0):
+    def __init__(self, vocab_size, block_size, n_layer=3, n_head=3, d_model=48, dropout=0.0, fused=True):
         super().__init__()
         self.vocab_size, self.block_size = vocab_size, block_size
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.pos_emb = nn.Embedding(block_size, d_model)
         self.drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
-            [TransformerBlock(d_model, n_head, dropout=dropout, causal=True, activation=nn.GELU(approximate="tanh"))
+            [TransformerBlock(d_model, n_head, dropout=dropout, causal=True, activation=nn.GELU(approximate="tanh"),
+                              fused=fused)
              for _ in range(n_layer)]
         )
         self.ln_f = nn.LayerNorm(d_model)

@@ -60,8 +60,9 @@ def build(cfg):
     """Task, model and optimizer for `cfg`, initialised from its seed."""
     task = get_task(cfg.task)
     mt.manual_seed(cfg.seed)
+    # fused: training is what the fused attention is for (the same math, one node per layer)
     model = DecoderLM(task.vocab_size, task.block_size, n_layer=cfg.layers, n_head=cfg.heads,
-                      d_model=cfg.d_model, dropout=cfg.dropout)
+                      d_model=cfg.d_model, dropout=cfg.dropout, fused=True)
     optimizer = mt.optim.AdamW(model.param_groups(cfg.weight_decay), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
     scheduler = mt.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(cfg, step))
     return task, model, optimizer, scheduler

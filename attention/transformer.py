@@ -40,15 +40,16 @@ class TransformerBlock(nn.Module):
     forward(x (B, T, d_model), mask=None) -> (B, T, d_model). With `causal=True` every forward
     hides future positions (combined with `mask`). The attention weights of the last forward,
     (B, num_heads, T, T), stay in `block.attn.last_weights`; `return_weights=True` also returns
-    them (with their graph).
+    them (with their graph). `fused=True` gives `attn` the fused attention (one node; see
+    `attention.scaled_dot_product_attention`); by default it records each step.
     """
 
     def __init__(self, d_model, num_heads, d_ff=None, dropout=0.0, causal=False, bias=True, activation="gelu",
-                 layer_norm_eps=1e-5):
+                 layer_norm_eps=1e-5, fused=False):
         super().__init__()
         self.d_model, self.num_heads, self.causal = d_model, num_heads, causal
         self.ln1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        self.attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias, fused=fused)
         self.resid_dropout = nn.Dropout(dropout)
         self.ln2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.mlp = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)

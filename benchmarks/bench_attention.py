@@ -5,11 +5,12 @@
     python benchmarks/bench_attention.py --layers     # also the composed-vs-fused cases of docs/attention.md
 
 Q, K, V of shape (8, 4, T, 32) float32, causal. minitensor runs
-`out, _ = attention.scaled_dot_product_attention(q, k, v, is_causal=True, need_weights=False)`
+`out, _ = attention.scaled_dot_product_attention(q, k, v, is_causal=True, fused=True, need_weights=False)`
 and `out.backward(g)`: the output and the gradients of Q, K and V, what the floor and PyTorch's
-`scaled_dot_product_attention` compute (on the default, fused path: one node). For information
-it also runs the default call, which returns the weights too, as a tensor of the graph with a
-node of their own ("+ weights"), and the composed path (`fused=False`). The floor is the same
+`scaled_dot_product_attention` compute (on the fused path, which a fast caller asks for: one
+node). For information it also runs the fused call that returns the weights too, as a tensor of
+the graph with a node of their own ("+ weights"), and the composed path (`fused=False`, the
+default, one node per step). The floor is the same
 math written directly in numpy, forward and backward, in place and in float32: what any
 framework on numpy pays for the arithmetic alone. Its results are checked against minitensor's
 before anything is timed. PyTorch's fused `scaled_dot_product_attention` runs too when it is
@@ -114,7 +115,7 @@ class Case:
     def floor(self):
         return numpy_floor(*self.arrays, self.bias, self.scale)
 
-    def minitensor(self, fused=None, need_weights=False, results=None):
+    def minitensor(self, fused=True, need_weights=False, results=None):
         """Forward, backward, then the gradients dropped as zero_grad(set_to_none=True) does (no
         accumulation in the timing); `results`, a list, receives O, dQ, dK and dV first."""
         out, _ = attention.scaled_dot_product_attention(*self.qkv, is_causal=True, fused=fused,
@@ -170,8 +171,8 @@ def main(argv=None):
     tune_malloc(mt)
     torch = import_torch(_USER_ENV)
     threads = torch.get_num_threads() if torch is not None else None
-    print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; minitensor's default path is "
-          f"{'fused' if attention.is_fused_enabled() else 'composed'}; \"minitensor\": need_weights=False")
+    print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; \"minitensor\": fused=True, "
+          "need_weights=False; \"+ weights\": fused=True; \"composed\": fused=False (the default)")
     if torch is not None:
         print(f"PyTorch {torch.__version__}: 1 thread and its default of {threads}")
     print(f"{repeats} interleaved repeats; medians in ms\n")
@@ -255,19 +256,22 @@ def function_steps(B_, H_, T, d, dtype, mask_kind):
 
 
 def layer_steps(kind, B_, T, d_model, H_):
-    mt.manual_seed(0)
-    if kind == "MultiHeadAttention":
-        layer = attention.MultiHeadAttention(d_model, H_)
-    else:
-        layer = attention.TransformerBlock(d_model, H_, causal=True)
+    layers = {}
+    for fused in (False, True):
+        mt.manual_seed(0)  # the same weights for both
+        if kind == "MultiHeadAttention":
+            layers[fused] = attention.MultiHeadAttention(d_model, H_, fused=fused)
+        else:
+            layers[fused] = attention.TransformerBlock(d_model, H_, causal=True, fused=fused)
     x = mt.randn(B_, T, d_model, requires_grad=True)
     g = mt.randn(B_, T, d_model)
     mask = attention.causal_mask(T)
 
     def step(fused):
+        layer = layers[fused]
+
         def run():
-            with attention.set_fused_enabled(fused):
-                out = layer(x, mask=mask) if kind == "MultiHeadAttention" else layer(x)
+            out = layer(x, mask=mask) if kind == "MultiHeadAttention" else layer(x)
             out = out[0] if isinstance(out, tuple) else out
             out.backward(g)
         return run

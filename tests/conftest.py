@@ -8,6 +8,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,3 +20,24 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# Words of how an op is computed, not of its math. The first line's were in what `explain()`
+# printed as the formulas of the fused ops (Linear, LayerNorm, CrossEntropy, Gelu, the two
+# attention nodes) before their docstrings were cut down to the math; the rest are their kin.
+# tests/minitensor/test_explain.py and tests/attention/test_fused.py check that none comes back.
+IMPLEMENTATION_WORDS = (
+    "argument", "tensors", "dtype", "constant", "preparedmask", "sharedweights", "graph input",
+    "node", "reuse", "compute p here", "computed", "flattened", "in place", "two-pass", "in one op",
+    "overflow", "row max", "instead of",
+    "numpy", "array", "einsum", "gemm", "blas", "memory", "copy", "faster",
+)
+
+
+@pytest.fixture
+def implementation_words_in():
+    """A function: the words of IMPLEMENTATION_WORDS in a text (case-insensitive)."""
+    def find(text):
+        low = text.lower()
+        return [w for w in IMPLEMENTATION_WORDS if w in low]
+    return find

@@ -7,6 +7,8 @@ recomputed transcendental function) and in Tensor ops for `create_graph=True`. T
 (in ops/elementwise.py), `LayerNorm` (a composition would record eight nodes), `Linear`
 (x W^T + b as one matrix product) and `CrossEntropy` (log-softmax, pick, weigh and reduce).
 tests/minitensor/nn/test_fused_ops.py checks each against its composition of primitive ops.
+Each op's docstring states only its math (`autograd.explain` prints it for the learner); how it
+is computed is said in comments.
 """
 import math
 
@@ -25,13 +27,13 @@ from ..tensor import Tensor
 
 class Linear(Function):
     r"""out = x W^T + b:  out[..., o] = \sum_i x[..., i] W[o, i] + b[o]   (x (..., in), W (out, in), b (out,) or None)
-    computed as one matrix product of x flattened to rows x2 (R, in), then b added in place
-    VJP: gx = g W;   gW = g2^T x2 (g2: g flattened to (R, out));   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
+    VJP: gx = g W;   gW[o, i] = \sum over every leading dim of g[..., o] x[..., i];   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
 
     @staticmethod
     def forward(ctx, x, weight, bias):
         xd, w = x._array, weight._array
-        out = xd.reshape(-1, w.shape[1]) @ w.T  # (R, out): one GEMM however many leading dims x has
+        # x flattened to rows x2 (R, in): one GEMM however many leading dims x has, then b added in place
+        out = xd.reshape(-1, w.shape[1]) @ w.T  # (R, out)
         if bias is not None:
             out += bias._array
         return out.reshape(xd.shape[:-1] + w.shape[:1])
@@ -101,7 +103,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 class LayerNorm(Function):
-    r"""out = (x - mu) / sqrt(var + eps) * w + b over the last `k` dims (var: population, two-pass)
+    r"""out = (x - mu) / sqrt(var + eps) * w + b over the last `k` dims (mu, var: their mean and population variance)
     VJP: with xhat = (x - mu) * rstd, rstd = (var + eps)^{-1/2}, gxhat = g * w and means over those dims,
         gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
         gw = sum over the other dims of g * xhat;   gb = sum over the other dims of g"""
@@ -114,7 +116,7 @@ class LayerNorm(Function):
         mu = rows @ ones  # (M,) row sums as a matrix-vector product: much faster than .mean(-1)
         mu /= D  # sum, then divide (as np.mean): a constant row c of dyadic c gives mu = c exactly
         d = rows - mu[:, None]
-        var = (d * d) @ ones
+        var = (d * d) @ ones  # two passes (the mean, then the squared deviations): E[x^2] - mu^2 would cancel
         var /= D
         var += float(eps)  # a Python float: float32 stays float32
         rstd = np.sqrt(var, out=var)
@@ -285,11 +287,11 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 class CrossEntropy(Function):
-    r"""Cross-entropy of logits x (N, C) against class indices t (N,), in one op:
-        logp = x - m - log \sum_c e^{x_c - m}   (m the row max: nothing overflows),  p = softmax(x) = e^{logp}
-        loss_i = keep_i ((1 - eps) w_{t_i} (-logp_{i,t_i}) + eps/C \sum_c w_c (-logp_{i,c}))
-        keep_i = [t_i != ignore_index], w the class weights (1 without), eps the label smoothing
-        out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / D ('mean'), D = \sum_i keep_i w_{t_i} (1 if 0)
+    r"""out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / D ('mean'):  the cross-entropy of logits x (N, C)
+        against class indices t (N,), with
+        loss_i = keep_i ((1 - eps) w_{t_i} (-logp_{i,t_i}) + eps/C \sum_c w_c (-logp_{i,c})),   logp_i = x_i - log \sum_c e^{x_{i,c}},
+        keep_i = [t_i != ignore_index], w the class weights (1 without), eps the label smoothing,
+        D = \sum_i keep_i w_{t_i} (1 if 0),   p = softmax(x) = e^{logp}
     VJP: gx_i = r_i keep_i (a_i p_i - q_i),  a_i = (1 - eps) w_{t_i} + eps/C \sum_c w_c,
          q_i = (1 - eps) w_{t_i} onehot(t_i) + eps/C w,   r = g ('none', 'sum') or g / D ('mean')
          (without weights a_i = 1 and q_i is the smoothed one-hot target: gx_i = r_i keep_i (p_i - q_i))"""
@@ -298,7 +300,7 @@ class CrossEntropy(Function):
     def forward(ctx, x, t, keep, weight, reduction, eps):
         xd = x._array
         n, c = xd.shape
-        z = xd - finite_max(xd, -1)
+        z = xd - finite_max(xd, -1)  # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows
         e = np.exp(z)
         s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
         lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax

@@ -433,7 +433,7 @@ class Erf(Function):
 class Gelu(Function):
     r"""out = x * Phi(x), Phi the standard normal CDF: Phi(x) = (1 + erf(x / sqrt 2)) / 2
     approximate='tanh':  out = x/2 * (1 + tanh u) = x * s,  s = sigmoid(2u) = 1 / (1 + e^{-2u}),
-                         u = sqrt(2/pi) * (x + 0.044715 x^3)   (one exp instead of a tanh)
+                         u = sqrt(2/pi) * (x + 0.044715 x^3)
     VJP: gx = g * (Phi(x) + x * phi(x)),  phi(x) = e^{-x^2/2} / sqrt(2 pi)
          tanh: gx = g * (s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 * 0.044715 x^2))
                (= g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx), with 1 + tanh u = 2s, 1 - tanh^2 u = 4s(1 - s))"""
@@ -441,7 +441,8 @@ class Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         float_only(x, "gelu")
-        out, ctx.step = _gelu_numpy(x._array, approximate)  # out = x * step: the backward reuses step
+        # tanh u as sigmoid(2u): one exp instead of a tanh; out = x * step, and the backward reuses step
+        out, ctx.step = _gelu_numpy(x._array, approximate)
         return out
 
     @staticmethod

@@ -334,14 +334,45 @@ def test_shape_errors_name_the_shapes():
         sdpa(q, q, q, dropout_p=1.5)
 
 
-def test_fused_default_switch():
-    assert attention.is_fused_enabled() is True
-    with attention.set_fused_enabled(False):
-        assert attention.is_fused_enabled() is False
-        mt.manual_seed(0)
-        q = mt.randn(2, 2, 2, requires_grad=True)
-        out, _ = sdpa(q, q, q)
-        assert "Fused" not in repr(out.grad_fn)
-    assert attention.is_fused_enabled() is True
-    out, _ = sdpa(q, q, q)
-    assert out.grad_fn.name() == "FusedAttentionBackward"
+# ---- the default path shows every step; the fused one is asked for ------------------------------
+
+def _explained_ops(out, w, rng):
+    """The op of every node explain() walks from a loss that reads the output and the weights
+    with random weights."""
+    loss = (out * mt.tensor(rng.standard_normal(out.shape))).sum() + (w * mt.tensor(rng.standard_normal(w.shape))).sum()
+    return [r.op for r in mt.autograd.explain(loss).rows]
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding"])
+def test_explain_on_the_default_call_shows_matmul_scale_mask_and_softmax(mask_kind):
+    rng = np.random.default_rng(10)
+    q, k, v = (mt.tensor(rng.standard_normal((2, 2, 3, 4)), requires_grad=True) for _ in range(3))
+    mask = {"none": None, "causal": attention.causal_mask(3), "padding": attention.padding_mask([3, 2], 3)}[mask_kind]
+    ops = _explained_ops(*sdpa(q, k, v, mask=mask), rng)
+    assert ops.count("MatmulBackward") == 2 and "SoftmaxBackward" in ops and "MulBackward" in ops  # Q K^T, P V; scale
+    assert ("WhereBackward" in ops) == (mask is not None)
+    assert not [op for op in ops if "Fused" in op]
+    # the same call with fused=True is the one node instead: what this test tells apart
+    fused_ops = _explained_ops(*sdpa(q, k, v, mask=mask, fused=True), rng)
+    assert {"FusedAttentionBackward", "FusedAttentionWeightsBackward"} <= set(fused_ops)
+    assert "SoftmaxBackward" not in fused_ops and "MatmulBackward" not in fused_ops
+
+
+def test_to_dot_on_the_default_call_draws_every_step():
+    from minitensor.viz import to_dot
+
+    rng = np.random.default_rng(11)
+    q, k, v = (mt.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3))
+    dot = to_dot(sdpa(q, k, v, is_causal=True)[0])
+    assert dot.count('"MatmulBackward') == 2 and '"SoftmaxBackward' in dot and '"WhereBackward' in dot
+    assert "Fused" not in dot
+    dot = to_dot(sdpa(q, k, v, is_causal=True, fused=True)[0])
+    assert '"FusedAttentionBackward' in dot and "SoftmaxBackward" not in dot
+
+
+def test_the_global_switch_is_gone_and_says_what_replaced_it():
+    for name in ("set_fused_enabled", "is_fused_enabled"):
+        with pytest.raises(AttributeError, match="fused=True"):
+            getattr(attention, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        attention.nope  # noqa: B018

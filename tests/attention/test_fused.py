@@ -254,3 +254,43 @@ def test_gradients_of_head_views_come_back_in_the_views_layout():
     summed = fused_module._grad_product(broadcast, a, b, 0.5).numpy(force=True)
     assert summed.shape == broadcast.shape
     np.testing.assert_allclose(summed, ((a @ b) * 0.5).sum(axis=0, keepdims=True), rtol=1e-12)
+
+
+# ---- explain() prints the fused nodes' math -----------------------------------------------------
+
+_ATTENTION_MATH = {
+    "FusedAttentionBackward": ("out = P V", "P = softmax_rows(c Q K^T + bias)",
+                               ("gV = P^T g", "dP = g V^T", "dS = P * (dP - rowsum(dP * P))", "gQ = c dS K", "gK = c dS^T Q")),
+    "FusedAttentionWeightsBackward": ("out = P = softmax_rows(S)", "S = c Q K^T + bias",
+                                      ("dS = P * (g - rowsum(g * P))", "gQ = c dS K", "gK = c dS^T Q")),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_ATTENTION_MATH))
+def test_explain_shows_the_fused_nodes_math_and_no_implementation(op, implementation_words_in):
+    rng = np.random.default_rng(9)
+    q, k, v = (mt.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3))
+    out, w = sdpa(q, k, v, is_causal=True, fused=True)
+    loss = (out * mt.tensor(rng.standard_normal(out.shape))).sum() + (w * mt.tensor(rng.standard_normal(w.shape))).sum()
+    (row,) = [r for r in mt.autograd.explain(loss).rows if r.op == op]
+    forward, vjp = " ".join(row.forward.split()), " ".join(row.vjp.split())
+    start, definition, steps = _ATTENTION_MATH[op]
+    assert forward.startswith(start) and definition in forward
+    for step in steps:
+        assert step in vjp
+    assert implementation_words_in(forward + " " + vjp) == []
+
+
+# Excerpts of what explain() printed for the two nodes before their docstrings kept only the math
+_PRINTED_BEFORE = {
+    "FusedAttentionBackward": "scores, mask, softmax and the product with V in one node Arguments: query (..., Tq, d), "
+                              "key (..., Tk, d), value (..., Tk, dv) as Tensors of one dtype ... It is passed as "
+                              "`SharedWeights`, not as a graph input",
+    "FusedAttentionWeightsBackward": "Arguments: query (..., Tq, d), key (..., Tk, d) as Tensors of one dtype; then the "
+                                     "constants `mask` (a `PreparedMask`) and the scale c.",
+}
+
+
+@pytest.mark.parametrize("op", sorted(_PRINTED_BEFORE))
+def test_the_word_check_catches_what_the_fused_nodes_printed_before(op, implementation_words_in):
+    assert implementation_words_in(_PRINTED_BEFORE[op])

@@ -198,8 +198,7 @@ def test_mha_gradients_for_inputs_and_all_weights(fused, B, Tq, Tk, heads_dim, m
     d = H * dh
     rng = np.random.default_rng(B * 100 + Tq * 10 + Tk + H)
     mt.manual_seed(int(rng.integers(1 << 30)))
-    mha = MultiHeadAttention(d, H, kdim=3, vdim=2).double()
-    mha.fused = fused
+    mha = MultiHeadAttention(d, H, kdim=3, vdim=2, fused=fused).double()
     query = mt.tensor(rng.standard_normal((B, Tq, d)), requires_grad=True)
     key = mt.tensor(rng.standard_normal((B, Tk, 3)), requires_grad=True)
     value = mt.tensor(rng.standard_normal((B, Tk, 2)), requires_grad=True)
@@ -216,13 +215,14 @@ def test_mha_fused_and_composed_agree_in_values_and_parameter_gradients():
     mha = MultiHeadAttention(6, 3, dropout=0.2).double()
     x = mt.randn(2, 4, 6, dtype=mt.float64)
     mask = attention.padding_mask([4, 2], 4)
+    up = mt.randn(2, 4, 6, dtype=mt.float64)
     results = []
     for fused in (False, True):
-        mha.fused = fused
+        mha.fused = fused  # the attribute switches a built layer, weights unchanged
         mha.zero_grad()
         mt.manual_seed(5)  # the same dropout keep-mask for both
         out, w = mha(x, mask=mask, is_causal=True)
-        (out * mt.arange(48, dtype=mt.float64).reshape(2, 4, 6)).sum().backward()
+        (out * up).sum().backward()
         results.append([out, w] + [p.grad for p in mha.parameters()])
     for a, b in zip(*results):
         assert_close(a, b, rtol=1e-10, atol=1e-12)
@@ -331,3 +331,82 @@ def test_mha_shape_and_mask_errors_name_the_shapes():
         mha(mt.randn(2, 3, 4), mask=mt.ones(2, 3, 3).bool())
     with pytest.raises(RuntimeError, match=r"mask of shape \(3, 1, 1, 3\).*\(2, 2, 3, 3\)"):
         mha(mt.randn(2, 3, 4), mask=attention.padding_mask([1, 2, 3], 3))
+
+
+# ---- the default path shows every step; fused=True is asked for --------------------------------
+
+def _layer(kind, fused=None):
+    """A float64 layer of `kind` built with `fused` (None: not passed, the default), and a function
+    running it on fixed inputs."""
+    mt.manual_seed(7)
+    rng = np.random.default_rng(7)
+    x = mt.tensor(rng.standard_normal((2, 4, 6)), requires_grad=True)
+    kw = {} if fused is None else {"fused": fused}
+    if kind == "ScaledDotProductAttention":
+        layer = ScaledDotProductAttention(dropout=0.3, **kw)
+        q, k = (mt.tensor(rng.standard_normal((2, 4, 6)), requires_grad=True) for _ in range(2))
+        return layer, [x, q, k], lambda: layer(q, k, x, is_causal=True)
+    if kind == "SelfAttention":
+        layer = SelfAttention(6, 3, d_v=2, bias=True, **kw).double()
+        return layer, [x], lambda: layer(x, mask=attention.padding_mask([4, 3], 4)[:, 0], is_causal=True)
+    layer = MultiHeadAttention(6, 3, dropout=0.3, **kw).double()
+    return layer, [x], lambda: layer(x, mask=attention.padding_mask([4, 3], 4), is_causal=True)
+
+
+LAYERS = pytest.mark.parametrize("kind", ["ScaledDotProductAttention", "SelfAttention", "MultiHeadAttention"])
+
+
+def _explained_ops(outputs, seed=0):
+    rng = np.random.default_rng(seed)
+    loss = sum((t * mt.tensor(rng.standard_normal(t.shape))).sum() for t in outputs)
+    return [r.op for r in mt.autograd.explain(loss).rows]
+
+
+@LAYERS
+def test_explain_on_a_default_layer_lists_softmax_and_matmul_and_no_fused_node(kind):
+    layer, _, run = _layer(kind)
+    assert layer.fused is False
+    ops = _explained_ops(run())
+    assert "SoftmaxBackward" in ops and ops.count("MatmulBackward") >= 2 and "WhereBackward" in ops
+    assert not [op for op in ops if "Fused" in op]
+    # asked for, the fused node replaces them (so the assertions above can fail)
+    layer, _, run = _layer(kind, fused=True)
+    assert layer.fused is True and "fused=True" in repr(layer)
+    ops = _explained_ops(run())
+    assert "FusedAttentionWeightsBackward" in ops and "SoftmaxBackward" not in ops
+
+
+def test_explain_and_to_dot_on_a_default_multi_head_attention_forward():
+    from minitensor.viz import to_dot
+
+    mt.manual_seed(8)
+    mha = MultiHeadAttention(8, 2).double()
+    x = mt.randn(2, 5, 8, dtype=mt.float64, requires_grad=True)
+    out, _ = mha(x, is_causal=True)
+    ops = _explained_ops([out])
+    assert ops.count("MatmulBackward") == 2 and "SoftmaxBackward" in ops and "WhereBackward" in ops
+    assert not [op for op in ops if "Fused" in op]
+    dot = to_dot(out)
+    assert dot.count('"MatmulBackward') == 2 and '"SoftmaxBackward' in dot and "Fused" not in dot
+    out_fused, _ = MultiHeadAttention(8, 2, fused=True).double()(x, is_causal=True)
+    assert '"FusedAttentionBackward' in to_dot(out_fused) and "SoftmaxBackward" not in to_dot(out_fused)
+
+
+@LAYERS
+def test_a_layer_built_fused_equals_the_composed_one(kind):
+    """Values and the gradients of the inputs and every parameter, in float64, from random
+    upstream weights into the output and the weights, with dropout (the same keep-mask) and masks."""
+    results = []
+    for fused in (False, True):
+        layer, inputs, run = _layer(kind, fused)
+        layer.train()
+        mt.manual_seed(3)
+        out, w = run()
+        assert (w.grad_fn.name() == "FusedAttentionWeightsBackward") == fused   # the path under test
+        rng = np.random.default_rng(4)
+        params = list(layer.parameters())
+        grads = mt.autograd.grad((out, w), inputs + params,
+                                 grad_outputs=(mt.tensor(rng.standard_normal(out.shape)), mt.tensor(rng.standard_normal(w.shape))))
+        results.append([out, w, *grads])
+    for a, b in zip(*results):
+        assert_close(a, b, rtol=1e-10, atol=1e-12)

@@ -52,14 +52,15 @@ def _their_projection_grads(theirs, d):
     return grads
 
 
+@pytest.mark.parametrize("fused", [False, True], ids=["composed", "fused"])
 @given(st.integers(1, 2), st.integers(1, 4), st.integers(1, 4), st.sampled_from([(1, 4), (2, 2), (3, 2)]),
        st.sampled_from(["none", "causal", "padding"]), st.booleans(), st.sampled_from([None, 3]))
-def test_mha_equals_torch_multihead_attention(B, Tq, Tk, heads_dim, mask_kind, bias, kvdim):
+def test_mha_equals_torch_multihead_attention(fused, B, Tq, Tk, heads_dim, mask_kind, bias, kvdim):
     H, dh = heads_dim
     d = H * dh
     rng = np.random.default_rng(B * 1000 + Tq * 100 + Tk * 10 + H)
     mt.manual_seed(int(rng.integers(1 << 30)))
-    ours = attention.MultiHeadAttention(d, H, bias=bias, kdim=kvdim, vdim=kvdim).double()
+    ours = attention.MultiHeadAttention(d, H, bias=bias, kdim=kvdim, vdim=kvdim, fused=fused).double()
     theirs = torch.nn.MultiheadAttention(d, H, bias=bias, kdim=kvdim, vdim=kvdim, batch_first=True, dtype=torch.float64)
     _copy_mha(ours, theirs)
     kv = kvdim or d
@@ -117,11 +118,12 @@ def test_sdpa_equals_torch_sdpa(fused, mask_kind):
         assert_close(a.grad, b.grad.numpy(), **TOL)
 
 
+@pytest.mark.parametrize("fused", [False, True], ids=["composed", "fused"])
 @pytest.mark.parametrize("causal", [False, True])
-def test_transformer_block_equals_torch_pre_ln_encoder_layer(causal):
+def test_transformer_block_equals_torch_pre_ln_encoder_layer(causal, fused):
     mt.manual_seed(3)
     d, H, d_ff, T = 6, 2, 10, 5
-    ours = attention.TransformerBlock(d, H, d_ff=d_ff, causal=causal).double()
+    ours = attention.TransformerBlock(d, H, d_ff=d_ff, causal=causal, fused=fused).double()
     theirs = torch.nn.TransformerEncoderLayer(d, H, dim_feedforward=d_ff, dropout=0.0, activation="gelu",
                                               batch_first=True, norm_first=True, dtype=torch.float64)
     _copy_mha(ours.attn, theirs.self_attn)

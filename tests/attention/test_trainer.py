@@ -106,3 +106,35 @@ def test_parse_args_defaults_are_mingpt_sort_demo():
 def test_other_tasks_train_a_few_steps(tmp_path, task):
     result = run(tmp_path, task, task=task, steps=3, pictures=False)
     assert result["steps"] == 3 and np.isfinite(result["final_loss"])
+
+
+def _node_names(t):
+    """The name of every node of the graph that made `t`, walking the nodes' edges."""
+    names, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name())
+        stack.extend(child for _, _, child in node.edges)
+    return names
+
+
+def test_a_training_step_runs_the_fused_attention(monkeypatch):
+    """The trainer is a speed user: its model asks for the fused path, one node per layer."""
+    cfg = Config(**{**TINY, "layers": 2})
+    task, model, optimizer, scheduler = trainer.build(cfg)
+    seen = []
+    cross_entropy = trainer.F.cross_entropy
+
+    def spy(logits, target, *args, **kwargs):
+        seen.append(_node_names(logits))
+        return cross_entropy(logits, target, *args, **kwargs)
+
+    monkeypatch.setattr(trainer.F, "cross_entropy", spy)
+    x, y = task.batch(cfg.batch, np.random.default_rng(0))
+    trainer.train_step(model, optimizer, scheduler, x, y, cfg.clip)
+    (names,) = seen
+    assert names.count("FusedAttentionBackward") == 2                # one per layer
+    assert "SoftmaxBackward" not in names and "MatmulBackward" not in names

@@ -112,3 +112,39 @@ def test_block_float32_stays_float32_and_round_trips_its_state_dict():
     other = TransformerBlock(4, 2, causal=True)
     other.load_state_dict(block.state_dict())
     assert np.array_equal(other(x).numpy(force=True), out.numpy(force=True))
+
+
+# ---- the default path shows every step; fused=True is asked for --------------------------------
+
+def test_a_default_block_explains_softmax_and_matmul_and_a_fused_one_a_fused_node():
+    rng = np.random.default_rng(5)
+    x = mt.tensor(rng.standard_normal((2, 4, 6)), requires_grad=True)
+    u = mt.tensor(rng.standard_normal((2, 4, 6)))
+    ops = {}
+    for fused in (False, True):
+        mt.manual_seed(5)
+        block = TransformerBlock(6, 3, causal=True, **({"fused": True} if fused else {})).double()  # False: the default
+        assert block.attn.fused is fused
+        ops[fused] = [r.op for r in mt.autograd.explain((block(x) * u).sum()).rows]
+    assert "SoftmaxBackward" in ops[False] and ops[False].count("MatmulBackward") == 2
+    assert not [op for op in ops[False] if "Fused" in op]
+    assert "FusedAttentionBackward" in ops[True] and "SoftmaxBackward" not in ops[True]
+
+
+def test_a_block_built_fused_equals_the_composed_one():
+    """Output and the gradients of the input and every parameter, float64, random upstream
+    weights, with dropout (the same keep-masks) and a padding mask."""
+    rng = np.random.default_rng(6)
+    x = mt.tensor(rng.standard_normal((2, 5, 6)), requires_grad=True)
+    u = mt.tensor(rng.standard_normal((2, 5, 6)))
+    mask = attention.padding_mask([5, 3], 5)
+    results = []
+    for fused in (False, True):
+        mt.manual_seed(6)
+        block = TransformerBlock(6, 3, dropout=0.2, causal=True, fused=fused).double()
+        mt.manual_seed(7)
+        out = block(x, mask=mask)
+        params = list(block.parameters())
+        results.append([out, *mt.autograd.grad(out, [x] + params, grad_outputs=u)])
+    for a, b in zip(*results):
+        assert_close(a, b, rtol=1e-10, atol=1e-12)

@@ -172,3 +172,59 @@ def test_a_vjp_returning_a_numpy_array_gets_its_norm():
     (row,) = explain(Triple.apply(x), gradient=torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)).rows
     assert row.vjp == "gx = 3 g" and row.forward == "out = 3 x"
     assert row.inputs[0].grad_norm == pytest.approx(3 * np.sqrt(5))
+
+
+# ---- the fused ops: explain() prints their math, as for the primitive ops ----------------------
+
+def _fused_op_graphs():
+    """A float64 graph through each fused op of minitensor, reduced with random weights."""
+    import minitensor.nn.functional as F
+
+    rng = np.random.default_rng(8)
+    x = torch.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    w = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    b = torch.tensor(rng.standard_normal(3), requires_grad=True)
+    gamma, beta = (torch.tensor(rng.standard_normal(4), requires_grad=True) for _ in range(2))
+    u = torch.tensor(rng.standard_normal((5, 4)))
+    return {
+        "LinearBackward": (F.linear(x, w, b) * u[:, :3]).sum(),
+        "LayerNormBackward": (F.layer_norm(x, (4,), gamma, beta) * u).sum(),
+        "CrossEntropyBackward": F.cross_entropy(x, torch.tensor([0, 1, 2, 3, 0]), label_smoothing=0.1),
+        "GeluBackward": (F.gelu(x, approximate="tanh") * u).sum(),
+    }
+
+
+# what each formula must state, so that cutting the docstring down can't lose the math
+_FUSED_MATH = {
+    "LinearBackward": ("x W^T + b", "gx = g W"),
+    "LayerNormBackward": ("sqrt(var + eps)", "gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))"),
+    "CrossEntropyBackward": ("logp_i = x_i - log \\sum_c e^{x_{i,c}}", "gx_i = r_i keep_i (a_i p_i - q_i)"),
+    "GeluBackward": ("x * Phi(x)", "gx = g * (Phi(x) + x * phi(x))"),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_FUSED_MATH))
+def test_a_fused_op_explains_its_math_and_no_implementation(op, implementation_words_in):
+    rows = [r for r in explain(_fused_op_graphs()[op]).rows if r.op == op]
+    assert len(rows) == 1, [r.op for r in explain(_fused_op_graphs()[op]).rows]
+    row = rows[0]
+    forward_math, vjp_math = _FUSED_MATH[op]
+    assert row.forward.startswith("out = ") and forward_math in " ".join(row.forward.split())
+    assert vjp_math in " ".join(row.vjp.split())
+    assert implementation_words_in(row.forward + " " + row.vjp) == []
+
+
+# Excerpts of what explain() printed for these ops before their docstrings kept only the math:
+# the word check above must catch each of them.
+_PRINTED_BEFORE = {
+    "LinearBackward": "computed as one matrix product of x flattened to rows x2 (R, in), then b added in place",
+    "LayerNormBackward": "over the last `k` dims (var: population, two-pass)",
+    "CrossEntropyBackward": "Cross-entropy of logits x (N, C) against class indices t (N,), in one op: "
+                            "logp = x - m - log \\sum_c e^{x_c - m} (m the row max: nothing overflows)",
+    "GeluBackward": "u = sqrt(2/pi) * (x + 0.044715 x^3) (one exp instead of a tanh)",
+}
+
+
+@pytest.mark.parametrize("op", sorted(_PRINTED_BEFORE))
+def test_the_word_check_catches_what_was_printed_before(op, implementation_words_in):
+    assert implementation_words_in(_PRINTED_BEFORE[op])
