@@ -45,7 +45,7 @@ def _check_qkv(query, key, value, op):
     """The scores' shape (..., Tq, Tk), whether value's batch dims fit inside the scores', and
     the default scale 1 / sqrt(d_k)."""
     if type(query) is mt.Tensor and type(key) is mt.Tensor and type(value) is mt.Tensor:
-        q, k, v = query._array, key._array, value._array
+        q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
         seen = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype)
         found = _CHECKED.get(seen)
         if found is None:
@@ -62,7 +62,7 @@ def _check_qkv_once(query, key, value, op):
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, mt.Tensor):
                 raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
-    q, k, v = query._array, key._array, value._array
+    q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.dtype.kind != "f" or not q.dtype == k.dtype == v.dtype:
         for name, t in (("query", q), ("key", k), ("value", v)):
             if t.ndim < 2:
@@ -94,7 +94,7 @@ def _shapes(q, k, v):
 
 def _dropout_keep(shape, p):
     """Bool keep-mask for inverted dropout, from minitensor's global generator (so manual_seed rules it)."""
-    return (mt.rand(*shape, dtype=mt.float64) >= p)._array
+    return (mt.rand(*shape, dtype=mt.float64) >= p).numpy(force=True)
 
 
 def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -124,7 +124,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
     # sqrt(d_k) brings the logits back to unit scale, so the softmax doesn't saturate into a
     # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
     scale = default_scale if scale is None else float(scale)
-    m = prepare_mask(mask, is_causal, scores_shape, query._array.dtype, op)
+    m = prepare_mask(mask, is_causal, scores_shape, query.dtype, op)
     keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
 
     # A key no query may see (padding), or a query that may see no key, can hold anything, even

@@ -80,7 +80,7 @@ def _scores(q, k, mask, scale):
         s = q @ k.swapaxes(-1, -2)                                            # (..., Tq, Tk)
         s *= scale
     if mask.bias is not None:
-        s += mask.bias._array
+        s += mask.bias.numpy(force=True)
     return s
 
 
@@ -131,14 +131,14 @@ class FusedAttentionWeights(Function):
     @staticmethod
     def forward(ctx, query, key, mask, scale):
         """query, key: Tensors of one dtype; `mask` a `PreparedMask` and `scale` a float, both constants."""
-        return attention_weights(query._array, key._array, mask, scale)          # (..., Tq, Tk)
+        return attention_weights(query.numpy(force=True), key.numpy(force=True), mask, scale)          # (..., Tq, Tk)
 
     @staticmethod
     def backward(ctx, g):
         query, key, mask, scale = ctx.inputs
         needs = ctx.needs_input_grad
         if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays (g may be the caller's: not in place)
-            return (*scores_vjp_numpy(g._array, ctx.output._array, query, key, mask, scale, needs, own=False), None, None)
+            return (*scores_vjp_numpy(g.numpy(force=True), ctx.output.numpy(force=True), query, key, mask, scale, needs, own=False), None, None)
         return (*scores_vjp(g, ctx.output, query, key, mask, scale, needs), None, None)
 
 
@@ -157,9 +157,9 @@ class FusedAttention(Function):
         backward differentiates through P itself."""
         p = None if weights is None else weights.weights_for(query, key)
         if p is None:
-            p = attention_weights(query._array, key._array, mask, scale)        # (..., Tq, Tk)
+            p = attention_weights(query.numpy(force=True), key.numpy(force=True), mask, scale)        # (..., Tq, Tk)
         ctx.save_for_backward(p)                                             # (..., Tq, Tk)
-        return p @ value._array                                                # (..., Tq, dv)
+        return p @ value.numpy(force=True)                                                # (..., Tq, dv)
 
     @staticmethod
     def backward(ctx, g):
@@ -173,10 +173,10 @@ class FusedAttention(Function):
         needs = ctx.needs_input_grad
         if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays
             (p,) = ctx.saved_tensors
-            d_value = _grad_product(value, p.swapaxes(-1, -2), g._array) if needs[2] else None  # dV = P^T dO
+            d_value = _grad_product(value, p.swapaxes(-1, -2), g.numpy(force=True)) if needs[2] else None  # dV = P^T dO
             d_query = d_key = None
             if needs[0] or needs[1]:
-                d_p = g._array @ value._array.swapaxes(-1, -2)                  # dP = dO V^T, our own array
+                d_p = g.numpy(force=True) @ value.numpy(force=True).swapaxes(-1, -2)                  # dP = dO V^T, our own array
                 d_query, d_key = scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own=True)
             return d_query, d_key, d_value, None, None, None
         # recorded (create_graph): P as a tensor of the graph, so the backward is differentiable too
@@ -202,7 +202,7 @@ class SharedWeights:
 
     def weights_for(self, query, key):
         """P as an array if it was made from exactly these tensors, else None."""
-        return self.tensor._array if query is self.query and key is self.key else None
+        return self.tensor.numpy(force=True) if query is self.query and key is self.key else None
 
 
 def scores_vjp(d_p, p, query, key, mask, scale, needs):
@@ -232,12 +232,12 @@ def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
         d_s = d_p - row_dot                                                      # dP - rowsum(dP * P)
     d_s *= p                                                                     # dS
     # c dS: scale whichever is smaller, dS (Tq, Tk) once, or dQ and dK (Tq, d) and (Tk, d)
-    scale_s = d_s.shape[-1] <= query._array.shape[-1]
+    scale_s = d_s.shape[-1] <= query.shape[-1]
     if scale_s:
         d_s *= scale
     scale_qk = None if scale_s else scale
-    d_query = _grad_product(query, d_s, key._array, scale_qk) if needs[0] else None              # dQ = c dS K
-    d_key = _grad_product(key, d_s.swapaxes(-1, -2), query._array, scale_qk) if needs[1] else None  # dK = c dS^T Q
+    d_query = _grad_product(query, d_s, key.numpy(force=True), scale_qk) if needs[0] else None              # dQ = c dS K
+    d_key = _grad_product(key, d_s.swapaxes(-1, -2), query.numpy(force=True), scale_qk) if needs[1] else None  # dK = c dS^T Q
     return d_query, d_key
 
 
@@ -246,7 +246,7 @@ def _grad_product(x, a, b, scale=None):
     broadcasting x created (the usual case is none), and laid out in memory as x is when x is a
     strided view of its shape (MultiHeadAttention's heads are: (B, T, H, d) seen as (B, H, T, d)).
     Then the gradient flows back through the view's transpose and reshape without a copy."""
-    xd = x._array
+    xd = x.numpy(force=True)
     g = a @ b if xd.base is None else _product_like(xd, a, b)  # x owns its memory: the plain product's layout
     if scale is not None:
         g *= scale

@@ -134,7 +134,7 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, query, key, value, mask):
-        q, k, v = query._array.shape, key._array.shape, value._array.shape  # (a Tensor's .shape makes a Size)
+        q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
         ok = (
             len(q) in (2, 3) and len(k) == len(q) and len(v) == len(q)
             and q[-1] == self.d_model and k[-1] == self.kdim and v[-1] == self.vdim
@@ -157,10 +157,10 @@ class MultiHeadAttention(nn.Module):
         if value is None:
             value = key
         self._check(query, key, value, mask)
-        unbatched = query._array.ndim == 2
+        unbatched = query.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        (B, Tq), Tk = query._array.shape[:2], key._array.shape[1]
+        (B, Tq), Tk = query.shape[:2], key.shape[1]
         H, dh = self.num_heads, self.head_dim
 
         # 1. project, and split the d_model features into H heads of head_dim each

@@ -64,7 +64,7 @@ class DecoderLM(nn.Module):
         """The attention weights of every head of every layer for `idx`: a list of (H, T, T) arrays."""
         with mt.no_grad():
             self(mt.from_numpy(np.asarray(idx)))
-        return [b.attn.last_weights._array[0].copy() for b in self.blocks]
+        return [b.attn.last_weights.numpy(force=True)[0].copy() for b in self.blocks]
 
     def param_groups(self, weight_decay):
         """AdamW groups: decay the weights of Linear layers only; biases, LayerNorm and embeddings are exempt."""

@@ -36,7 +36,7 @@ def padding_mask(lengths, T):
     query of every head. (A query at a padded position still attends to the real keys; its output
     is usually ignored by the loss.)
     """
-    lens = np.asarray(lengths._array if isinstance(lengths, mt.Tensor) else lengths)
+    lens = np.asarray(lengths.numpy(force=True) if isinstance(lengths, mt.Tensor) else lengths)
     if lens.ndim != 1 or lens.dtype.kind not in "iu":
         raise ValueError(
             f"padding_mask: lengths must be a 1-D sequence of ints, got shape {lens.shape} dtype {lens.dtype}")
@@ -95,7 +95,7 @@ def _prepared_causal(Tq, Tk):
     if prepared is None:
         if len(_CAUSAL) >= 64:
             _CAUSAL.clear()
-        prepared = PreparedMask(causal_mask(Tq, Tk)._array, None)
+        prepared = PreparedMask(causal_mask(Tq, Tk).numpy(force=True), None)
         for name in ("allowed", "masked", "row_any", "col_any"):
             getattr(prepared, name).flags.writeable = False  # shared by every call: nobody may change it
         _CAUSAL[(Tq, Tk)] = prepared
@@ -109,7 +109,7 @@ def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_at
     allowed = bias = None
     if mask is not None:
         if isinstance(mask, mt.Tensor):
-            m = mask._array
+            m = mask.numpy(force=True)
         else:
             m = np.asarray(mask)
         if m.dtype.kind not in "biuf":
@@ -136,6 +136,6 @@ def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_at
         else:
             allowed = m.astype(bool, copy=False)  # int 0/1: nonzero = allowed
     if is_causal:
-        tri = causal_mask(*scores_shape[-2:])._array
+        tri = causal_mask(*scores_shape[-2:]).numpy(force=True)
         allowed = tri if allowed is None else allowed & tri
     return PreparedMask(allowed, bias)

@@ -97,7 +97,7 @@ def greedy_answers(model, task, prompts, batch=500):
         for i in range(0, len(prompts), batch):
             seq = prompts[i:i + batch]
             for _ in range(task.answer_len):
-                logits = model(mt.from_numpy(seq))._array[:, -1, :]
+                logits = model(mt.from_numpy(seq)).numpy(force=True)[:, -1, :]
                 seq = np.concatenate([seq, logits.argmax(-1)[:, None]], axis=1)
             out.append(seq[:, task.prompt_len:])
     return np.concatenate(out) if out else np.zeros((0, task.answer_len), np.int64)
@@ -156,7 +156,7 @@ def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng):
     scheduler.load_state_dict(json.loads(ck["scheduler"]))
     data_rng.bit_generator.state = json.loads(ck["data_rng"])
     mt.set_rng_state(json.loads(ck["model_rng"]))
-    return int(ck["step"]), ck["losses"]._array.tolist(), json.loads(ck["evals"])
+    return int(ck["step"]), ck["losses"].numpy(force=True).tolist(), json.loads(ck["evals"])
 
 
 # ---- progress -------------------------------------------------------------------------------------
