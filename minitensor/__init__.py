@@ -42,7 +42,7 @@ from .factories import (  # noqa: F401
 )
 from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state  # noqa: F401
 from . import autograd  # noqa: F401
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
 # Names tutorials use in annotations and isinstance checks.
 FloatTensor = DoubleTensor = LongTensor = ByteTensor = BoolTensor = IntTensor = Tensor

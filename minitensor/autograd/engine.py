@@ -185,8 +185,10 @@ def store_grad(t, g, create_graph):
     """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
     with `create_graph` it keeps its graph."""
-    if t.grad is not None:
-        t.grad = t.grad + g
+    if t.grad is not None and not create_graph:
+        t.grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
+    elif t.grad is not None:
+        t.grad = t.grad + g  # with create_graph the sum is recorded
     elif create_graph:
         t.grad = g
     else:

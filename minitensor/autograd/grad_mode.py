@@ -44,14 +44,22 @@ class _GradSwitch:
             @functools.wraps(fn)
             def generator(*args, **kwargs):
                 gen = fn(*args, **kwargs)
-                value = None
+                sent, thrown = None, None
                 while True:  # each step of the generator runs under the switch; the caller's code between steps does not
                     with _Fixed(mode):
                         try:
-                            item = gen.send(value)
+                            item = gen.send(sent) if thrown is None else gen.throw(thrown)
                         except StopIteration as stop:
                             return stop.value
-                    value = yield item
+                    sent, thrown = None, None
+                    try:
+                        sent = yield item
+                    except GeneratorExit:
+                        with _Fixed(mode):
+                            gen.close()
+                        raise
+                    except BaseException as error:  # the caller's gen.throw(): pass it on
+                        thrown = error
 
             return generator
 

@@ -52,6 +52,8 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, x, key):
+        if not any(k is Ellipsis for k in key):
+            key = key + (Ellipsis,)  # x[0] of a vector: a 0-d view, as in PyTorch, not a numpy scalar copy
         try:
             return x._array[key]
         except IndexError as e:
@@ -188,7 +190,8 @@ def masked_fill(input, mask, value):
     m = _fill_mask(input, mask, value, "masked_fill")
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))  # PyTorch casts the fill value to input's dtype
-    return where(Tensor._make(m), value, input)
+    # the user's mask tensor itself, so that the node sees it changed in place before backward
+    return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
 
 
 def _tri(input, diagonal, upper, op):

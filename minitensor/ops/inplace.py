@@ -62,16 +62,21 @@ def inplace(self, op, compute, *args, **kwargs):
             f"tensor of shape {tuple(self.shape)}"
         )
     if result.dtype != self.dtype:
-        if result.dtype.kind == "f" and self.dtype.kind != "f":
+        if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:  # PyTorch's rule: no float into int, no int into bool
             raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
         result = E.cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
     np.copyto(self._array, result._array)
     self._bump_version()
     if records and result._rg:  # the node that made `result` now made `self`
-        node = result.grad_fn
+        node, before = result.grad_fn, self.grad_fn
         node._out, node.output_version = weakref.ref(self), self._version
+        if before is not None and before.retain:  # retain_grad() asked for self's gradient: the new value's
+            node.retain, before.retain = True, False
         self.grad_fn, self._rg = node, True
     return self
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
 def _named(op, compute, *args, **kwargs):

@@ -217,8 +217,8 @@ def sum_to_size(input, *size):
 
 @tensor_method()
 def contiguous(input, memory_format=None):
-    """Here every tensor acts contiguous (numpy handles strides), so this returns the tensor itself."""
-    return input
+    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch)."""
+    return input if input._array.flags.c_contiguous else input.clone()
 
 
 class Repeat(Function):
@@ -287,9 +287,7 @@ def cat(tensors, dim=0):
                 f"cat: sizes of tensors must match except in dimension {d}; got shapes "
                 f"{[tuple(x.shape) for x in tensors]}"
             )
-    if len(tensors) == 1:
-        return tensors[0]
-    return Cat.apply(d, *tensors)
+    return Cat.apply(d, *tensors)  # a new tensor even for one input, as in PyTorch
 
 
 concat = concatenate = cat
@@ -354,4 +352,4 @@ def flip(input, dims):
     key = [slice(None)] * input.ndim
     for d in dims:
         key[_wrap_dim(d, input.ndim, "flip")] = slice(None, None, -1)
-    return input[tuple(key)]
+    return input[tuple(key)].clone()  # a copy, as PyTorch's flip (numpy's reversed slice is a view)
