@@ -192,10 +192,10 @@ VIEWS = {  # name: (make the view of x (2, 3), the elements of x it holds)
     "expand": (lambda x: x[:, None].expand(2, 4, 3), ALL),  # read-only: only the base writes
 }
 READ_ONLY = {"expand"}
-SCALAR_VIEWS = {
-    "int_index_of_1d": (lambda x: x.flatten()[4], lambda x: x.view(6)),
-    "two_int_indices": (lambda x: x[1, 0], lambda x: x),
-    "iteration_of_1d": (lambda x: list(x.flatten())[2], lambda x: x),
+SCALAR_VIEWS = {  # name: (select one element of x (2, 3) with int indices, its flat index)
+    "int_index_of_1d": (lambda x: x.flatten()[4], 4),
+    "two_int_indices": (lambda x: x[1, 0], 3),
+    "iteration_of_1d": (lambda x: list(x.flatten())[2], 2),
 }
 
 
@@ -251,7 +251,7 @@ def test_writing_into_an_expanded_view_is_refused():
     assert x.tolist() == X23.tolist() and x._version == 0
 
 
-def _scalar_view(lib, make, base_of):
+def _scalar_view(lib, make):
     x = T(lib, X23)
     v = make(x)
     v.fill_(-7.0)  # a view: the base changes
@@ -270,10 +270,9 @@ SCALAR_VIEW_BUG = pytest.mark.xfail(
 @SCALAR_VIEW_BUG
 @pytest.mark.parametrize("name", sorted(SCALAR_VIEWS))
 def test_an_element_selected_by_int_indices_is_a_view(name):
-    make, _ = SCALAR_VIEWS[name]
-    x, w, version = arrays(lambda lib: _scalar_view(lib, make, None), mt)
+    make, flat = SCALAR_VIEWS[name]
+    x, w, version = arrays(lambda lib: _scalar_view(lib, make), mt)
     selected = np.zeros_like(X23, dtype=bool)
-    flat = {"int_index_of_1d": 4, "two_int_indices": 3, "iteration_of_1d": 2}[name]
     selected.reshape(-1)[flat] = True
     assert_arrays([x, w, version], [np.where(selected, -7.0, X23) + 1, np.array(-6.0), np.array(2.0)])
 
@@ -281,23 +280,8 @@ def test_an_element_selected_by_int_indices_is_a_view(name):
 @pytest.mark.parametrize("name", sorted(SCALAR_VIEWS))
 def test_an_element_selected_by_int_indices_is_a_view_in_torch(name, torch):
     make, _ = SCALAR_VIEWS[name]
-    x, w, version = arrays(lambda lib: _scalar_view(lib, make, None), torch)
+    x, w, version = arrays(lambda lib: _scalar_view(lib, make), torch)
     assert w == -6.0 and version == 2
-
-
-@SCALAR_VIEW_BUG
-def test_base_changed_after_taking_an_element_of_a_graph_tensor():
-    x = T(mt, X3, True)
-    y = x * 2
-    v = y[0]
-    y.mul_(3)
-    try:
-        (v * 1).backward()
-    except RuntimeError as e:  # minitensor may refuse (the documented difference) ...
-        assert "inplace" in str(e) or "in-place" in str(e)
-        return
-    assert v.item() == 6.0  # ... or give PyTorch's value and gradient
-    assert x.grad.tolist() == [6.0, 0.0, 0.0]
 
 
 COPIES = {
@@ -354,6 +338,27 @@ def test_ops_pytorch_documents_as_copies_do_not_alias(name):
     x, diff, c_version, x_version = arrays(lambda lib: _copy_is_independent(lib, ALIASING_COPIES[name]), mt)
     assert_arrays([x, c_version, x_version], [2 * X23, np.array(0.0), np.array(1.0)])
     assert (diff == 100.0).all()
+
+
+def _grad_accumulates_in_place(lib):
+    x = T(lib, X3, True)
+    (x * 2).backward(T(lib, U3))
+    first = x.grad
+    (x * 3).backward(T(lib, U3))
+    return first, x.grad
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (storage semantics): a second backward replaces x.grad by a new tensor "
+                                       "(`t.grad = t.grad + g` in engine._store_grad), so a reference to the old "
+                                       "x.grad keeps 2U; PyTorch's AccumulateGrad adds into the existing .grad in "
+                                       "place (without create_graph): the reference sees 5U and `is x.grad`")
+def test_gradient_accumulates_into_the_existing_grad_tensor():
+    first, now = arrays(_grad_accumulates_in_place, mt)
+    assert_arrays([first, now], [5 * U3, 5 * U3])
+
+
+def test_gradient_accumulates_into_the_existing_grad_tensor_in_torch(torch):
+    assert_arrays(arrays(_grad_accumulates_in_place, torch), [5 * U3, 5 * U3])
 
 
 def test_detach_shares_the_counter_and_data_does_not():
@@ -672,6 +677,24 @@ def test_view_taken_before_a_recorded_change_torch_values(fn, torch):
             _graph_base_mul_after_reshape: [6 * X3[:, None], 6 * U3],
             _plain_base_written_after_slice: [np.array([2.0, 4.0]), 2 * U2 + 1]}[fn]
     assert_arrays(arrays(fn, torch), want)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: both bugs at once: y[0] of a 1-d y is a copy, not a view (see "
+                                       "test_an_element_selected_by_int_indices_is_a_view), and a view taken before a "
+                                       "recorded change of its base misses it (see the tests above): v stays 2 and "
+                                       "x.grad is [2, 0, 0]; PyTorch: v = 6, x.grad = [6, 0, 0]")
+def test_base_changed_after_taking_an_element_of_a_graph_tensor():
+    x = T(mt, X3, True)
+    y = x * 2
+    v = y[0]
+    y.mul_(3)
+    try:
+        (v * 1).backward()
+    except RuntimeError as e:  # minitensor may refuse (the documented difference) ...
+        assert "inplace" in str(e) or "in-place" in str(e)
+        return
+    assert v.item() == 6.0  # ... or give PyTorch's value and gradient
+    assert x.grad.tolist() == [6.0, 0.0, 0.0]
 
 
 def _base_changed_under_no_grad_after_slice(lib):
