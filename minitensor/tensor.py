@@ -119,7 +119,9 @@ class Tensor:
 
     # _array: the numpy array holding the values (`.numpy()` outside the library)
     # _rg: requires_grad;  _base: the tensor whose memory a view shares (None if not a view)
-    __slots__ = ("_array", "_rg", "grad", "grad_fn", "_version_counter", "_base", "_hooks", "__weakref__")
+    # _base_grad_fn: the base's grad_fn when this view was taken (its graph is right while that holds)
+    __slots__ = ("_array", "_rg", "grad", "grad_fn", "_version_counter", "_base", "_base_grad_fn", "_hooks",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, requires_grad=False, device=None):
@@ -183,6 +185,18 @@ class Tensor:
         """Make self a view of `base`: its memory is base's, so is its version counter."""
         self._version_counter = base._version_counter
         self._base = base if base._base is None else base._base
+        self._base_grad_fn = self._base.grad_fn
+
+    def _check_view_is_current(self, op):
+        """A view's graph describes its base as it was when the view was taken. A recorded in-place op
+        on the base since then gave the base a new history, which PyTorch replays into the view;
+        minitensor refuses to use the view instead of giving it a wrong gradient."""
+        if self._base is not None and self._base.grad_fn is not self._base_grad_fn:
+            raise RuntimeError(
+                f"{op}: this tensor (shape {tuple(self.shape)}) is a view of a tensor that was changed by a recorded "
+                "in-place operation after the view was taken, so its graph is out of date (PyTorch would rebuild "
+                "it; minitensor does not): take the view again after the in-place operation"
+            )
 
     # ---- attributes -----------------------------------------------------------------------------
     @property

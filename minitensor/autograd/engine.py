@@ -98,6 +98,7 @@ def _root_gradients(outputs, grad_outputs):
     """{node or leaf: d(loss)/d(output)} for the outputs backward starts from."""
     pending = {}
     for t, g in zip(outputs, grad_outputs):
+        t._check_view_is_current("backward")
         if not t._rg:
             raise RuntimeError(
                 f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "

@@ -109,9 +109,12 @@ class Function:
         edges, needs = [], [False] * len(args)
         if modes.grad_enabled:
             for i, a in enumerate(args):
-                if isinstance(a, Tensor) and a._rg:
-                    edges.append((i, a, a.grad_fn))
-                    needs[i] = True
+                if isinstance(a, Tensor):
+                    if a._base is not None:
+                        a._check_view_is_current(cls.__name__.lower())
+                    if a._rg:
+                        edges.append((i, a, a.grad_fn))
+                        needs[i] = True
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
             ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
@@ -124,8 +127,6 @@ class Function:
         out = Tensor._make(raw if type(raw) is np.ndarray else _as_array(cls, raw))
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
-            if edges and not ctx.versions:  # the view's graph holds only while its base is unchanged
-                ctx.versions = ((args[0], args[0]._version),)
         if modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)

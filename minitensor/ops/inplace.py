@@ -35,8 +35,15 @@ def _requires_grad(x):
 
 def inplace(self, op, compute, *args, **kwargs):
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
-    records = grad_mode.modes.grad_enabled and (
+    grad_on = grad_mode.modes.grad_enabled
+    records = grad_on and (
         self._rg or any(_requires_grad(a) for a in args) or any(_requires_grad(a) for a in kwargs.values()))
+    if grad_on and self._base is not None and not records and self._base._rg:
+        raise RuntimeError(
+            f"{op}: a view of a tensor that requires grad, taken under no_grad (so it is not part of the "
+            "graph), is being changed in place with grad mode enabled: the base's graph would not know. "
+            "Do the change under no_grad too, or take the view with grad mode enabled"
+        )
     if records:
         if self._rg and self.grad_fn is None:
             raise RuntimeError(

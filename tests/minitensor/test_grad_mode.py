@@ -3,7 +3,6 @@ r"""Grad mode (`minitensor/autograd/grad_mode.py`): `no_grad`, `enable_grad`, `s
 per thread, as in PyTorch.
 
 Where PyTorch is installed the same code runs under torch too, so the expectations are PyTorch's.
-A test marked xfail(strict=True, reason="BUG: ...") documents a bug of minitensor.
 """
 import sys
 import threading
@@ -175,9 +174,6 @@ def test_decorated_function_restores_the_mode_on_error_and_when_nested():
     assert mt.is_grad_enabled()
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="BUG: `minitensor.inference_mode` is missing: it is only `minitensor.autograd.inference_mode`, "
-                          "while PyTorch has `torch.inference_mode` (which tutorials use) at the top level too")
 def test_inference_mode_at_the_top_level():
     with mt.inference_mode():
         assert not mt.is_grad_enabled()
@@ -275,10 +271,6 @@ THROW_CLOSE_EXPECTED = [("caught in generator", False), ("throw returned", False
                         ("after close", True)]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the generator wrapper in grad_mode._GradSwitch.__call__ only forwards "
-                                       "send(): throw() is raised in the wrapper instead of inside the generator, "
-                                       "and close() doesn't close it under the mode (its `finally` runs later, with "
-                                       "grad enabled). PyTorch forwards both, under the mode")
 def test_generator_throw_and_close_are_forwarded_under_the_mode():
     assert _generator_throw_and_close(mt) == THROW_CLOSE_EXPECTED
 

@@ -5,9 +5,6 @@ minitensor's result against values worked out by hand (in numpy), so the file me
 without PyTorch; `test_same_as_torch` runs the very same code under torch (skipped where it is not
 installed). Gradients are checked in float64 against a random upstream weight `U`, never only
 through `.sum()`. Error cases raise under both libraries.
-
-A test marked xfail(strict=True, reason="BUG: ...") documents a bug of minitensor: it fails now,
-and will XPASS (and so fail the suite) once fixed, so the mark must then be removed.
 """
 import math
 
@@ -64,10 +61,6 @@ def assert_arrays(got, want, rtol=1e-12, atol=1e-12, what="result"):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=f"{what} {i}")
 
 
-KWARGS_BUG = pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="BUG: the in-place methods made by ops/inplace.py `_method` are `def method(self, *args)`, so "
-           "PyTorch's keyword arguments (alpha=, min=/max=, value=, mask=, other=, weight=) raise TypeError")
 
 
 # ---- every in-place op on plain tensors: the value, the same object, one version bump -------------
@@ -181,7 +174,6 @@ def _kwarg_case(name):
     return case
 
 
-@KWARGS_BUG
 @pytest.mark.parametrize("name", sorted(KWARG_CALLS))
 def test_in_place_ops_take_pytorchs_keyword_arguments(name):
     assert_arrays(arrays(_kwarg_case(name), mt), [KWARG_CALLS[name][1]])
@@ -529,7 +521,6 @@ def test_the_issues_clamp_examples_with_sum():
     assert x.grad.tolist() == [3.0, 3.0, 0.0]
 
 
-@KWARGS_BUG
 def test_the_issues_clamp_examples_as_written():
     x = T(mt, X3, True)
     h = x * 3
@@ -824,9 +815,6 @@ def test_float_result_into_an_integer_tensor_fails_and_changes_nothing():
     assert i.tolist() == [1, 2] and i._version == 0 and i.dtype == mt.int64
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: inplace() only refuses a float result into a non-float tensor; an "
-                                       "int result is cast silently into a bool tensor (PyTorch: \"result type Long "
-                                       "can't be cast to the desired output type Bool\")")
 def test_integer_result_into_a_bool_tensor_fails_and_changes_nothing():
     b = mt.tensor([True, False])
     with pytest.raises(RuntimeError, match="can't be cast"):
@@ -851,10 +839,6 @@ def _retain_then_mul_(lib):
     return x.grad, y.grad
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: retain_grad() sets `retain` on y's node of the time; an in-place op "
-                                       "then gives y a new node but the old one still stores into y.grad, so y.grad "
-                                       "is the gradient w.r.t. y *before* the op (3x too large here). PyTorch moves "
-                                       "retain_grad to the new grad_fn: y.grad is d/dy of the current y")
 def test_retain_grad_then_in_place_gives_the_gradient_of_the_new_value():
     # y = 6x after mul_(3); loss = sum(U y^2): dloss/dy = 2 U y, dloss/dx = 6 * 2 U y
     y_now = 6 * X3

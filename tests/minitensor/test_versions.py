@@ -8,8 +8,7 @@ version counter; a backward that would read a tensor changed in place since the 
 reshape ...) may run again after its graph was freed.
 
 Each case runs under minitensor with its own expected values; where PyTorch is installed, the
-same code runs under torch too. A test marked xfail(strict=True, reason="BUG: ...") documents a
-bug of minitensor (it XPASSes, failing the suite, once fixed: then remove the mark).
+same code runs under torch too.
 """
 import numpy as np
 import pytest
@@ -113,9 +112,6 @@ def test_in_place_changes_through_data_same_as_torch(torch):
     same_as_torch(_data_updates, torch)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: `p.data.add_(p.grad, alpha=-lr)` raises TypeError: the in-place methods made by "
-                          "ops/inplace.py `_method` take no keyword arguments (see test_inplace.py)")
 def test_data_add_with_alpha_as_the_issue_writes_it():
     p = T(mt, X3, True)
     (p * p).backward(T(mt, U3))
@@ -260,14 +256,8 @@ def _scalar_view(lib, make):
     return x, w, version_of(lib, w._version)
 
 
-SCALAR_VIEW_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: indexing every dim with an int (`x[0]` of a 1-d tensor, `x[1, 0]`, iterating a 1-d tensor) "
-           "returns a copy, not a view: numpy's `a[key]` gives a scalar there, so Index's is_view check fails "
-           "(`x._array[key + (Ellipsis,)]` would give a 0-d view). PyTorch: a 0-d view sharing memory and version")
 
 
-@SCALAR_VIEW_BUG
 @pytest.mark.parametrize("name", sorted(SCALAR_VIEWS))
 def test_an_element_selected_by_int_indices_is_a_view(name):
     make, flat = SCALAR_VIEWS[name]
@@ -329,10 +319,6 @@ def test_an_op_that_copies_in_torch(name, torch):
     assert (diff == 100.0).all()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: these return an alias of their input where PyTorch returns new memory: "
-                                       "contiguous() returns self even for a non-contiguous view, flip() is a "
-                                       "negative-stride view (via indexing), cat([x]) returns x itself and stack([x]) "
-                                       "x.unsqueeze(0); an in-place change of the result then changes x (and its version)")
 @pytest.mark.parametrize("name", sorted(ALIASING_COPIES))
 def test_ops_pytorch_documents_as_copies_do_not_alias(name):
     x, diff, c_version, x_version = arrays(lambda lib: _copy_is_independent(lib, ALIASING_COPIES[name]), mt)
@@ -348,10 +334,6 @@ def _grad_accumulates_in_place(lib):
     return first, x.grad
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (storage semantics): a second backward replaces x.grad by a new tensor "
-                                       "(`t.grad = t.grad + g` in engine._store_grad), so a reference to the old "
-                                       "x.grad keeps 2U; PyTorch's AccumulateGrad adds into the existing .grad in "
-                                       "place (without create_graph): the reference sees 5U and `is x.grad`")
 def test_gradient_accumulates_into_the_existing_grad_tensor():
     first, now = arrays(_grad_accumulates_in_place, mt)
     assert_arrays([first, now], [5 * U3, 5 * U3])
@@ -445,14 +427,9 @@ def where_mask_changed(lib):
     return lambda: y.backward(T(lib, U3))
 
 
-MASK_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: masked_fill (and so masked_fill_) wraps the mask's array in a new Tensor "
-           "(`where(Tensor._make(m), ...)` in ops/indexing.py), whose fresh version counter the mask's in-place "
-           "change never bumps: backward silently uses the new mask (x.grad [1, 2, 0] instead of PyTorch's error)")
 
 
-@error_case(MODIFIED, marks=MASK_BUG)
+@error_case(MODIFIED)
 def masked_fill_mask_changed(lib):
     """The issue's `mask[0] = 0` after using mask in masked_fill: PyTorch's masked_fill saves the mask."""
     x, mask = T(lib, X3, True), lib.tensor([True, False, True])
@@ -461,7 +438,7 @@ def masked_fill_mask_changed(lib):
     return lambda: y.backward(T(lib, U3))
 
 
-@error_case(MODIFIED, marks=MASK_BUG)
+@error_case(MODIFIED)
 def masked_fill_in_place_mask_changed(lib):
     x, mask = T(lib, X3, True), lib.tensor([True, False, True])
     y = x * 1
@@ -648,24 +625,16 @@ def _plain_base_written_after_slice(lib):
     return v, h.grad
 
 
-VIEW_BASE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a view taken before a *recorded* in-place op on its base keeps the base's old node (or none), so "
-           "backward through the view silently skips the in-place op: the version check can't see it (Index reads "
-           "no values, and the later op saved the view at its new version). The promise is to raise")
 
 
-@VIEW_BASE_BUG
 def test_view_taken_before_a_recorded_change_of_its_graph_base():
     _raises_or_equals(_graph_base_mul_after_slice, [6 * X3[:2], np.append(6 * U2, 0.0)])
 
 
-@VIEW_BASE_BUG
 def test_reshaped_view_taken_before_a_recorded_change_of_its_graph_base():
     _raises_or_equals(_graph_base_mul_after_reshape, [6 * X3[:, None], 6 * U3])
 
 
-@VIEW_BASE_BUG
 def test_view_taken_before_a_plain_buffer_is_written_with_graph_values():
     _raises_or_equals(_plain_base_written_after_slice, [np.array([2.0, 4.0]), 2 * U2 + 1])
 
@@ -679,10 +648,6 @@ def test_view_taken_before_a_recorded_change_torch_values(fn, torch):
     assert_arrays(arrays(fn, torch), want)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: both bugs at once: y[0] of a 1-d y is a copy, not a view (see "
-                                       "test_an_element_selected_by_int_indices_is_a_view), and a view taken before a "
-                                       "recorded change of its base misses it (see the tests above): v stays 2 and "
-                                       "x.grad is [2, 0, 0]; PyTorch: v = 6, x.grad = [6, 0, 0]")
 def test_base_changed_after_taking_an_element_of_a_graph_tensor():
     x = T(mt, X3, True)
     y = x * 2
@@ -743,10 +708,6 @@ def _no_grad_view_changed_with_grad(lib):
     return y, x.grad
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a view of a graph tensor made under no_grad, changed in place in grad "
-                                       "mode, silently changes y's values without recording it: y = [6, 12, 6] "
-                                       "but y.backward gives dy/dx = 2 everywhere. PyTorch raises 'A view was "
-                                       "created in no_grad mode and is being modified inplace with grad mode enabled'")
 def test_view_made_under_no_grad_then_changed_in_place_with_grad_raises():
     with pytest.raises(RuntimeError):
         _no_grad_view_changed_with_grad(mt)
