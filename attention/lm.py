@@ -74,3 +74,16 @@ class DecoderLM(nn.Module):
             {"params": [p for p in params if id(p) in decay], "weight_decay": weight_decay},
             {"params": [p for p in params if id(p) not in decay], "weight_decay": 0.0},
         ]
+
+
+def greedy_answers(model, task, prompts, batch=500):
+    """Decode each prompt's answer one token at a time, always taking the most likely token."""
+    out = []
+    with mt.no_grad():
+        for i in range(0, len(prompts), batch):
+            seq = prompts[i:i + batch]
+            for _ in range(task.answer_len):
+                logits = model(mt.from_numpy(seq)).numpy(force=True)[:, -1, :]
+                seq = np.concatenate([seq, logits.argmax(-1)[:, None]], axis=1)
+            out.append(seq[:, task.prompt_len:])
+    return np.concatenate(out) if out else np.zeros((0, task.answer_len), np.int64)

@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 
+from .lm import greedy_answers
+
 _SHADES = " ░▒▓█"
 
 
@@ -29,7 +31,6 @@ def unicode_heatmap(weights, labels):
 
 def draw(model, task, prompt, losses, out_dir, stream):
     """Save (or print) the attention maps for one held-out example and the loss curve; return file paths."""
-    from .trainer import greedy_answers
 
     answer = greedy_answers(model, task, prompt[None, :])[0]
     seq = np.concatenate([prompt, answer])[: task.block_size]

@@ -20,7 +20,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.serialization import CheckpointError
 
-from .lm import DecoderLM
+from .lm import DecoderLM, greedy_answers
 from .tasks import TASKS, get_task
 from . import pictures
 
@@ -88,19 +88,6 @@ def train_step(model, optimizer, scheduler, x, y, clip):
     optimizer.step()
     scheduler.step()
     return loss.item()
-
-
-def greedy_answers(model, task, prompts, batch=500):
-    """Decode each prompt's answer one token at a time, always taking the most likely token."""
-    out = []
-    with mt.no_grad():
-        for i in range(0, len(prompts), batch):
-            seq = prompts[i:i + batch]
-            for _ in range(task.answer_len):
-                logits = model(mt.from_numpy(seq)).numpy(force=True)[:, -1, :]
-                seq = np.concatenate([seq, logits.argmax(-1)[:, None]], axis=1)
-            out.append(seq[:, task.prompt_len:])
-    return np.concatenate(out) if out else np.zeros((0, task.answer_len), np.int64)
 
 
 def evaluate(model, task, prompts):
