@@ -16,6 +16,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from .. import fast
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
@@ -42,13 +43,8 @@ class Linear(Function):
     def backward(ctx, g):
         x, weight, bias = ctx.inputs
         needs = ctx.needs_input_grad
-        if not grad_mode.modes.grad_enabled:  # first-order backward: the same three products in numpy
-            wd = weight._array
-            g2 = g._array.reshape(-1, wd.shape[0])
-            gx = Tensor._make((g2 @ wd).reshape(x._array.shape)) if needs[0] else None
-            gw = Tensor._make(g2.T @ x._array.reshape(-1, wd.shape[1])) if needs[1] else None
-            gb = Tensor._make(ones_vector(g2.shape[0], g2.dtype) @ g2) if bias is not None and needs[2] else None
-            return gx, gw, gb
+        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
+            return fast.linear_vjp(g._array, x._array, weight._array, needs, bias is not None)
         g2 = g.reshape(-1, weight.shape[0])
         gx = (g @ weight) if needs[0] else None
         gw = g2.mT @ x.reshape(-1, weight.shape[1]) if needs[1] else None
@@ -132,8 +128,10 @@ class LayerNorm(Function):
     @staticmethod
     def backward(ctx, g):
         x, k, weight, bias, eps = ctx.inputs
-        if not grad_mode.modes.grad_enabled:  # first-order backward: the formulas above on the saved xhat, rstd
-            return _layer_norm_vjp_numpy(ctx, g._array)
+        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
+            return fast.layer_norm_vjp(g._array, ctx.xhat, ctx.rstd, x._array.shape, x._array.shape[x.ndim - k:],
+                                       None if weight is None else weight._array, bias is not None,
+                                       ctx.needs_input_grad)
         dims = tuple(range(x.ndim - k, x.ndim))
         outer = tuple(range(x.ndim - k))
         d = x - x.mean(dim=dims, keepdim=True)
@@ -153,36 +151,6 @@ def _rows(a, norm_shape):
     """`a` as (M, D) rows of the trailing `norm_shape` (a view when it can be), and a vector of D ones."""
     d = math.prod(norm_shape)
     return a.reshape(a.size // d if d else 0, d), ones_vector(d, a.dtype)
-
-
-def _layer_norm_vjp_numpy(ctx, g):
-    """LayerNorm's VJP on (M, D) rows, with row means and column sums as matrix-vector products."""
-    x, _, weight, bias, _ = ctx.inputs
-    xhat, rstd = ctx.xhat, ctx.rstd
-    g, ones = _rows(g.astype(xhat.dtype, copy=False), xhat.shape[1:])
-    D = xhat.shape[1]
-    gw = gb = None
-    if weight is not None:
-        w = weight._array.reshape(-1).astype(xhat.dtype, copy=False)
-        g_xhat = g * xhat
-        if ctx.needs_input_grad[2]:
-            gw = ones_vector(g.shape[0], g.dtype) @ g_xhat  # sum over rows
-        mean_gxhat_xhat = (g_xhat @ w) / D  # mean(gxhat * xhat), as gxhat = g * w
-        gxhat = g * w
-    else:
-        mean_gxhat_xhat = ((g * xhat) @ ones) / D
-        gxhat = g
-    if bias is not None and ctx.needs_input_grad[3]:
-        gb = ones_vector(g.shape[0], g.dtype) @ g
-    mean_gxhat = (gxhat @ ones) / D
-    gx = xhat * mean_gxhat_xhat[:, None]  # rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
-    np.subtract(gxhat, gx, out=gx)
-    gx -= mean_gxhat[:, None]
-    gx *= rstd[:, None]
-    wrap = Tensor._make  # shapes from the arrays below: a Tensor's .shape makes a Size
-    return (wrap(gx.reshape(x._array.shape).astype(x.dtype, copy=False)), None,
-            None if gw is None else wrap(gw.reshape(weight._array.shape).astype(weight.dtype, copy=False)),
-            None if gb is None else wrap(gb.reshape(bias._array.shape).astype(bias.dtype, copy=False)), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -327,17 +295,8 @@ class CrossEntropy(Function):
         w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
         r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
         a = None if weight is None else (1 - eps) * w_t + (eps / c) * float(weight.sum())
-        if not grad_mode.modes.grad_enabled:  # first-order backward in numpy: p from the forward's e^{x - m} and its sum
-            gx = ctx.e / ctx.s[:, None]
-            if a is not None:
-                gx *= a[:, None]
-            gx.reshape(-1)[ctx.flat] -= (1 - eps) * w_t
-            if eps:
-                gx -= (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
-            gd = g._array
-            rg = (r * gd if reduction == "none" else r * gd.item()).astype(x.dtype, copy=False)
-            gx *= rg[:, None]
-            return Tensor._make(gx), None, None, None, None, None
+        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
+            return fast.cross_entropy_vjp(g._array, ctx.e, ctx.s, ctx.flat, r, a, w_t, eps, weight, reduction, x.dtype)
         q = np.zeros((n, c), x.dtype)  # create_graph: the same VJP in Tensor ops, differentiable again
         q.reshape(-1)[ctx.flat] = (1 - eps) * w_t
         if eps:

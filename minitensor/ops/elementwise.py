@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet
@@ -448,8 +449,8 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, g):
         x, approximate = ctx.inputs
-        if not grad_mode.modes.grad_enabled:  # first-order backward (no create_graph): the VJP above in numpy
-            return Tensor._make(_gelu_slope_numpy(x._array, approximate, ctx.step, g._array)), None
+        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
+            return fast.gelu_vjp(x._array, approximate, ctx.step, g._array)
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
 
 
@@ -472,32 +473,9 @@ def _gelu_numpy(d, approximate):
     return d * cdf, cdf
 
 
-def _gelu_slope_numpy(x, approximate, step, g):
-    """g * d gelu / dx from the forward's saved step = sigmoid(2u) (tanh) or Phi(x) (none), in x's dtype."""
-    if approximate == "tanh":  # g * (s + x * s(1 - s) * 2k(1 + 3c x^2)): no transcendental call
-        k = math.sqrt(2 / math.pi)
-        slope = _square(x)
-        slope *= 2 * k * 3 * 0.044715
-        slope += 2 * k
-        slope *= x
-        one_minus = np.subtract(1, step, dtype=step.dtype)
-        one_minus *= step
-        slope *= one_minus
-    else:  # g * (Phi(x) + x * phi(x)): the one exp of the normal density
-        slope = _square(x)
-        slope *= -0.5
-        np.exp(slope, out=slope)
-        slope *= x
-        slope *= 1 / math.sqrt(2 * math.pi)
-    slope += step
-    slope *= g
-    return slope
-
-
 # Overflow on the way (x^2, x^3, e^{-2u}) and inf * 0 at x = -inf make the limits, inf and NaN, as
 # in PyTorch, which says nothing: numpy's warnings about them are off.
 _gelu_numpy = quiet(_gelu_numpy, "over", "invalid")
-_gelu_slope_numpy = quiet(_gelu_slope_numpy, "over", "invalid")
 
 
 def _square(x):
