@@ -38,26 +38,7 @@ def basic_self_attention(x):
     return weights @ x, weights                       # (..., T, d)   a weighted average of the x_j
 
 
-_CHECKED = {}  # shapes and dtypes of (query, key, value) -> what _check_qkv found: every layer of every step asks again
-
-
 def _check_qkv(query, key, value, op):
-    """The scores' shape (..., Tq, Tk), whether value's batch dims fit inside the scores', and
-    the default scale 1 / sqrt(d_k)."""
-    if type(query) is mt.Tensor and type(key) is mt.Tensor and type(value) is mt.Tensor:
-        q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
-        seen = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype)
-        found = _CHECKED.get(seen)
-        if found is None:
-            found = _check_qkv_once(query, key, value, op)
-            if len(_CHECKED) >= 64:
-                _CHECKED.clear()
-            _CHECKED[seen] = found
-        return found
-    return _check_qkv_once(query, key, value, op)
-
-
-def _check_qkv_once(query, key, value, op):
     if not (isinstance(query, mt.Tensor) and isinstance(key, mt.Tensor) and isinstance(value, mt.Tensor)):
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, mt.Tensor):

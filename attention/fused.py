@@ -45,7 +45,6 @@ import minitensor as mt
 from minitensor.autograd import Function
 # the row maxima of minitensor's own softmax, so both softmaxes share one set of numerics (the one
 # import from outside minitensor's public API)
-from minitensor.ops._util import finite_max, row_max
 
 
 try:  # np.einsum's C core, without the Python wrapper that parses its keyword arguments
@@ -91,7 +90,10 @@ def _softmax_rows_(s, sums_checked=False):
     `sums_checked`: the caller checks that every row sum is finite and otherwise starts again
     the careful way, so the row max may be subtracted as it is: an infinite or NaN max (from an
     infinite or NaN score) makes its row's sum NaN, which that check sees."""
-    s -= row_max(s) if sums_checked else finite_max(s, -1)
+    m = s.max(axis=-1, keepdims=True) if s.size else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    if not sums_checked:
+        m[~np.isfinite(m)] = 0  # a row of only -inf stays -inf, instead of -inf - (-inf) = nan
+    s -= m
     np.exp(s, out=s)
     row_sum = _row_sum(s)
     s /= row_sum

@@ -86,26 +86,10 @@ class PreparedMask:
         return add
 
 
-_CAUSAL = {}  # (Tq, Tk) -> PreparedMask of is_causal alone: every layer of every step asks for it
-
-
-def _prepared_causal(Tq, Tk):
-    """The PreparedMask of `is_causal` alone for (Tq, Tk) scores: made once, shared, read-only."""
-    prepared = _CAUSAL.get((Tq, Tk))
-    if prepared is None:
-        if len(_CAUSAL) >= 64:
-            _CAUSAL.clear()
-        prepared = PreparedMask(causal_mask(Tq, Tk).numpy(force=True), None)
-        for name in ("allowed", "masked", "row_any", "col_any"):
-            getattr(prepared, name).flags.writeable = False  # shared by every call: nobody may change it
-        _CAUSAL[(Tq, Tk)] = prepared
-    return prepared
-
-
 def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_attention"):
     """Check `mask` against the scores' shape and split it into what is allowed and what is added."""
     if mask is None and is_causal:
-        return _prepared_causal(*scores_shape[-2:])
+        return PreparedMask(causal_mask(*scores_shape[-2:]).numpy(force=True), None)
     allowed = bias = None
     if mask is not None:
         if isinstance(mask, mt.Tensor):

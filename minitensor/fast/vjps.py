@@ -56,21 +56,6 @@ def layer_norm_vjp(g, xhat, rstd, x_shape, norm_shape, w, has_bias, needs):
             None if gb is None else gb.reshape(norm_shape), None)
 
 
-def cross_entropy_vjp(g, e, s, flat, r, a, w_t, eps, weight, reduction, dtype):
-    """gx_i = r_i (a_i p_i - q_i), p = e / s the softmax from the forward's e^{x - m} and its row sums,
-    q the (weighted, smoothed) one-hot target; r = keep * g (or keep * g / D for 'mean')."""
-    n, c = e.shape
-    gx = e / s[:, None]
-    if a is not None:
-        gx *= a[:, None]
-    gx.reshape(-1)[flat] -= (1 - eps) * w_t
-    if eps:
-        gx -= (eps / c) * (1.0 if weight is None else weight.astype(dtype))
-    rg = (r * g if reduction == "none" else r * g.item()).astype(dtype, copy=False)
-    gx *= rg[:, None]
-    return gx, None, None, None, None, None
-
-
 def _gelu_vjp(x, approximate, step, g):
     """g * d gelu / dx from the forward's step = sigmoid(2u) (tanh) or Phi(x) (none), no transcendental call
     for tanh: g * (s + x s (1 - s) 2k (1 + 3c x^2)); for none: g * (Phi(x) + x phi(x))."""

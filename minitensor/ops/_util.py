@@ -1,5 +1,4 @@
 """Helpers every op module shares: operands, dims, and `unbroadcast` (the adjoint of broadcasting)."""
-import functools
 import numbers
 
 import numpy as np
@@ -79,43 +78,11 @@ def unbroadcast(g, shape):
 
 
 def fits_broadcast(shape, target):
-    """Whether `shape` broadcasts up to exactly `target` (what `expand` allows), without numpy's
-    np.broadcast_shapes, which builds arrays to find out."""
-    lead = len(target) - len(shape)
-    if lead < 0:
-        return False
-    for n, m in zip(shape, target[lead:]):
-        if n != m and n != 1:
-            return False
-    return True
-
-
-def broadcast_view(a, shape):
-    """np.broadcast_to(a, shape): a read-only view of ndarray `a` repeated along the dims that
-    broadcasting to `shape` creates (the caller has checked that it fits). For a contiguous `a` the
-    view is made directly with zero strides, a seventh of np.broadcast_to's cost (whose Python code
-    sets up an iterator); anything else goes to np.broadcast_to."""
-    if a.size == 1:  # a full reduction's gradient, the usual case: every stride is 0
-        strides = (0,) * len(shape)
-    else:
-        strides = [0] * (len(shape) - a.ndim)
-        for n, step in zip(a.shape, a.strides):
-            strides.append(0 if n == 1 else step)
+    """Whether `shape` broadcasts up to exactly `target` (what `expand` allows)."""
     try:
-        view = np.ndarray(shape, a.dtype, a, 0, strides)
-    except ValueError:  # a is not contiguous, so it has no flat buffer to view
-        return np.broadcast_to(a, shape)
-    view.setflags(write=False)  # as np.broadcast_to: a write would land on every copy at once
-    return view
-
-
-@functools.lru_cache(maxsize=64)
-def ones_vector(n, dtype):
-    """A read-only vector of n ones: `rows @ ones_vector(D, dtype)` sums short rows far faster than
-    `.sum(-1)`. Made once per size, as the same sizes come back at every step."""
-    ones = np.ones(n, dtype=dtype)
-    ones.flags.writeable = False
-    return ones
+        return np.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+    except ValueError:
+        return False
 
 
 def finite_max(x, axis):
@@ -127,29 +94,10 @@ def finite_max(x, axis):
     """
     if x.size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
         return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
-    m = row_max(x) if axis == -1 or axis == x.ndim - 1 else _max(x, axis=axis, keepdims=True)
-    if not _all(np.isfinite(m), axis=None):
+    m = x.max(axis=axis, keepdims=True)
+    if not np.isfinite(m).all():
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
     return m
-
-
-def row_max(x):
-    """The max of a non-empty ndarray `x` over its last axis (kept as size 1), as it is: an
-    infinite or NaN max included.
-
-    numpy reduces along a short contiguous last axis one row at a time, which is slow: for up to
-    32 columns and more rows than columns, the max of the transposed copy's rows (an elementwise
-    maximum over long contiguous rows) is 1.5-4x faster, copy included (numpy 2.4, float32).
-    """
-    shape = x.shape
-    c = shape[-1] if shape else 0
-    if 0 < c <= 32 and x.size > c * c:
-        return _max(np.ascontiguousarray(x.reshape(-1, c).T), axis=0).reshape(shape[:-1] + (1,))
-    return _max(x, axis=-1, keepdims=True)
-
-
-# what ndarray.max and .all call, without their Python wrappers (part of a small op's overhead)
-_max, _all = np.maximum.reduce, np.logical_and.reduce
 
 
 def norm_dims(dim, ndim, op):

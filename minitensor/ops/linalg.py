@@ -6,13 +6,6 @@ from ..tensor import Tensor, tensor_method
 from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
 
-def _matmul(x, y):
-    # either may be a Python number here (`2.0 @ x`): a 0-d operand is a ValueError in np.matmul
-    if getattr(x, "ndim", 0) > 2 and getattr(y, "ndim", 0) == 2:  # (..., n, k) @ (k, m): one big GEMM, not a loop of small ones
-        return np.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
-    return np.matmul(x, y)  # ... as are shapes that don't fit
-
-
 class Matmul(Function):
     r"""out = a @ b:  out[..., i, j] = \sum_k a[..., i, k] b[..., k, j]
     VJP: ga = unbroadcast(g @ b^T, a.shape);  gb = unbroadcast(a^T @ g, b.shape)
@@ -25,7 +18,7 @@ class Matmul(Function):
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
         try:
-            out = _matmul(x, y)
+            out = np.matmul(x, y)
         except ValueError:
             k_a = x.shape[-1]
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]

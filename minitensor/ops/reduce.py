@@ -13,7 +13,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log
-from ._util import broadcast_view, finite_max, norm_dims, float_only
+from ._util import finite_max, norm_dims, float_only
 from .elementwise import maximum, minimum
 
 
@@ -38,7 +38,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         d = x._array
-        out = np.add.reduce(d, axis=dims, keepdims=keepdim)  # what np.sum and .sum() call, without their Python code
+        out = d.sum(axis=dims, keepdims=keepdim)
         return out.astype(np.int64) if d.dtype.kind in "biu" else out
 
     @staticmethod
@@ -58,10 +58,7 @@ class Mean(Function):
         float_only(x, "mean")
         d = x._array
         n = _count(d.shape, dims)
-        if n == 0 or d.dtype == np.float16:  # numpy's own mean: its empty-slice warning, float16 summed in float32
-            return d.mean(axis=dims, keepdims=keepdim)
-        # what ndarray.mean computes (the sum, then a correctly rounded division), without its Python code
-        return np.add.reduce(d, axis=dims, keepdims=keepdim) / n
+        return d.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -151,7 +148,7 @@ class Amax(Function):
     def forward(ctx, x, dims, keepdim):
         if x._array.size == 0:
             raise RuntimeError(f"amax: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.maximum.reduce(x._array, axis=dims, keepdims=keepdim)  # .max() without its Python code
+        return x._array.max(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -167,7 +164,7 @@ class Amin(Function):
     def forward(ctx, x, dims, keepdim):
         if x._array.size == 0:
             raise RuntimeError(f"amin: cannot reduce an empty tensor of shape {tuple(x.shape)}")
-        return np.minimum.reduce(x._array, axis=dims, keepdims=keepdim)
+        return x._array.min(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):

@@ -11,7 +11,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
-from ._util import broadcast_view, fits_broadcast, unbroadcast
+from ._util import fits_broadcast, unbroadcast
 from .elementwise import cast
 
 
@@ -173,7 +173,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
-        return broadcast_view(x._array, shape)
+        return np.broadcast_to(x._array, shape)
 
     @staticmethod
     def backward(ctx, g):

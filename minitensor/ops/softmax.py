@@ -20,7 +20,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         e = np.exp(x._array - finite_max(x._array, dim))
-        return _quiet_divide(e, _sum(e, dim, keepdims=True))  # a row of only -inf: 0/0 = nan, as in PyTorch
+        return _quiet_divide(e, e.sum(axis=dim, keepdims=True))  # a row of only -inf: 0/0 = nan, as in PyTorch
 
     @staticmethod
     def backward(ctx, g):
@@ -29,9 +29,8 @@ class Softmax(Function):
         return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
 
 
-_sum = np.add.reduce  # what np.sum calls, without its Python wrapper (a small op's overhead)
 # A row of only -inf: log 0 = -inf, and -inf - (-inf) = nan, as in PyTorch (which does not warn).
-_log_softmax = quiet(lambda s, dim: s - np.log(_sum(np.exp(s), dim, keepdims=True)), "divide", "invalid")
+_log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=True)), "divide", "invalid")
 
 
 class LogSoftmax(Function):
