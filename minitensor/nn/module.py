@@ -35,51 +35,6 @@ def _addindent(text, spaces):
     return "\n".join([first] + [pad + line if line.strip() else "" for line in rest])
 
 
-class _Registered:
-    """Put on a Module subclass for each name an instance registers (parameter, buffer or child):
-    reading `module.name` then finds it here and reads the instance's stores directly.
-
-    Without it the read first fails the normal lookup, which raises an AttributeError inside
-    Python, and only then reaches `Module.__getattr__`: about 3x the cost, paid for every
-    `self.weight` and `self.fc1` of every forward. It holds nothing itself (the stores stay the
-    only truth, so changing a store directly is seen at once), and it is a non-data descriptor:
-    a plain attribute of the same name in an instance's own dict still wins. Where the instance
-    has no such entry it raises AttributeError, and Python falls back to `__getattr__` as before.
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __get__(self, module, owner=None):
-        if module is not None:
-            d, name = module.__dict__, self.name
-            try:  # the order of `__getattr__`
-                store = d["_parameters"]
-                if name in store:
-                    return store[name]
-                store = d["_buffers"]
-                if name in store:
-                    return store[name]
-                store = d["_modules"]
-                if name in store:
-                    return store[name]
-            except KeyError:  # read before Module.__init__ made the stores
-                pass
-        raise AttributeError(self.name)
-
-
-def _expose(module, name):
-    """Put a `_Registered` for `name` on the module's class, unless the class (or a base) already
-    has an attribute of that name. Not on `Module` itself (a bare `Module()` used as a container
-    would hand its names to every class) nor for names that are not identifiers (containers' "0",
-    "1", ..., read by index, not as attributes)."""
-    cls = type(module)
-    if cls is not Module and name.isidentifier() and not any(name in k.__dict__ for k in cls.__mro__):
-        setattr(cls, name, _Registered(name))
-
-
 class Module:
     """Base class for all layers: subclass it, call `super().__init__()`, define `forward`."""
 
@@ -129,7 +84,6 @@ class Module:
             self._check_init(f"module '{name}'")
             self._forget(name)
             d["_modules"][name] = value
-            _expose(self, name)
             return
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if params is not None and name in params:
@@ -182,7 +136,6 @@ class Module:
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' (nn.Parameter or None required)"
             )
         self._parameters[name] = param
-        _expose(self, name)
 
     def register_buffer(self, name, tensor, persistent=True):
         """Register non-learnable state (e.g. a causal mask); saved in state_dict only if `persistent`."""
@@ -191,7 +144,6 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
         self._buffers[name] = tensor
-        _expose(self, name)
         if persistent:
             self._non_persistent.discard(name)
         else:
@@ -204,7 +156,6 @@ class Module:
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name("module", name, self._modules)
         self._modules[name] = module
-        _expose(self, name)
 
     register_module = add_module
 
