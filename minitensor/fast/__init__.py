@@ -10,3 +10,5 @@ per step under valgrind, docs/performance.md). The ops call into it in one marke
 | `vjps`: numpy first-order backwards of Linear, LayerNorm, CrossEntropy, GELU | the op's own backward in Tensor ops (which also runs when `create_graph=True`) | tests/minitensor/fast/test_vjps.py | see docs/performance.md |
 """
 from .vjps import gelu_vjp, layer_norm_vjp, linear_vjp  # noqa: F401
+from .adam import adam_step_flat  # noqa: F401
+from .rows import add_rows  # noqa: F401

@@ -8,6 +8,7 @@ only one of them.
 import numpy as np
 
 from ..autograd.function import Function
+from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
 from ._util import fits_broadcast, operand, raw, unbroadcast
@@ -73,7 +74,7 @@ class IndexAdd(Function):
     def forward(ctx, src, key, shape):
         out = np.zeros(shape, dtype=src.dtype)
         if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
-            _add_rows(out, key[0], src._array)  # an embedding's backward: whole rows, summed per index
+            fast.add_rows(out, key[0], src._array)  # an embedding's backward: the speed layer's np.add.at
         elif _is_advanced(key):
             np.add.at(out, _scatter_key(key), src._array)
         else:
@@ -84,21 +85,6 @@ class IndexAdd(Function):
     def backward(ctx, g):
         _, key, _ = ctx.inputs
         return Index.apply(g, key), None, None
-
-
-def _add_rows(out, idx, src):
-    """out[idx[i]] += src[i] for whole rows i, repeated indices accumulating (an embedding's backward).
-
-    np.add.at does this one element at a time (about 1 ms for 704 rows of 48 here); for a small
-    table the same sums are one matrix product with the one-hot matrix of the indices."""
-    idx = idx.reshape(-1)
-    rows = out.shape[0]
-    if rows * idx.size > 1 << 17 or idx.size == 0:
-        np.add.at(out, idx, src)
-        return
-    idx = np.where(idx < 0, idx + rows, idx)  # numpy's negative indices, as np.add.at reads them
-    one_hot = (np.arange(rows)[:, None] == idx).astype(out.dtype)         # (rows, N)
-    out.reshape(rows, -1)[...] += one_hot @ src.reshape(idx.size, -1)     # (rows, N) @ (N, D)
 
 
 def _describe(key):
