@@ -6,10 +6,11 @@
     y.backward(torch.randn(2, 2))
     x.grad
 """
-from . import _allocator, _dtype
+from . import _dtype
+from .fast import allocator as _allocator
 
 _allocator.tune_if_asked()  # off unless MINITENSOR_TUNE_MALLOC=1: see tune_malloc
-from ._allocator import tune_malloc  # noqa: F401
+from .fast.allocator import tune_malloc  # noqa: F401
 from ._dtype import (  # noqa: F401
     bool_ as bool, double, float, float16, float32, float64, get_default_dtype, half, int, int8, int16,
     int32, int64, long, set_default_dtype, uint8,

@@ -21,7 +21,7 @@ from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import finite_max, unbroadcast
-from ..fast.vjps import ones_vector
+from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
 from .._fperr import log as _quiet_log
 from ..random import _gen
 from ..tensor import Tensor

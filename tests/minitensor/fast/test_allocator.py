@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import minitensor
-from minitensor import _allocator
+from minitensor.fast import allocator as _allocator
 
 glibc = pytest.mark.skipif(not sys.platform.startswith("linux") or not ctypes.util.find_library("c"),
                            reason="glibc only")

@@ -1,4 +1,4 @@
-"""Keep freed array memory for reuse instead of handing it back to the OS after every op.
+"""Keep freed array memory for reuse instead of handing it back to the OS after every op (the speed layer).
 
 Autograd at toy scale makes and drops many arrays of a few hundred kB per op. glibc serves each
 such block with a fresh mmap and unmaps it on free, so every new array pays a page fault per 4 kB
@@ -8,7 +8,9 @@ blocks in the heap and reuses them.
 
 This changes allocation for the whole process, so importing minitensor never does it. It is
 applied by `minitensor.tune_malloc()` (the trainer and the benchmarks call it), or at import when
-the environment has MINITENSOR_TUNE_MALLOC=1. It does nothing outside glibc.
+the environment has MINITENSOR_TUNE_MALLOC=1. It does nothing outside glibc. Measured on a
+training step of the default model: 1,094 minor page faults per step without it, 3 with it (instruction counts cannot see page faults; see
+docs/performance.md).
 """
 import ctypes
 import ctypes.util
