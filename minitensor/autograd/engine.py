@@ -91,7 +91,10 @@ _NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_ou
 
 
 def _stand_in(t):
-    return Tensor._make(np.broadcast_to(np.zeros((), t.dtype), t.shape))
+    """A tensor of t's shape and dtype that holds no memory: every element is one shared zero (all strides 0)."""
+    arr = np.ndarray(t._array.shape, t.dtype, np.zeros(1, t.dtype), 0, (0,) * t.ndim)
+    arr.flags.writeable = False
+    return Tensor._make(arr)
 
 
 def _root_gradients(outputs, grad_outputs):
