@@ -59,7 +59,7 @@ def _check_gradient(node, i, inp, g):
     """The gradient `g` for input `i`: a Tensor of the input's shape and dtype, or an error naming the op."""
     if not isinstance(g, Tensor):
         g = Tensor._make(np.asarray(g))  # a VJP written in numpy may return an ndarray
-    if g.shape != inp.shape:
+    if g._array.shape != inp._array.shape:  # (the arrays' shapes: a Tensor's .shape builds a Size)
         raise RuntimeError(
             f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
             f"input {i}, which has shape {tuple(inp.shape)}"
