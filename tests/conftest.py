@@ -41,3 +41,22 @@ def implementation_words_in():
         low = text.lower()
         return [w for w in IMPLEMENTATION_WORDS if w in low]
     return find
+
+
+def _graph_node_names(t):
+    """The name of every node of the graph that made `t`, walking the nodes' edges."""
+    names, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name())
+        stack.extend(child for _, _, child in node.edges)
+    return names
+
+
+@pytest.fixture
+def node_names():
+    """A function: the names of the nodes of the graph that made a tensor."""
+    return _graph_node_names

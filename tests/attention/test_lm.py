@@ -8,19 +8,6 @@ from minitensor.testing import assert_close
 from attention.lm import DecoderLM
 
 
-def _node_names(t):
-    """The name of every node of the graph that made `t`, walking the nodes' edges."""
-    names, seen, stack = [], set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(node.name())
-        stack.extend(child for _, _, child in node.edges)
-    return names
-
-
 def _model(**kw):
     mt.manual_seed(0)
     return DecoderLM(vocab_size=5, block_size=6, n_layer=2, n_head=2, d_model=8, **kw).double()
@@ -29,16 +16,16 @@ def _model(**kw):
 IDX = mt.tensor(np.random.default_rng(1).integers(0, 5, size=(3, 6)))
 
 
-def test_decoder_lm_uses_the_fused_attention_by_default():
-    names = _node_names(_model()(IDX))
+def test_decoder_lm_uses_the_fused_attention_by_default(node_names):
+    names = node_names(_model()(IDX))
     assert names.count("FusedAttentionBackward") == 2                # one per layer
     assert "SoftmaxBackward" not in names and "MatmulBackward" not in names
     assert all(block.attn.fused for block in _model().blocks)
 
 
-def test_decoder_lm_with_fused_false_records_every_step_and_computes_the_same():
+def test_decoder_lm_with_fused_false_records_every_step_and_computes_the_same(node_names):
     composed, fused = _model(fused=False), _model()
-    names = _node_names(composed(IDX))
+    names = node_names(composed(IDX))
     assert names.count("SoftmaxBackward") == 2 and not [n for n in names if "Fused" in n]
     # the same parameters (a checkpoint of either loads into the other), values and gradients
     assert list(composed.state_dict()) == list(fused.state_dict())

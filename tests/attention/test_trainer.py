@@ -108,20 +108,7 @@ def test_other_tasks_train_a_few_steps(tmp_path, task):
     assert result["steps"] == 3 and np.isfinite(result["final_loss"])
 
 
-def _node_names(t):
-    """The name of every node of the graph that made `t`, walking the nodes' edges."""
-    names, seen, stack = [], set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(node.name())
-        stack.extend(child for _, _, child in node.edges)
-    return names
-
-
-def test_a_training_step_runs_the_fused_attention(monkeypatch):
+def test_a_training_step_runs_the_fused_attention(monkeypatch, node_names):
     """The trainer is a speed user: its model asks for the fused path, one node per layer."""
     cfg = Config(**{**TINY, "layers": 2})
     task, model, optimizer, scheduler = trainer.build(cfg)
@@ -129,7 +116,7 @@ def test_a_training_step_runs_the_fused_attention(monkeypatch):
     cross_entropy = trainer.F.cross_entropy
 
     def spy(logits, target, *args, **kwargs):
-        seen.append(_node_names(logits))
+        seen.append(node_names(logits))
         return cross_entropy(logits, target, *args, **kwargs)
 
     monkeypatch.setattr(trainer.F, "cross_entropy", spy)
