@@ -442,8 +442,7 @@ class Gelu(Function):
     @staticmethod
     def forward(ctx, x, approximate):
         float_only(x, "gelu")
-        # tanh u as sigmoid(2u): one exp instead of a tanh; out = x * step, and the backward reuses step
-        out, ctx.step = _gelu_numpy(x._array, approximate)
+        out, ctx.step = _gelu_numpy(x._array, approximate)  # out = x * step; the backward's numpy twin reuses step
         return out
 
     @staticmethod
@@ -454,33 +453,19 @@ class Gelu(Function):
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
 
 
-def _gelu_numpy(d, approximate):
-    """(gelu(d), step) with gelu(d) = d * step: step = sigmoid(2u) (tanh) or Phi(d) (none), so the
-    backward needs no second transcendental call."""
+def _gelu_numpy(a, approximate):
+    """(gelu(a), step) with gelu(a) = a * step: step = sigmoid(2u) (tanh) or Phi(a) (none)."""
     if approximate == "tanh":
-        k = math.sqrt(2 / math.pi)
-        s = _square(d)  # s becomes -2u, then e^{-2u}, then sigmoid(2u), in place: one exp, no tanh
-        s *= -2 * k * 0.044715
-        s -= 2 * k
-        s *= d
-        np.exp(s, out=s)  # e^{-2u} = inf for x << 0 gives s = 1/inf = 0, the limit
-        s += 1
-        np.reciprocal(s, out=s)
-        return d * s, s
-    cdf = _np_erf(d * (1 / math.sqrt(2)))
-    cdf += 1
-    cdf *= 0.5
-    return d * cdf, cdf
+        u = math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a)
+        step = 1 / (1 + np.exp(-2 * u))  # = (1 + tanh u) / 2, without 1 + tanh u cancelling for u << 0
+    else:
+        step = 0.5 * (1 + _np_erf(a * (1 / math.sqrt(2))))
+    return a * step, np.asarray(step)
 
 
-# Overflow on the way (x^2, x^3, e^{-2u}) and inf * 0 at x = -inf make the limits, inf and NaN, as
-# in PyTorch, which says nothing: numpy's warnings about them are off.
+# Overflow on the way (x^3) and inf * 0 at x = -inf make the limits, inf and NaN, as in PyTorch,
+# which says nothing: numpy's warnings about them are off.
 _gelu_numpy = quiet(_gelu_numpy, "over", "invalid")
-
-
-def _square(x):
-    """x * x as a new array, also for 0-d x (where `x * x` is a numpy scalar, which can't be updated in place)."""
-    return np.multiply(x, x, out=np.empty_like(x))
 
 
 def _gelu_slope(x, approximate, tanh, erf, exp):
