@@ -25,7 +25,7 @@ from ..autograd import grad_mode
 from ..random import _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
-from .indexing import Index, IndexPut, _fill_mask, _index_key, masked_fill, where
+from .indexing import IndexPut, _index_key, masked_fill, where
 from ._util import operand
 
 
@@ -126,8 +126,9 @@ Tensor.clip_ = Tensor.clamp_
 def _filled(t, value):
     """t's shape filled with `value` (a number or a 0-d/broadcastable tensor), as an op: the gradient reaches value, not t."""
     value = operand(value, "fill_")
-    everywhere = Tensor._make(np.ones((), dtype=bool))
-    return where(everywhere, value, t) if isinstance(value, Tensor) else where(everywhere, E.cast(Tensor._make(np.asarray(value)), t.dtype), t)
+    if not isinstance(value, Tensor):
+        value = E.cast(Tensor._make(np.asarray(value)), t.dtype)  # a number takes t's dtype, as in PyTorch
+    return where(Tensor._make(np.ones((), dtype=bool)), value, t)
 
 
 @tensor_method()

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log
@@ -56,9 +55,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "mean")
-        d = x._array
-        n = _count(d.shape, dims)
-        return d.mean(axis=dims, keepdims=keepdim)
+        return x._array.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):

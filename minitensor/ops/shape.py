@@ -8,7 +8,6 @@ import functools
 import numpy as np
 
 from .. import _dtype
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast

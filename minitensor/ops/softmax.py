@@ -6,9 +6,8 @@ x - m - log(sum(e^{x - m})), never as log(softmax(x)), which is -inf wherever so
 """
 import numpy as np
 
-from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import tensor_method, _wrap_dim
 from .._fperr import divide as _quiet_divide, quiet
 from ._util import finite_max, float_only
 
