@@ -15,6 +15,7 @@ import shutil
 import subprocess
 
 from .autograd.explain import _norm, tensor_names
+from .tensor import Tensor
 
 
 class Dot(str):
@@ -32,7 +33,7 @@ def _quote(text):
 
 
 def _grad_line(t):
-    g = t.grad
+    g = None if t is None else t.grad
     if g is None:
         return ""
     return f"\n|grad| = {_norm(g):.4g}"
@@ -65,33 +66,30 @@ def _to_dot(tensor, label, rankdir):
         lines.append("}")
         return Dot("\n".join(lines) + "\n")
 
-    # The tensor each node produced: the root is `tensor`; every other output is held by the edge
-    # of a consumer, so its shape (and retained .grad) is known even after backward freed the graph.
-    produced = {root_node: tensor}
+    # Each node's output: the root's is `tensor`; any other is alive only while something holds it
+    # (a name in the caller's scope, say), so its shape comes from the edge of the node that used it.
+    shape_of = {root_node: tuple(tensor.shape)}
     stack, seen, leaves_done = [root_node], {root_node}, set()
     while stack:
         node = stack.pop()
-        out = produced[node]
-        name = label.get(id(out), "")
-        text = node.name() + (f"\n{name}" if name else "") + f"\n{tuple(out.shape)}" + _grad_line(out)
+        out = tensor if node is root_node else node._out()
+        name = label.get(id(out), "") if out is not None else ""
+        text = node.name() + (f"\n{name}" if name else "") + f"\n{shape_of[node]}" + _grad_line(out)
         style = "shape=doubleoctagon" if node is root_node else "shape=ellipse"
         lines.append(f"  {node_id(node)} [label={_quote(text)}, {style}];")
-        for i, t, _ in node.edges:
-            child = t.grad_fn
-            if child is None:
-                if id(t) not in leaves_done:
-                    leaves_done.add(id(t))
-                    leaf_text = label.get(id(t), "leaf") + f"\n{tuple(t.shape)}" + _grad_line(t)
-                    lines.append(f"  {node_id(t)} [label={_quote(leaf_text)}, shape=box, style=filled, "
+        for i, child, shape, _ in node.edges:
+            if isinstance(child, Tensor):  # a leaf
+                if id(child) not in leaves_done:
+                    leaves_done.add(id(child))
+                    leaf_text = label.get(id(child), "leaf") + f"\n{tuple(shape)}" + _grad_line(child)
+                    lines.append(f"  {node_id(child)} [label={_quote(leaf_text)}, shape=box, style=filled, "
                                  "fillcolor=lightblue];")
-                src = node_id(t)
             else:
-                produced.setdefault(child, t)
+                shape_of.setdefault(child, tuple(shape))
                 if child not in seen:
                     seen.add(child)
                     stack.append(child)
-                src = node_id(child)
-            lines.append(f"  {src} -> {node_id(node)} [label={_quote(i)}];")
+            lines.append(f"  {node_id(child)} -> {node_id(node)} [label={_quote(i)}];")
     lines.append("}")
     return Dot("\n".join(lines) + "\n")
 

@@ -24,8 +24,8 @@ def _count_consumers(roots):
     stack = list(roots)
     while stack:
         node = stack.pop()
-        for _, _, child in node.edges:
-            if child is None:
+        for _, child, _, _ in node.edges:
+            if isinstance(child, Tensor):
                 continue  # a leaf
             if child not in consumers:
                 consumers[child] = 0
@@ -55,21 +55,21 @@ def _call_backward(node, g):
     return grads
 
 
-def _check_gradient(node, i, inp, g):
+def _check_gradient(node, i, shape, dtype, g):
     """The gradient `g` for input `i`: a Tensor of the input's shape and dtype, or an error naming the op."""
     if not isinstance(g, Tensor):
         g = Tensor._make(np.asarray(g))  # a VJP written in numpy may return an ndarray
-    if g._array.shape != inp._array.shape:  # (the arrays' shapes: a Tensor's .shape builds a Size)
+    if g._array.shape != shape:  # (the array's shape: a Tensor's .shape builds a Size)
         raise RuntimeError(
             f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
-            f"input {i}, which has shape {tuple(inp.shape)}"
+            f"input {i}, which has shape {tuple(shape)}"
         )
-    if g.dtype != inp.dtype:
+    if g.dtype != dtype:
         if g.dtype.kind != "f":
             raise RuntimeError(
-                f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {inp.dtype}"
+                f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {dtype}"
             )
-        g = g.to(inp.dtype)  # mixed-precision ops: the gradient takes its input's dtype
+        g = g.to(dtype)  # mixed-precision ops: the gradient takes its input's dtype
     return g
 
 
@@ -156,10 +156,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     anomaly.check_backward(node, g, grads)
                 if visit is not None:
                     visit(node, g, grads)
-            for i, t, child in node.edges:
+            for i, child, shape, dtype in node.edges:
                 if grads[i] is not None:
-                    _accumulate(pending, child if child is not None else t, _check_gradient(node, i, t, grads[i]))
-                if child is not None:
+                    _accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
+                if not isinstance(child, Tensor):
                     consumers[child] -= 1
                     if consumers[child] == 0:
                         ready.append(child)

@@ -237,33 +237,32 @@ def explain(output, gradient=None, names=None):
     label = tensor_names(names)
     visited, leaves = [], {}
 
-    def visit(node, g, grads):
+    def visit(node, g, grads):  # called before the node's inputs are released
         visited.append((node, _norm(g), tuple(g.shape), [
-            (i, t, None if grads[i] is None else _norm(grads[i])) for i, t, _ in node.edges
+            (i, child, node.inputs[i], None if grads[i] is None else _norm(grads[i])) for i, child, _, _ in node.edges
         ]))
-        for _, t, _ in node.edges:
-            if t.grad_fn is None:
-                leaves.setdefault(id(t), t)
+        for _, child, _, _ in node.edges:
+            if isinstance(child, Tensor):
+                leaves.setdefault(id(child), child)
 
     if output.grad_fn is None:
         leaves[id(output)] = output
     captured = run_backward([output], [gradient], retain_graph=True, create_graph=False, capture=[], visit=visit)
     step_of = {node: k + 1 for k, (node, *_rest) in enumerate(visited)}
-    # The tensor each node produced: `output` for the root, else the one a consumer's edge holds
-    # (a node keeps no reference to its output unless its backward reads it).
+    # The tensor each node produced: `output` for the root, else the input of the node that used it
+    # (a node keeps only a weak reference to its output).
     produced = {output.grad_fn: output}
     for _node, _g, _shape, edges in visited:
-        produced.update((t.grad_fn, t) for _, t, _ in edges if t.grad_fn is not None)
+        produced.update((child, t) for _, child, t, _ in edges if not isinstance(child, Tensor))
     rows = []
     for k, (node, g_norm, out_shape, edges) in enumerate(visited):
         fwd, vjp = formulas(node)
         ins = []
-        for i, t, gn in edges:
+        for i, child, t, gn in edges:
             shape = tuple(t.shape)
-            if t.grad_fn is None:
+            if isinstance(child, Tensor):
                 source = f"leaf '{label[id(t)]}'" if id(t) in label else "leaf (unnamed)"
             else:
-                child = t.grad_fn
                 source = f"#{step_of[child]} {child.name()}" if child in step_of else child.name()
                 if id(t) in label:
                     source += f" '{label[id(t)]}'"

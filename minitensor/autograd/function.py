@@ -19,10 +19,12 @@ with Tensor operations, so with `create_graph=True` it is itself recorded and ca
 differentiated again.
 
 One call of `apply` makes one node, `ctx`: an instance of the Function subclass. The output's
-`grad_fn` is that node. A node holds its inputs, its edges (for each input that needs a
-gradient: the node that made it, or the leaf itself), the version of every tensor it may read in
-backward, and only a *weak* reference to its output, so no node is part of a reference cycle and a
-graph is freed by reference counting as soon as its last output is dropped.
+`grad_fn` is that node. A node holds its inputs (until its backward has run), its edges (for each
+input that needs a gradient: where that gradient goes, the node that made the input or the leaf
+itself, and the shape and dtype it must have), the version of every tensor it may read in
+backward, and only a *weak* reference to its output. So no node is part of a reference cycle, a
+graph is freed by reference counting as soon as its last output is dropped, and after backward
+a graph still referenced holds no intermediate results.
 """
 import weakref
 
@@ -71,12 +73,14 @@ class Function:
 
     @property
     def output(self):
-        """The tensor this node produced (weakly held: alive whenever its backward can run)."""
-        out = self._out()
-        if out is None:
-            raise RuntimeError(f"{self.name()}: output tensor is no longer alive")
-        if out._version != self.output_version:
-            raise RuntimeError(modified_message(self, "its output", out, self.output_version))
+        """The tensor this node produced, as it was then, with this node as its `grad_fn` (so a
+        backward that reads it is differentiable again under `create_graph`)."""
+        if self.inputs is None:
+            raise RuntimeError(freed_message(self))
+        if self.saved_output._version != self.output_version:
+            raise RuntimeError(modified_message(self, "its output", self.saved_output, self.output_version))
+        out = self.saved_output.detach()
+        out.grad_fn, out._rg = self, True
         return out
 
     def name(self):
@@ -85,7 +89,7 @@ class Function:
     @property
     def next_functions(self):
         """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
-        return tuple((node if node is not None else t, i) for i, t, node in self.edges)
+        return tuple((target, i) for i, target, _, _ in self.edges)
 
     def __repr__(self):
         return f"<{self.name()}>"
@@ -105,7 +109,8 @@ class Function:
         modes = grad_mode.modes
         ctx = cls()
         ctx.inputs, ctx.saved, ctx.versions = args, (), ()
-        # 1. the edges: each tensor argument that needs a gradient, with the node that made it
+        # 1. the edges: for each tensor argument that needs a gradient, where it goes (the node
+        #    that made the argument, or the leaf itself) and the shape and dtype it must have
         edges, needs = [], [False] * len(args)
         if modes.grad_enabled:
             for i, a in enumerate(args):
@@ -113,7 +118,7 @@ class Function:
                     if a._base is not None:
                         a._check_view_is_current(cls.__name__.lower())
                     if a._rg:
-                        edges.append((i, a, a.grad_fn))
+                        edges.append((i, a.grad_fn if a.grad_fn is not None else a, a._array.shape, a.dtype))
                         needs[i] = True
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
@@ -132,6 +137,8 @@ class Function:
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)
         if edges and out._array.dtype.kind == "f":
             ctx._out, ctx.output_version = weakref.ref(out), out._version
+            if cls.saves_values:  # its values, without the output's link back to this node (no cycle)
+                ctx.saved_output = out.detach()
             if modes.anomaly_enabled:
                 anomaly.remember_origin(ctx)
             out.grad_fn, out._rg = ctx, True

@@ -139,10 +139,10 @@ def _graph_nodes(outs):
     while stack:
         node = stack.pop()
         order.append(node)
-        for _, t, _ in node.edges:
-            if t.grad_fn is not None and t.grad_fn not in seen:
-                seen.add(t.grad_fn)
-                stack.append(t.grad_fn)
+        for _, child, _, _ in node.edges:
+            if not isinstance(child, Tensor) and child not in seen:
+                seen.add(child)
+                stack.append(child)
     return order
 
 

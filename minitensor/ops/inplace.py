@@ -77,6 +77,8 @@ def inplace(self, op, compute, *args, **kwargs):
     if records and result._rg:  # the node that made `result` now made `self`
         node, before = result.grad_fn, self.grad_fn
         node._out, node.output_version = weakref.ref(self), self._version
+        if node.saves_values:
+            node.saved_output = self.detach()
         if before is not None and before.retain:  # retain_grad() asked for self's gradient: the new value's
             node.retain, before.retain = True, False
         self.grad_fn, self._rg = node, True

@@ -146,6 +146,38 @@ def test_graph_is_freed_after_backward_and_del_with_gc_disabled():
             gc.enable()
 
 
+def test_after_backward_a_graph_still_referenced_holds_no_intermediate_results():
+    # As in PyTorch: `loss = ...; loss.backward()` in a loop keeps the last graph until `loss` is
+    # rebound, so that graph must not keep the step's activations alive.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        x, w = leaf(np.ones((4, 3))), leaf(np.full((3, 2), 0.5))
+        h = (x @ w).tanh()  # tanh's backward reads its output
+        p = F.softmax(h * 2, dim=1)
+        loss = (p * mt.tensor([[1.0, -2.0]], dtype=mt.float64)).sum()
+        refs = [weakref.ref(h), weakref.ref(p)]
+        del h, p
+        assert all(r() is not None for r in refs)  # backward still needs them
+        loss.backward()
+        assert loss.grad_fn is not None and all(r() is None for r in refs)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_a_backward_reading_its_output_needs_no_one_else_to_hold_it():
+    x = leaf([0.5, -1.0, 2.0])
+    weight = mt.tensor([1.0, 3.0, -2.0], dtype=mt.float64)
+    loss = (x.exp().sigmoid() * weight).sum()  # neither output is referenced from outside the graph
+    (gx,) = grad(loss, [x], create_graph=True)
+    s = 1 / (1 + np.exp(-np.exp(x.numpy(force=True))))
+    assert_close(gx, weight.numpy() * s * (1 - s) * np.exp(x.numpy(force=True)))
+    assert gx.grad_fn is not None  # the VJP, recorded through the saved outputs, is differentiable again
+    (gx * weight).sum().backward()
+    assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
+
+
 # ---- hooks and retain_grad ----------------------------------------------------------------------
 
 def test_register_hook_replaces_the_gradient():
@@ -572,7 +604,7 @@ def test_an_op_of_three_arguments_records_only_those_needing_a_gradient():
     b = mt.tensor([0.1, 0.2], dtype=mt.float64)  # a constant bias
     y = F.linear(x, w, b)
     assert y.grad_fn.needs_input_grad == (True, True, False)
-    assert [i for i, _, _ in y.grad_fn.edges] == [0, 1]
+    assert [i for i, *_ in y.grad_fn.edges] == [0, 1]
     weight = mt.tensor([[1.0, -2.0]], dtype=mt.float64)
     (y * weight).sum().backward()
     assert_close(x.grad, weight.numpy(force=True) @ w.numpy(force=True))

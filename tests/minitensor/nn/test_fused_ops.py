@@ -64,7 +64,7 @@ def _node_names(out):
     while stack:
         node = stack.pop()
         names.add(type(node).__name__)
-        stack.extend(t.grad_fn for _, t, _ in node.edges if t.grad_fn is not None)
+        stack.extend(child for _, child, _, _ in node.edges if not isinstance(child, mt.Tensor))
     return names
 
 
