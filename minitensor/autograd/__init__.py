@@ -9,7 +9,7 @@
 import contextlib
 
 from . import grad_mode
-from .function import Function, registry
+from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .api import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -33,6 +33,6 @@ def detect_anomaly(check_nan=True):
 
 
 __all__ = [
-    "Function", "registry", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
+    "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
 ]

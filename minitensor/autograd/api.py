@@ -1,9 +1,10 @@
 """The two ways to run the backward pass, as in PyTorch: `backward` fills the leaves' `.grad`
 (`loss.backward()` is this function), `grad` returns the gradients and touches no `.grad`.
-Both hand the work to `engine.run_backward`."""
+Both check what they are given, turn it into the gradients the walk starts from
+(`root_gradients`), and hand the walk to `engine.run_backward`."""
 import numpy as np
 
-from .engine import run_backward, store_grad
+from .engine import accumulate, run_backward, store_grad
 from ..tensor import Tensor, tensor_method
 
 
@@ -13,6 +14,31 @@ def _tuple(x):
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
 
 
+def root_gradients(outputs, grad_outputs):
+    """{node or leaf: d(loss)/d(output)} for the outputs backward starts from."""
+    pending = {}
+    for t, g in zip(outputs, grad_outputs):
+        t._check_view_is_current("backward")
+        if not t._rg:
+            raise RuntimeError(
+                f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
+                "(did you forget requires_grad=True, or compute it under no_grad?)"
+            )
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(
+                    f"backward: grad can be implicitly created only for scalar outputs; this output has "
+                    f"shape {tuple(t.shape)}, so pass gradient= (a tensor of that shape)"
+                )
+            g = Tensor._make(np.ones_like(t._array))
+        elif not isinstance(g, Tensor):
+            g = Tensor._make(np.asarray(g, dtype=t.dtype))
+        if g.shape != t.shape:
+            raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output has shape {tuple(t.shape)}")
+        accumulate(pending, t.grad_fn if t.grad_fn is not None else t, g)
+    return pending
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
     tensors = _tuple(tensors)
@@ -20,10 +46,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
-        run_backward(tensors, grad_tensors, retain_graph, create_graph)
+        run_backward(root_gradients(tensors, grad_tensors), retain_graph, create_graph)
         return
     inputs = _tuple(inputs)
-    grads = run_backward(tensors, grad_tensors, retain_graph, create_graph, capture=list(inputs))
+    grads = run_backward(root_gradients(tensors, grad_tensors), retain_graph, create_graph, capture=list(inputs))
     for t in inputs:
         if id(t) in grads:
             store_grad(t, grads[id(t)], create_graph)
@@ -52,7 +78,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"grad: input {i} ({_describe(t)}) does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    found = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=list(inputs_t))
+    found = run_backward(root_gradients(outputs, grad_outputs), retain_graph, create_graph, capture=list(inputs_t))
     result = []
     for i, t in enumerate(inputs_t):
         g = found.get(id(t))

@@ -9,7 +9,7 @@
 4. `_check_gradient`: each returned gradient must have its input's shape (the dtype is cast like
    PyTorch does); the error names the op, so a buggy VJP is found where it is.
 5. `_release`: unless `retain_graph`, free what each node kept for its backward once it has run.
-6. The leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
+6. `store_grad`: the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
 """
 import numpy as np
 
@@ -97,40 +97,15 @@ def _stand_in(t):
     return Tensor._make(arr)
 
 
-def _root_gradients(outputs, grad_outputs):
-    """{node or leaf: d(loss)/d(output)} for the outputs backward starts from."""
-    pending = {}
-    for t, g in zip(outputs, grad_outputs):
-        t._check_view_is_current("backward")
-        if not t._rg:
-            raise RuntimeError(
-                f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
-                "(did you forget requires_grad=True, or compute it under no_grad?)"
-            )
-        if g is None:
-            if t.numel() != 1:
-                raise RuntimeError(
-                    f"backward: grad can be implicitly created only for scalar outputs; this output has "
-                    f"shape {tuple(t.shape)}, so pass gradient= (a tensor of that shape)"
-                )
-            g = Tensor._make(np.ones_like(t._array))
-        elif not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=t.dtype))
-        if g.shape != t.shape:
-            raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output has shape {tuple(t.shape)}")
-        _accumulate(pending, t.grad_fn if t.grad_fn is not None else t, g)
-    return pending
-
-
-def _accumulate(pending, key, g):
+def accumulate(pending, key, g):
     """Gradients into one node or leaf are summed: a value used twice gets both contributions."""
     pending[key] = g if key not in pending else pending[key] + g
 
 
-def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, visit=None):
-    """Backpropagate. With `capture` (a list of tensors) return {id(tensor): gradient} for them
-    instead of touching `.grad`. `visit(node, g, grads)` is called after each VJP (used by `explain`)."""
-    pending = _root_gradients(outputs, grad_outputs)
+def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
+    """Backpropagate from `pending`, {node or leaf: gradient of its output} (`api.root_gradients`).
+    With `capture` (a list of tensors) return {id(tensor): gradient} for them instead of touching
+    `.grad`. `visit(node, g, grads)` is called after each VJP (used by `explain`)."""
     roots = [key for key in pending if not isinstance(key, Tensor)]
     consumers = _count_consumers(roots)
     ready = [node for node in roots if consumers[node] == 0]
@@ -158,7 +133,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     visit(node, g, grads)
             for i, child, shape, dtype in node.edges:
                 if grads[i] is not None:
-                    _accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
+                    accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
                 if not isinstance(child, Tensor):
                     consumers[child] -= 1
                     if consumers[child] == 0:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .api import root_gradients
 from .engine import run_backward
 from ..tensor import Tensor, broadcast_dims
 
@@ -247,7 +248,7 @@ def explain(output, gradient=None, names=None):
 
     if output.grad_fn is None:
         leaves[id(output)] = output
-    captured = run_backward([output], [gradient], retain_graph=True, create_graph=False, capture=[], visit=visit)
+    captured = run_backward(root_gradients([output], [gradient]), retain_graph=True, create_graph=False, capture=[], visit=visit)
     step_of = {node: k + 1 for k, (node, *_rest) in enumerate(visited)}
     # The tensor each node produced: `output` for the root, else the input of the node that used it
     # (a node keeps only a weak reference to its output).

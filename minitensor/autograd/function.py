@@ -34,14 +34,11 @@ from . import grad_mode
 from . import anomaly
 from ..tensor import Tensor
 
-_REGISTRY = {}
 
 
 class Function:
     """Base class of every op. Subclass it with static `forward(ctx, *args)` and `backward(ctx, g)`."""
 
-    #: ops the library defines register themselves here; the test suite checks each has a gradcheck
-    differentiable = True
     #: whether backward reads the *values* of the inputs or of the output. Then the node checks
     #: them for in-place changes before its backward runs, and can't run a second time once the
     #: graph is freed. Ops whose backward needs only shapes (add, sum, reshape ...) set it to False,
@@ -53,11 +50,6 @@ class Function:
     is_view = False
     hooks = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
     retain = False  # `retain_grad()` was called on the output
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.__module__.startswith("minitensor.") and cls.differentiable:
-            _REGISTRY[cls.__name__] = cls
 
     # ---- the node API (PyTorch's `ctx`) ---------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -170,7 +162,3 @@ def modified_message(node, what, t, expected):
         "or do the in-place change after backward"
     )
 
-
-def registry():
-    """Name -> class of every differentiable op defined by minitensor."""
-    return dict(_REGISTRY)
