@@ -28,15 +28,7 @@ def _numpy_binary(name, fn, a, b):
     except ValueError:
         broadcast_shapes(name, np.shape(x), np.shape(y))
         raise
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    # numpy already agrees with PyTorch for same-dtype tensors and for float tensor with a number
-    if isinstance(x, np.ndarray):
-        if (isinstance(y, np.ndarray) and x.dtype == y.dtype) or (x.dtype.kind == "f" and not isinstance(y, np.ndarray)):
-            return out
-    elif y.dtype.kind == "f":
-        return out
-    return binary_result(name, a, b, out)
+    return binary_result(name, a, b, np.asarray(out))
 
 
 # Powers make inf and nan on purpose (0 ** -1, beyond the float range), as PyTorch does without a
