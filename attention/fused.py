@@ -43,31 +43,22 @@ import numpy as np
 
 import minitensor as mt
 from minitensor.autograd import Function
-# the row maxima of minitensor's own softmax, so both softmaxes share one set of numerics (the one
-# import from outside minitensor's public API)
-
-
-try:  # np.einsum's C core, without the Python wrapper that parses its keyword arguments
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # pragma: no cover - numpy < 2 keeps it elsewhere, or not at all
-    _einsum = getattr(getattr(np, "core", None) and np.core.multiarray, "c_einsum", np.einsum)
-_vdot = getattr(np.vdot, "_implementation", np.vdot)  # its C function, without numpy's Python dispatcher
 
 
 def _row_sum(s):
     """sum over the last axis; einsum is several times faster than .sum(-1) on short rows."""
-    return _einsum("...j->...", s)[..., None]
+    return np.einsum("...j->...", s)[..., None]
 
 
 def _row_dot(a, b):
     """rowsum(a * b) without the (..., Tq, Tk) temporary."""
-    return _einsum("...j,...j->...", a, b)[..., None]
+    return np.einsum("...j,...j->...", a, b)[..., None]
 
 
 def _all_finite(a):
     """Whether every entry of `a` is finite: the sum of its squares is. One BLAS dot costs half a
     ufunc reduction; an overflow (entries beyond ~1e19 in float32) only costs the careful path."""
-    return math.isfinite(_vdot(a, a))
+    return math.isfinite(np.vdot(a, a))
 
 
 def _scores(q, k, mask, scale):
