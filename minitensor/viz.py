@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 
-from .autograd.explain import _norm, tensor_names
+from .autograd.explain import _norm, _small, _value_lines, tensor_names
 from .tensor import Tensor
 
 
@@ -32,23 +32,34 @@ def _quote(text):
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _grad_line(t):
-    g = None if t is None else t.grad
-    if g is None:
+def _grad_line(t, show_values=False):
+    """The tensor's values and .grad (with show_values, for small tensors), else the norm of .grad."""
+    if t is None:
         return ""
-    return f"\n|grad| = {_norm(g):.4g}"
+    lines = []
+    if show_values:
+        lines += _value_lines("data ", _small(t))
+        if t.grad is not None:
+            lines += _value_lines("grad ", _small(t.grad)) or [f"|grad| = {_norm(t.grad):.4g}"]
+    elif t.grad is not None:
+        lines.append(f"|grad| = {_norm(t.grad):.4g}")
+    return "".join("\n" + line for line in lines)
 
 
-def to_dot(tensor, names=None, rankdir="LR"):
+def to_dot(tensor, names=None, rankdir="LR", show_values=False):
     """The graph that produced `tensor`, as Graphviz DOT text (a `Dot`, which is a `str`).
 
     `names`: mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label leaves and
-    results; by default the caller's local variables are used. `rankdir`: 'LR' or 'TB'.
+    results; by default the caller's local variables (and the parameters of the modules among
+    them) are used. `rankdir`: 'LR' or 'TB'. `show_values`: write the numbers of small tensors
+    (data and, once backward has run, .grad) into their boxes, as micrograd draws scalars; an
+    intermediate result shows them while it is alive (a named variable, say; `retain_grad()` for
+    its .grad).
     """
-    return _to_dot(tensor, tensor_names(names), rankdir)
+    return _to_dot(tensor, tensor_names(names), rankdir, show_values)
 
 
-def _to_dot(tensor, label, rankdir):
+def _to_dot(tensor, label, rankdir, show_values=False):
     ids = {}
 
     def node_id(obj):
@@ -61,7 +72,7 @@ def _to_dot(tensor, label, rankdir):
     root_node = tensor.grad_fn
     if root_node is None:
         name = label.get(id(tensor), "")
-        lines.append(f"  {node_id(tensor)} [label={_quote((name + chr(10) if name else '') + str(tuple(tensor.shape)) + _grad_line(tensor))}, "
+        lines.append(f"  {node_id(tensor)} [label={_quote((name + chr(10) if name else '') + str(tuple(tensor.shape)) + _grad_line(tensor, show_values))}, "
                      "shape=box, style=filled, fillcolor=lightblue];")
         lines.append("}")
         return Dot("\n".join(lines) + "\n")
@@ -74,14 +85,14 @@ def _to_dot(tensor, label, rankdir):
         node = stack.pop()
         out = tensor if node is root_node else node._out()
         name = label.get(id(out), "") if out is not None else ""
-        text = node.name() + (f"\n{name}" if name else "") + f"\n{shape_of[node]}" + _grad_line(out)
+        text = node.name() + (f"\n{name}" if name else "") + f"\n{shape_of[node]}" + _grad_line(out, show_values)
         style = "shape=doubleoctagon" if node is root_node else "shape=ellipse"
         lines.append(f"  {node_id(node)} [label={_quote(text)}, {style}];")
         for i, child, shape, _ in node.edges:
             if isinstance(child, Tensor):  # a leaf
                 if id(child) not in leaves_done:
                     leaves_done.add(id(child))
-                    leaf_text = label.get(id(child), "leaf") + f"\n{tuple(shape)}" + _grad_line(child)
+                    leaf_text = label.get(id(child), "leaf") + f"\n{tuple(shape)}" + _grad_line(child, show_values)
                     lines.append(f"  {node_id(child)} [label={_quote(leaf_text)}, shape=box, style=filled, "
                                  "fillcolor=lightblue];")
             else:
@@ -118,13 +129,13 @@ def _run_graphviz(source, fmt):
     return done.stdout
 
 
-def render(tensor, path, format=None, names=None, rankdir="LR"):
+def render(tensor, path, format=None, names=None, rankdir="LR", show_values=False):
     """Draw the graph of `tensor` to `path` (format from the suffix: .svg, .png, .pdf; .dot writes the text).
 
     Returns `path`. Needs Graphviz for every format but `.dot`.
     """
     fmt = format or os.path.splitext(str(path))[1].lstrip(".").lower() or "svg"
-    source = _to_dot(tensor, tensor_names(names), rankdir)
+    source = _to_dot(tensor, tensor_names(names), rankdir, show_values)
     data = source.encode("utf-8") if fmt in ("dot", "gv") else _run_graphviz(source, fmt)
     with open(path, "wb") as f:
         f.write(data)

@@ -10,8 +10,14 @@ what the node received (`g`, the gradient with respect to its output), what it s
 input, the VJP formula it used (read from the op's docstring, where the op states its math), and
 where broadcasting was undone: an input smaller than the output of an elementwise op received
 the *sum* of the gradient over the broadcast dims (the adjoint of copying is summing).
-Hooks registered with `register_hook` run, as in any backward pass. Call `explain` before
-`backward()` (or backward with `retain_graph=True`): a freed graph can't be run again.
+Hooks registered with `register_hook` run, as in any backward pass.
+
+`explain(loss, values=True)` also shows the numbers of small tensors (up to `VALUES_UP_TO`
+elements): each node's output value, the gradient it received and the gradients it sent, and
+each leaf's gradient. Call `explain` before `backward()` (or after `backward(retain_graph=True)`):
+backward frees what the nodes saved, so a graph it ran through can't be replayed; the error then
+says so. The gradients backward stored are in the leaves' `.grad`, and `to_dot(loss,
+show_values=True)` draws them after backward too.
 """
 import html
 import sys
@@ -33,6 +39,7 @@ class InputInfo:
     source: str  #: where the input came from: '#3 MatmulBackward', 'leaf W_query', 'leaf (4, 3)'
     grad_norm: float = None  #: 2-norm of the gradient sent to this input (None: none was sent)
     summed_dims: tuple = ()  #: dims of the op's output that were summed to fit this input's shape
+    grad: np.ndarray = field(repr=False, default=None)  #: the gradient sent (with values=True, small tensors)
 
     def to_dict(self):
         return dict(index=self.index, shape=self.shape, source=self.source, grad_norm=self.grad_norm,
@@ -52,6 +59,8 @@ class Step:
     forward: str  #: the forward formula from the op's docstring
     vjp: str  #: the VJP formula from the op's docstring
     inputs: list = field(default_factory=list)  #: one InputInfo per input that needs a gradient
+    output_value: np.ndarray = field(repr=False, default=None)  #: with values=True, small tensors
+    grad: np.ndarray = field(repr=False, default=None)  #: g itself, with values=True, small tensors
 
     @property
     def input_shapes(self):
@@ -91,8 +100,8 @@ class LeafGrad:
 class Explanation:
     """What `explain` returns: `rows` (a list of `Step`) and `leaves` (a list of `LeafGrad`)."""
 
-    def __init__(self, rows, leaves, root_shape):
-        self.rows, self.leaves, self.root_shape = rows, leaves, root_shape
+    def __init__(self, rows, leaves, root_shape, values=False):
+        self.rows, self.leaves, self.root_shape, self.values = rows, leaves, root_shape, values
 
     def __len__(self):
         return len(self.rows)
@@ -115,8 +124,10 @@ class Explanation:
             lines.append(f"#{r.step} {r.op}   output{named} {r.output_shape}   |g| = {_num(r.grad_norm)}")
             lines.append(f"   forward: {_one_line(r.forward)}")
             lines.append(f"   VJP:     {_one_line(r.vjp)}")
+            lines += _value_lines("   output = ", r.output_value) + _value_lines("   g      = ", r.grad)
             for i in r.inputs:
                 lines.append(f"   -> input {i.index} {i.shape} from {i.source}:  |grad| = {_num(i.grad_norm)}")
+                lines += _value_lines("      grad = ", i.grad)
             for note in r.broadcast_notes:
                 lines.append(f"   broadcast: {note}")
         if self.leaves:
@@ -125,6 +136,8 @@ class Explanation:
             width = max(len(lf.name) for lf in self.leaves)
             for lf in self.leaves:
                 lines.append(f"   {lf.name:<{width}}  {str(lf.shape):<10} |grad| = {_num(lf.grad_norm)}")
+                if self.values:
+                    lines += _value_lines(" " * (width + 5) + "grad = ", _small(lf.grad))
         return "\n".join(lines)
 
     def __repr__(self):
@@ -136,14 +149,17 @@ class Explanation:
                 "<th>inputs: shape, source, |grad|</th><th>broadcast</th></tr>")
         body = []
         for r in self.rows:
-            ins = "<br>".join(f"{i.index}: {e(str(i.shape))} from {e(i.source)}, {_num(i.grad_norm)}" for i in r.inputs)
+            ins = "<br>".join(f"{i.index}: {e(str(i.shape))} from {e(i.source)}, {_num(i.grad_norm)}{_html_value(i.grad)}"
+                              for i in r.inputs)
             body.append(
-                f"<tr><td>{r.step}</td><td><code>{e(r.op)}</code></td><td>{e(r.output_name)} {e(str(r.output_shape))}</td>"
-                f"<td>{_num(r.grad_norm)}</td><td><code>{e(_one_line(r.vjp))}</code></td><td>{ins}</td>"
+                f"<tr><td>{r.step}</td><td><code>{e(r.op)}</code></td>"
+                f"<td>{e(r.output_name)} {e(str(r.output_shape))}{_html_value(r.output_value)}</td>"
+                f"<td>{_num(r.grad_norm)}{_html_value(r.grad)}</td><td><code>{e(_one_line(r.vjp))}</code></td><td>{ins}</td>"
                 f"<td>{'<br>'.join(e(n) for n in r.broadcast_notes)}</td></tr>"
             )
         leaves = "".join(
-            f"<tr><td><code>{e(lf.name)}</code></td><td>{e(str(lf.shape))}</td><td>{_num(lf.grad_norm)}</td></tr>"
+            f"<tr><td><code>{e(lf.name)}</code></td><td>{e(str(lf.shape))}</td><td>{_num(lf.grad_norm)}"
+            f"{_html_value(_small(lf.grad)) if self.values else ''}</td></tr>"
             for lf in self.leaves
         )
         return (
@@ -155,6 +171,28 @@ class Explanation:
 
 def _num(x):
     return "-" if x is None else f"{x:.4g}"
+
+
+VALUES_UP_TO = 64  #: `values=True` shows tensors of at most this many elements (a bigger one shows its norm only)
+
+
+def _small(t):
+    """A copy of the values of `t` (a Tensor or ndarray) if it has at most VALUES_UP_TO elements, else None."""
+    arr = t._array if isinstance(t, Tensor) else np.asarray(t)
+    return np.array(arr, copy=True) if arr.size <= VALUES_UP_TO else None
+
+
+def _html_value(arr):
+    return "" if arr is None else "<pre>" + html.escape("\n".join(_value_lines("", arr))) + "</pre>"
+
+
+def _value_lines(prefix, arr):
+    """`arr` printed under a label, each further line indented to the label's width ([] if None)."""
+    if arr is None:
+        return []
+    text = np.array2string(arr, precision=4, suppress_small=True, max_line_width=100 - len(prefix))
+    pad = " " * len(prefix)
+    return [prefix + line if k == 0 else pad + line for k, line in enumerate(text.splitlines())]
 
 
 def _one_line(text):
@@ -205,7 +243,8 @@ def tensor_names(names=None, depth=2):
     """id(tensor) -> name, from `names` (a mapping or (name, tensor) pairs) or else the caller's variables.
 
     Learners call `explain(loss)` right where they built the graph, so the variables in scope there
-    (`w_query`, `scores`, ...) are the names they know the tensors by.
+    (`w_query`, `scores`, ...) are the names they know the tensors by; a module among them names its
+    parameters after itself (`model.fc1.weight`).
     """
 
     if names is not None:
@@ -218,29 +257,39 @@ def tensor_names(names=None, depth=2):
             del frame  # a frame held in a local would keep every tensor of the caller alive
     label = {}
     for name, t in pairs:
-        if isinstance(t, Tensor) and not name.startswith("_"):
+        if name.startswith("_"):
+            continue
+        if isinstance(t, Tensor):
             label.setdefault(id(t), name)
+        elif callable(getattr(t, "named_parameters", None)):  # a module: its parameters as `model.fc1.weight`
+            for pname, p in t.named_parameters():
+                label.setdefault(id(p), f"{name}.{pname}")
     return label
 
 
-def explain(output, gradient=None, names=None):
+def explain(output, gradient=None, names=None, values=False):
     """Run backward from `output` without touching any `.grad`, and report every node it visits.
 
     `gradient`: as for `.backward()` (needed when `output` is not a scalar).
     `names`: optional mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label
-    leaves and intermediate results; by default the caller's local variables are used.
+    leaves and intermediate results; by default the caller's local variables (and the parameters of
+    the modules among them) are used.
+    `values`: also keep and print the numbers of tensors of at most `VALUES_UP_TO` elements.
     """
 
     if not isinstance(output, Tensor):
         raise TypeError(f"explain: expected a Tensor, got {type(output).__name__}")
     if not output.requires_grad:
         raise RuntimeError("explain: the output does not require grad, so there is no backward pass to explain")
+    _check_not_freed(output)
     label = tensor_names(names)
+    keep = _small if values else (lambda t: None)
     visited, leaves = [], {}
 
     def visit(node, g, grads):  # called before the node's inputs are released
-        visited.append((node, _norm(g), tuple(g.shape), [
-            (i, child, node.inputs[i], None if grads[i] is None else _norm(grads[i])) for i, child, _, _ in node.edges
+        visited.append((node, _norm(g), tuple(g.shape), keep(g), [
+            (i, child, node.inputs[i], None if grads[i] is None else _norm(grads[i]),
+             None if grads[i] is None else keep(grads[i])) for i, child, _, _ in node.edges
         ]))
         for _, child, _, _ in node.edges:
             if isinstance(child, Tensor):
@@ -253,13 +302,13 @@ def explain(output, gradient=None, names=None):
     # The tensor each node produced: `output` for the root, else the input of the node that used it
     # (a node keeps only a weak reference to its output).
     produced = {output.grad_fn: output}
-    for _node, _g, _shape, edges in visited:
-        produced.update((child, t) for _, child, t, _ in edges if not isinstance(child, Tensor))
+    for _node, _g, _shape, _gv, edges in visited:
+        produced.update((child, t) for _, child, t, _, _ in edges if not isinstance(child, Tensor))
     rows = []
-    for k, (node, g_norm, out_shape, edges) in enumerate(visited):
+    for k, (node, g_norm, out_shape, g_value, edges) in enumerate(visited):
         fwd, vjp = formulas(node)
         ins = []
-        for i, child, t, gn in edges:
+        for i, child, t, gn, grad_value in edges:
             shape = tuple(t.shape)
             if isinstance(child, Tensor):
                 source = f"leaf '{label[id(t)]}'" if id(t) in label else "leaf (unnamed)"
@@ -267,9 +316,12 @@ def explain(output, gradient=None, names=None):
                 source = f"#{step_of[child]} {child.name()}" if child in step_of else child.name()
                 if id(t) in label:
                     source += f" '{label[id(t)]}'"
-            ins.append(InputInfo(i, shape, source, gn, _broadcast_of(node, shape, out_shape) if gn is not None else ()))
-        out_name = label.get(id(produced[node]), "") if node in produced else ""
-        rows.append(Step(k + 1, node.name(), out_shape, out_name, g_norm, fwd, vjp, ins))
+            ins.append(InputInfo(i, shape, source, gn, _broadcast_of(node, shape, out_shape) if gn is not None else (),
+                                 grad_value))
+        out = produced.get(node)
+        out_name = label.get(id(out), "") if out is not None else ""
+        rows.append(Step(k + 1, node.name(), out_shape, out_name, g_norm, fwd, vjp, ins,
+                         keep(out) if out is not None else None, g_value))
     leaf_rows = []
     for key, t in leaves.items():
         g = captured.get(key)
@@ -277,4 +329,22 @@ def explain(output, gradient=None, names=None):
             continue
         leaf_rows.append(LeafGrad(label.get(key, "(unnamed)"), tuple(t.shape), _norm(g), t,
                                   np.array(g._array, copy=True)))
-    return Explanation(rows, leaf_rows, tuple(output.shape))
+    return Explanation(rows, leaf_rows, tuple(output.shape), values)
+
+
+def _check_not_freed(output):
+    """Refuse, saying what to do, a graph that a backward without retain_graph already ran through."""
+    stack, seen = [output.grad_fn] if output.grad_fn is not None else [], set()
+    while stack:
+        node = stack.pop()
+        if node.inputs is None:
+            raise RuntimeError(
+                f"explain: backward() already ran through this graph (at '{node.name()}') and freed what its "
+                "nodes saved, so it can't be replayed. Call explain(loss) before loss.backward(), or run "
+                "loss.backward(retain_graph=True). The gradients that backward stored are in each leaf's "
+                ".grad; minitensor.viz.to_dot(loss, show_values=True) draws them."
+            )
+        for _, child, _, _ in node.edges:
+            if not isinstance(child, Tensor) and child not in seen:
+                seen.add(child)
+                stack.append(child)

@@ -228,3 +228,53 @@ _PRINTED_BEFORE = {
 @pytest.mark.parametrize("op", sorted(_PRINTED_BEFORE))
 def test_the_word_check_catches_what_was_printed_before(op, implementation_words_in):
     assert implementation_words_in(_PRINTED_BEFORE[op])
+
+
+# ---- values, module names, and explain after backward --------------------------------------------
+
+def test_values_show_each_nodes_output_and_the_gradients_it_received_and_sent(graph):
+    g = graph
+    report = explain(g["loss"], names=g, values=True)
+    x, w, b, u = (g[k].numpy(force=True) for k in "xwbu")
+    y = np.tanh(x * w + b)
+    mul_u, tanh, add, mul_xw = report.rows[1:]
+    np.testing.assert_allclose(tanh.output_value, y)
+    np.testing.assert_allclose(tanh.grad, u)  # d loss / d y = u
+    np.testing.assert_allclose(tanh.inputs[0].grad, u * (1 - y ** 2))
+    np.testing.assert_allclose(add.inputs[1].grad, (u * (1 - y ** 2)).sum(0))  # b was broadcast over rows
+    np.testing.assert_allclose(mul_xw.output_value, x * w)
+    by_name = {lf.name: lf.grad for lf in report.leaves}
+    g["loss"].backward()
+    for name in "xwb":
+        np.testing.assert_allclose(by_name[name], g[name].grad.numpy())
+    text = str(report)
+    assert "output = " in text and "g      = " in text and "grad = " in text
+    assert np.array2string(y, precision=4, suppress_small=True).splitlines()[0] in text
+
+
+def test_values_are_left_out_for_big_tensors_and_without_values(graph):
+    assert all(r.output_value is None and r.grad is None for r in explain(graph["loss"], names=graph))
+    big = torch.tensor(np.linspace(-1, 1, 200), requires_grad=True)
+    report = explain((big.tanh() * torch.tensor(np.linspace(0, 1, 200))).sum(), values=True)
+    tanh = report.rows[-1]
+    assert tanh.op == "TanhBackward" and tanh.output_value is None and tanh.inputs[0].grad is None
+    assert report.rows[0].output_value is not None  # the 0-d loss is small
+
+
+def test_the_parameters_of_a_module_in_scope_are_named_after_it():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    loss = (model(torch.ones(2, 3)) * torch.tensor([[1.0], [-2.0]])).sum()
+    names = {lf.name for lf in explain(loss).leaves}
+    assert names == {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
+
+
+def test_explain_after_backward_says_how_to_get_the_report():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x.exp() * torch.tensor([1.0, -1.0])).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=r"explain: backward\(\) already ran.*before loss.backward\(\).*retain_graph=True"):
+        explain(loss)
+    kept = (x.exp() * torch.tensor([1.0, -1.0])).sum()
+    kept.backward(retain_graph=True)
+    assert [r.op for r in explain(kept).rows] == ["SumBackward", "MulBackward", "ExpBackward"]

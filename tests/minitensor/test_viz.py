@@ -160,3 +160,19 @@ def test_real_graphviz_accepts_the_text():
     loss, names = _attention_graph()
     done = subprocess.run(["dot", "-Tsvg"], input=viz.to_dot(loss, names=names).encode(), capture_output=True)
     assert done.returncode == 0 and b"<svg" in done.stdout
+
+
+def test_show_values_writes_data_and_grad_into_the_boxes_after_backward():
+    w = torch.tensor([[0.5, -1.25]], requires_grad=True)
+    x = torch.tensor([[2.0], [3.0]])
+    h = (x * w).tanh()
+    loss = (h * torch.tensor([[1.0, -1.0]])).sum()
+    loss.backward()  # the graph is freed; the leaves' gradients and the named h's values remain
+    plain, shown = viz.to_dot(loss), viz.to_dot(loss, show_values=True)
+    assert "data" not in plain and "|grad|" in plain
+    w_box = next(line for line in shown.splitlines() if line.lstrip().startswith("n") and '"w\\n' in line)
+    assert np.array2string(w.numpy(force=True), precision=4, suppress_small=True) in w_box.replace("\\n", "\n")
+    grad_text = np.array2string(w.grad.numpy(), precision=4, suppress_small=True)
+    assert "grad " + grad_text in w_box.replace("\\n", "\n")
+    assert "data " + np.array2string(h.numpy(force=True), precision=4, suppress_small=True).splitlines()[0] in \
+        shown.replace("\\n", "\n")
