@@ -12,6 +12,7 @@ softmax, matmul: each a node that `minitensor.autograd.explain` shows). `fused=T
 the same math as one node with a hand-derived backward, for speed (`attention.fused`); the
 trainer's model, `attention.lm.DecoderLM`, asks for it.
 """
+from minitensor import __version__  # one distribution (minitensor-attention), one version
 from .functional import basic_self_attention, scaled_dot_product_attention
 from .fused import FusedAttention, FusedAttentionWeights
 from .layers import MultiHeadAttention, ScaledDotProductAttention, SelfAttention

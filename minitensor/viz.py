@@ -108,7 +108,7 @@ def _to_dot(tensor, label, rankdir, show_values=False):
 def _run_graphviz(source, fmt):
     """Bytes of `source` rendered as `fmt`, by the graphviz package or else the `dot` program."""
     try:
-        import graphviz  # optional: `pip install minitensor[viz]`
+        import graphviz  # optional: `pip install 'minitensor-attention[viz]'`
     except ImportError:
         graphviz = None
     if graphviz is not None:

@@ -415,3 +415,8 @@ __all__ = [
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
     "binary_cross_entropy_with_logits", "normalize", "cosine_similarity",
 ]
+
+
+def __dir__():
+    # tab completion shows the functions, not the module's imports (np, math) or its op classes
+    return sorted(__all__)

@@ -28,8 +28,15 @@ Keep sizes small: a float64 gradient check evaluates the function twice per inpu
 from typing import NamedTuple, Optional
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+try:
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+except ImportError as e:  # an optional dependency: say how to get it
+    raise ImportError(
+        "minitensor.testing.strategies needs the hypothesis package: pip install hypothesis "
+        "(or pip install -e '.[test]' in a checkout)"
+    ) from e
 
 from ..tensor import Tensor
 
