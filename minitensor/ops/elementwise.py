@@ -31,9 +31,18 @@ def _numpy_binary(name, fn, a, b):
     return binary_result(name, a, b, np.asarray(out))
 
 
+def _raise_to(a, b):
+    """a ** b. A float array to the power 2, 3, -1 or -2 is multiplied out, as PyTorch computes those
+    powers: the same numbers bit for bit, and ~30x faster than numpy's general pow (GELU's x^3)."""
+    if type(b) in (int, float) and b in (2, 3, -1, -2) and isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        power = a * a if b in (2, -2) else a * a * a if b == 3 else a
+        return power if b > 0 else np.reciprocal(power)
+    return np.power(a, b)
+
+
 # Powers make inf and nan on purpose (0 ** -1, beyond the float range), as PyTorch does without a
 # word; numpy would warn.
-_power = quiet(np.power, "divide", "invalid", "over")
+_power = quiet(_raise_to, "divide", "invalid", "over")
 
 
 class Add(Function):

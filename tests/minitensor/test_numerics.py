@@ -381,3 +381,40 @@ def test_gradient_dtype_follows_the_input_not_the_result():
     f64 = mt.ones(2, dtype=mt.float64, requires_grad=True)
     (f32 * f64).sum().backward()
     assert f32.grad.dtype == mt.float32 and f64.grad.dtype == mt.float64
+
+
+# ---- small whole-number powers are products, as in PyTorch -------------------------------------
+
+SPECIAL = np.array([0.0, -0.0, 1e-30, -3.5, 7.25, 1e20, -1e20, np.inf, -np.inf, np.nan])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("exponent", [2, 3, -1, -2, 2.0, 3.0, -1.0, -2.0])
+def test_small_whole_powers_are_the_products_bit_for_bit(dtype, exponent):
+    x = np.concatenate([np.random.default_rng(1).standard_normal(200) * 3, SPECIAL]).astype(dtype)
+    k = int(exponent)
+    with np.errstate(all="ignore"):
+        product = x * x if abs(k) == 2 else x * x * x if abs(k) == 3 else x
+        want = product if k > 0 else 1 / product
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0 ** -1 = inf and overflow are results, as in PyTorch, not warnings
+        got = (mt.tensor(x) ** exponent).numpy()
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("exponent", [2, 3, -1, -2, 3.0, 0.5, 4.0])
+def test_powers_and_their_gradients_match_pytorch(dtype, exponent):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(300) * 2).astype(dtype)
+    w = rng.standard_normal(300).astype(dtype)
+    xm = mt.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    (mt.pow(xm, exponent) * mt.tensor(w)).sum().backward()
+    (torch.pow(xt, exponent) * torch.tensor(w)).sum().backward()
+    exact = float(exponent).is_integer() and abs(exponent) <= 3 and exponent != 4.0
+    tol = dict(rtol=0, atol=0) if exact else dict(rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(mt.pow(xm, exponent).numpy(force=True), torch.pow(xt, exponent).detach().numpy(), **tol)
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=8 * np.finfo(dtype).eps, atol=0)
