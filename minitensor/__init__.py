@@ -65,6 +65,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 from . import nn, optim  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 

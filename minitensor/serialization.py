@@ -97,6 +97,11 @@ def _encode(obj, path, arrays, active):
             return {"t": kind, "items": [_encode(v, _join(path, i), arrays, active) for i, v in enumerate(obj)]}
         finally:
             active.discard(id(obj))
+    if callable(getattr(obj, "state_dict", None)):  # a whole Module or Optimizer, as torch.save(model, path) pickles
+        raise TypeError(
+            f"save: cannot store a whole {type(obj).__name__} at {_where(path)}; save its state_dict() instead, "
+            "e.g. save(model.state_dict(), path), and load it back with model.load_state_dict(load(path))"
+        )
     raise TypeError(
         f"save: cannot store a {type(obj).__name__} at {_where(path)}; a checkpoint holds tensors, arrays, "
         "dicts, lists, tuples, int, float, str, bool and None"

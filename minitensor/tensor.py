@@ -20,10 +20,17 @@ from . import _dtype
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`."""
+    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`.
+
+    `Size.shown_as` is the library name reprs print: `minitensor.Size([2, 3])` and
+    `dtype=minitensor.float64`. `python -m minitensor.run` sets it to "torch" while it runs a
+    PyTorch script, so the script prints what its tutorial's text shows.
+    """
+
+    shown_as = "minitensor"
 
     def __repr__(self):
-        return f"minitensor.Size({list(self)})"
+        return f"{Size.shown_as}.Size({list(self)})"
 
     def numel(self):
         return math.prod(self)
@@ -439,7 +446,7 @@ def _format(t):
         extras.append(f"size={tuple(arr.shape)}")
     if arr.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_) or (
             arr.size == 0 and arr.dtype != _dtype.get_default_dtype()):  # nor the dtype of an empty one
-        extras.append(f"dtype=minitensor.{arr.dtype}")
+        extras.append(f"dtype={Size.shown_as}.{arr.dtype}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn={t.grad_fn!r}")
     elif t._rg:

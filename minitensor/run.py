@@ -1,0 +1,235 @@
+"""Run an unmodified PyTorch script on minitensor: `python -m minitensor.run script.py [args ...]`.
+
+How it works. While the script runs, an import hook (a finder at the front of `sys.meta_path`)
+answers every `import torch...` with minitensor's module of the same role, listed in `MODULES`
+(`torch` -> `minitensor`, `torch.nn.functional` -> `minitensor.nn.functional`,
+`torch.utils.data` -> `minitensor.utils.data`, ...). The script gets each one wrapped in a
+`TorchModule`: an empty module whose `__getattr__` looks every name up in minitensor's module.
+So a name minitensor lacks (`torch.fft`, `F.unfold`) stops the script with one line naming it and
+the script's line that used it, and exit status 2:
+
+    minitensor.run: torch.fft is not available in minitensor (used at script.py:12)
+
+instead of an AttributeError from deep inside. The missing name is raised as an AttributeError
+(an ImportError for `import torch.xyz`), so a script's own `hasattr(F, "...")` or
+`try: import ... except ImportError` fallbacks still work; only an error the script leaves
+uncaught ends the run.
+
+The script runs as `__main__` with `sys.argv = [script, *args]`, as `python script.py args` would
+run it, and meanwhile reprs name the library "torch" (`torch.Size([2, 3])`, see `Size.shown_as`)
+so the output reads as the tutorial's text. Nothing of this happens at `import minitensor`: the
+hook exists only inside `torch_is_minitensor()`, which `run` enters.
+"""
+import contextlib
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+import types
+
+from .tensor import Size
+
+USAGE = """usage: python -m minitensor.run script.py [args ...]   (or: minitensor-run script.py [args ...])
+
+Run a PyTorch script on minitensor, unmodified: its `import torch...` statements get minitensor's
+modules. A name minitensor lacks stops the script with a message naming it and the line that used
+it (exit status 2). Everything after script.py goes to the script as sys.argv[1:].
+"""
+
+# Each torch module a script may import, and the minitensor module (or attribute) that plays its part.
+MODULES = {
+    "torch": "minitensor",
+    "torch.nn": "minitensor.nn",
+    "torch.nn.functional": "minitensor.nn.functional",
+    "torch.nn.init": "minitensor.nn.init",
+    "torch.nn.utils": "minitensor.nn.utils",
+    "torch.nn.parameter": "minitensor.nn.parameter",
+    "torch.optim": "minitensor.optim",
+    "torch.optim.lr_scheduler": "minitensor.optim.lr_scheduler",
+    "torch.utils": "minitensor.utils",
+    "torch.utils.data": "minitensor.utils.data",
+    "torch.autograd": "minitensor.autograd",
+    "torch.random": "minitensor.random",
+    "torch.cuda": "minitensor.cuda",
+    "torch.backends": "minitensor.backends",
+}
+
+
+class NotInMinitensor(Exception):
+    """Mixed into the errors for a torch name minitensor lacks; says where the script used it."""
+
+    def __init__(self, name):
+        self.torch_name = name
+        self.used_at = _script_location()
+        where = f" (used at {self.used_at})" if self.used_at else ""
+        super().__init__(f"{name} is not available in minitensor{where}")
+        NotInMinitensor.last = self
+
+
+NotInMinitensor.last = None  # the latest one: `from torch import fft` replaces it by a bare ImportError
+
+
+class MissingAttribute(NotInMinitensor, AttributeError):
+    pass
+
+
+class MissingModule(NotInMinitensor, ModuleNotFoundError):
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name  # ModuleNotFoundError's field: import machinery compares it
+
+
+def _script_location():
+    """file:line of the innermost frame that is the user's code (not this file, not importlib)."""
+    frame = sys._getframe(1)
+    importlib_dir = os.path.dirname(importlib.__file__)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename != __file__ and not filename.startswith("<frozen") and os.path.dirname(filename) != importlib_dir:
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _minitensor_object(target):
+    """The module (or, for a namespace minitensor keeps as an attribute, the object) named `target`."""
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as e:
+        if e.name != target:
+            raise
+    parent, _, attr = target.rpartition(".")
+    return getattr(importlib.import_module(parent), attr, None)
+
+
+class TorchModule(types.ModuleType):
+    """What `import torch.xyz` gives the script: each name is looked up in minitensor's module."""
+
+    def __init__(self, name, real):
+        super().__init__(name, getattr(real, "__doc__", None))
+        self.__path__ = []  # a package, so `import torch.nn` comes back to the finder
+        self._real = real
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):  # __version__, __all__; and Python's own probes
+            return getattr(self._real, attr)
+        name = f"{self.__name__}.{attr}"
+        if name in MODULES:  # a submodule not imported yet, e.g. torch.utils.data
+            try:
+                return importlib.import_module(name)
+            except MissingModule:
+                raise MissingAttribute(name) from None
+        try:
+            value = getattr(self._real, attr)
+        except AttributeError:
+            raise MissingAttribute(name) from None
+        if isinstance(value, types.ModuleType):  # minitensor's own submodules are not torch's
+            raise MissingAttribute(name)
+        return value
+
+    def __dir__(self):
+        return dir(self._real)
+
+    def __repr__(self):
+        return f"<module '{self.__name__}' (minitensor's {getattr(self._real, '__name__', '')})>"
+
+
+class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The import hook: `torch` and `torch.*` come from `MODULES`, anything else is not ours."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        real = _minitensor_object(MODULES[fullname]) if fullname in MODULES else None
+        if real is None:
+            raise MissingModule(fullname)
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=True)
+        spec.loader_state = real
+        return spec
+
+    def create_module(self, spec):
+        return TorchModule(spec.name, spec.loader_state)
+
+    def exec_module(self, module):
+        pass  # nothing to run: the module is minitensor's, already imported
+
+
+@contextlib.contextmanager
+def torch_is_minitensor():
+    """Inside, `import torch` (and its submodules in `MODULES`) gives minitensor, and reprs say torch.
+
+    A real torch imported before is set aside and put back after, as are the repr name and
+    `sys.meta_path` (inside, real torch's own lazy `import torch._xyz` would fail: don't call it there).
+    """
+    finder = _TorchFinder()
+    aside = {n: sys.modules.pop(n) for n in list(sys.modules) if n == "torch" or n.startswith("torch.")}
+    shown_as = Size.shown_as
+    sys.meta_path.insert(0, finder)
+    Size.shown_as = "torch"
+    try:
+        yield
+    finally:
+        Size.shown_as = shown_as
+        sys.meta_path.remove(finder)
+        for n in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+            del sys.modules[n]
+        sys.modules.update(aside)
+
+
+def run(path, args=()):
+    """Run the script at `path` as `__main__` with `sys.argv = [path, *args]`, torch being minitensor.
+
+    Returns the script's globals. `sys.argv` and `sys.path` are restored afterwards.
+    """
+    argv, search_path = sys.argv, list(sys.path)
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python script.py`: its folder first
+    try:
+        with torch_is_minitensor():
+            return runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = argv
+        sys.path[:] = search_path
+
+
+def _missing_in(exc):
+    """The NotInMinitensor error behind `exc`, if any."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, NotInMinitensor):
+            return exc
+        last = NotInMinitensor.last
+        if isinstance(exc, ImportError) and last is not None and exc.name and exc.name.startswith("torch"):
+            module, _, attr = last.torch_name.rpartition(".")
+            if module == exc.name and f"cannot import name '{attr}'" in str(exc):  # from torch import fft
+                return last
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def main(argv=None):
+    """The command line; returns the exit status (0 ok, 2 a torch name minitensor lacks or bad usage)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
+    script, *script_args = args
+    if not os.path.isfile(script):
+        print(f"minitensor.run: can't open file {script!r}: no such file", file=sys.stderr)
+        return 2
+    try:
+        run(script, script_args)
+    except BaseException as e:
+        missing = _missing_in(e)
+        if missing is None:
+            raise
+        print(f"minitensor.run: {missing}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

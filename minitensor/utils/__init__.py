@@ -1,0 +1,2 @@
+"""Utilities with PyTorch's names: `data` (datasets and the DataLoader)."""
+from . import data  # noqa: F401

@@ -1,0 +1,153 @@
+"""The runner: PyTorch scripts run unmodified on minitensor and print what they print under PyTorch;
+a torch name minitensor lacks stops them with one line naming it and where it was used."""
+import configparser
+import contextlib
+import importlib
+import io
+import math
+import os
+import re
+import runpy
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import minitensor as mt
+from minitensor import run as runner
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(__file__).resolve().parent / "run_scripts"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def run_on_minitensor(script, *args):
+    """`python -m minitensor.run script args` in a fresh interpreter, with this worktree's code."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "minitensor.run", str(script), *map(str, args)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def run_on_torch(script, *args):
+    """The same script with the real PyTorch, in this process; its printed output."""
+    pytest.importorskip("torch")
+    out, argv = io.StringIO(), sys.argv
+    sys.argv = [str(script), *map(str, args)]
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return out.getvalue()
+
+
+def assert_same_output(ours, theirs, rel=2e-5):
+    """Line by line, the same text, and numbers equal to float32 training precision."""
+    ours, theirs = ours.splitlines(), theirs.splitlines()
+    assert len(ours) == len(theirs), (ours, theirs)
+    for a, b in zip(ours, theirs):
+        assert NUMBER.sub("#", a) == NUMBER.sub("#", b), (a, b)
+        for x, y in zip(NUMBER.findall(a), NUMBER.findall(b)):
+            assert math.isclose(float(x), float(y), rel_tol=rel, abs_tol=1e-6), (a, b)
+
+
+@pytest.mark.parametrize("script, uses_dir", [
+    ("gpt_manual_attention.py", False),
+    ("mlp_dataloader_checkpoint.py", True),
+    ("bag_of_tokens_classifier.py", False),
+])
+def test_tutorial_scripts_print_what_pytorch_prints(script, uses_dir, tmp_path):
+    ours_dir, theirs_dir = tmp_path / "ours", tmp_path / "theirs"
+    ours_dir.mkdir(), theirs_dir.mkdir()
+    done = run_on_minitensor(SCRIPTS / script, *([ours_dir] if uses_dir else []))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    if uses_dir:  # sys.argv reached the script, and the checkpoint is minitensor's pickle-free format
+        assert "same outputs after reload: True" in done.stdout and "equal True" in done.stdout
+        assert isinstance(mt.load(ours_dir / "checkpoint.pt")["epoch"], int)
+    assert_same_output(done.stdout, run_on_torch(SCRIPTS / script, *([theirs_dir] if uses_dir else [])))
+
+
+def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
+    script = tmp_path / "uses_fft.py"
+    script.write_text("import torch\n\nx = torch.ones(4)\nprint('before')\ny = torch.fft.rfft(x)\nprint('after')\n")
+    done = run_on_minitensor(script)
+    assert done.returncode == 2 and done.stdout == "before\n"
+    assert done.stderr == f"minitensor.run: torch.fft is not available in minitensor (used at {script}:5)\n"
+
+
+@pytest.mark.parametrize("line, missing", [
+    ("import torch.fft", "torch.fft"),
+    ("from torch import fft", "torch.fft"),
+    ("from torch.nn import Linear, Conv2d", "torch.nn.Conv2d"),
+    ("import torch.nn.functional as F; F.unfold(torch.ones(1))", "torch.nn.functional.unfold"),
+    ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
+    ("from torch.utils.data import IterableDataset", "torch.utils.data.IterableDataset"),
+])
+def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text(f"import torch\n{line}\n")
+    assert runner.main([str(script)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"minitensor.run: {missing} is not available in minitensor (used at {script}:2)\n"
+
+
+def test_the_scripts_own_fallbacks_still_work(tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+        try:
+            import torch.compile
+        except ImportError:
+            print("no compile")
+        print(hasattr(F, "unfold"), hasattr(F, "softmax"), getattr(torch, "fft", None))
+        print(__name__)
+    """))
+    assert runner.main([str(script)]) == 0
+    assert capsys.readouterr().out == "no compile\nFalse True None\n__main__\n"
+
+
+def test_other_errors_keep_their_traceback(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import torch\nraise KeyError('mine')\n")
+    with pytest.raises(KeyError, match="mine"):
+        runner.main([str(script)])
+
+
+def test_help_and_usage(capsys, tmp_path):
+    assert runner.main(["--help"]) == 0 and "python -m minitensor.run script.py" in capsys.readouterr().out
+    assert runner.main([]) == 2 and "usage" in capsys.readouterr().err
+    assert runner.main([str(tmp_path / "nope.py")]) == 2 and "nope.py" in capsys.readouterr().err
+
+
+def test_the_console_script_calls_main():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    entry = dict(line.split(" = ") for line in cfg["options.entry_points"]["console_scripts"].strip().splitlines())
+    module, _, func = entry["minitensor-run"].partition(":")
+    assert getattr(importlib.import_module(module), func) is runner.main
+
+
+def test_reprs_say_torch_only_while_mapped():
+    torch = pytest.importorskip("torch")
+    real = torch
+    before = set(sys.meta_path), repr(mt.zeros(2, 3).shape)
+    assert not any(isinstance(f, runner._TorchFinder) for f in sys.meta_path)  # import minitensor alone
+    expected = repr(real.zeros(2, 3).shape), repr(real.ones(2, dtype=real.float64))
+    with runner.torch_is_minitensor():
+        import torch
+        assert torch.zeros is mt.zeros and torch.nn.Linear is mt.nn.Linear
+        assert (repr(torch.zeros(2, 3).shape), repr(torch.ones(2, dtype=torch.float64))) == expected
+    assert sys.modules["torch"] is real and (set(sys.meta_path), repr(mt.zeros(2, 3).shape)) == before
+    assert before[1] == "minitensor.Size([2, 3])"
+
+
+def test_everything_is_put_back_after_a_failing_script(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import sys, torch\nassert sys.argv == [__file__, 'a', '-b']\nraise ValueError('x')\n")
+    argv, path, meta = list(sys.argv), list(sys.path), list(sys.meta_path)
+    with pytest.raises(ValueError):
+        runner.run(str(script), ["a", "-b"])
+    assert (sys.argv, sys.path, sys.meta_path, mt.Size.shown_as) == (argv, path, meta, "minitensor")
