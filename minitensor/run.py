@@ -118,7 +118,7 @@ class TorchModule(types.ModuleType):
         name = f"{self.__name__}.{attr}"
         if name in MODULES:  # a submodule not imported yet, e.g. torch.utils.data
             try:
-                return importlib.import_module(name)
+                return torch_module(name)  # not through `import`: a module kept after the run stays minitensor's
             except MissingModule:
                 raise MissingAttribute(name) from None
         try:
@@ -136,21 +136,30 @@ class TorchModule(types.ModuleType):
         return f"<module '{self.__name__}' (minitensor's {getattr(self._real, '__name__', '')})>"
 
 
+_STAND_INS = {}  # torch module name -> its TorchModule: one each, whoever asks
+
+
+def torch_module(name):
+    """The TorchModule that stands for the torch module `name`, or MissingModule."""
+    if name not in _STAND_INS:
+        real = _minitensor_object(MODULES[name]) if name in MODULES else None
+        if real is None:
+            raise MissingModule(name)
+        _STAND_INS[name] = TorchModule(name, real)
+    return _STAND_INS[name]
+
+
 class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The import hook: `torch` and `torch.*` come from `MODULES`, anything else is not ours."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
-        real = _minitensor_object(MODULES[fullname]) if fullname in MODULES else None
-        if real is None:
-            raise MissingModule(fullname)
-        spec = importlib.util.spec_from_loader(fullname, self, is_package=True)
-        spec.loader_state = real
-        return spec
+        torch_module(fullname)  # MissingModule for a torch module minitensor has no part for
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
     def create_module(self, spec):
-        return TorchModule(spec.name, spec.loader_state)
+        return torch_module(spec.name)
 
     def exec_module(self, module):
         pass  # nothing to run: the module is minitensor's, already imported

@@ -69,6 +69,18 @@ def test_bench_attention(monkeypatch, capsys, torch_installed, layers):
         assert re.search(r"^TransformerBlock B=16 T=64 d_model=64 H=4 float32 +\d", out, re.M), out
 
 
+def test_bench_client(monkeypatch, capsys, torch_installed):
+    out = run(monkeypatch, capsys, "bench_client")
+    if not torch_installed:
+        assert "SKIP  minitensor / PyTorch eager, tutorial GPT, 1 thread: PyTorch is not installed" in out
+        return
+    for threads in (1, 2):
+        assert re.search(rf"^threads={threads}: minitensor / PyTorch per round \d+\.\d+ \(quartiles", out, re.M), out
+    # (the script stops before timing if the two libraries' losses on the same weights disagree)
+    assert out.count("same weights, same batch, dropout off: loss ") == 2, out
+    assert target("minitensor / PyTorch eager, tutorial GPT, 1 thread (median of per-round ratios)").search(out), out
+
+
 def test_bench_train(monkeypatch, capsys, torch_installed):
     out = run(monkeypatch, capsys, "bench_train")
     assert re.search(r"^library +ms/step +steps/s +minitensor / this", out, re.M), out
