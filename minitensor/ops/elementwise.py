@@ -546,7 +546,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
-    return cast(self, _dtype.as_dtype(dtype), copy)
+    return cast(self, _dtype.as_dtype(dtype, "to"), copy)
 
 
 @tensor_method("type")

@@ -5,6 +5,8 @@ integer-array keys an element can be read more than once (an embedding lookup of
 token), and then its gradients must add up: `np.add.at` accumulates, `gx[key] += g` would keep
 only one of them.
 """
+import numbers
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -167,6 +169,8 @@ def _fill_mask(input, mask, value, op):
         raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    if not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"{op}: value must be a number or a 0-dim tensor, got {type(value).__name__} {value!r}")
     return m
 
 
