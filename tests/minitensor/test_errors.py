@@ -141,7 +141,7 @@ def test_cross_entropy_ignored_target_is_not_out_of_range():
 def test_cross_entropy_target_shape_and_dtype():
     with pytest.raises(RuntimeError, match=r"cross_entropy.*target of shape \(2,\).*\(2, 3\).*\(3,\)"):
         F.cross_entropy(mt.randn(2, 3), mt.tensor([0, 1, 2]))
-    with pytest.raises(RuntimeError, match=r"probability target of shape \(2,\).*\(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"cross_entropy: a float target holds class probabilities.*\(2, 3\), got \(2,\).*int64"):
         F.cross_entropy(mt.randn(2, 3), mt.randn(2))
 
 
@@ -303,6 +303,31 @@ INVALID = {
                                  r"^expand: size -1 at index 0 of \[-1, -1, 3\].*\(2, 3\)"),
     "flatten_start_after_end": (lambda lib: lib.zeros(2, 3).flatten(1, 0), RuntimeError,
                                 r"^flatten: start_dim 1 comes after end_dim 0"),
+    # a user's mistake gets a message naming the op and what is wrong, not an internal error
+    "linear_numpy_input": (lambda lib: lib.nn.Linear(3, 2)(np.ones((2, 3), np.float32)), TypeError,
+                           r"^linear: input must be a Tensor, got ndarray"),
+    "linear_list_input": (lambda lib: lib.nn.Linear(3, 2)([[1.0, 2.0, 3.0]]), TypeError,
+                          r"^linear: input must be a Tensor, got list"),
+    "linear_0d_input": (lambda lib: lib.nn.Linear(3, 2)(lib.tensor(1.0)), RuntimeError,
+                        r"^linear: .*at least 1 dim, got shapes \(\) and \(2, 3\)"),
+    "cross_entropy_0d_input": (lambda lib: lib.nn.functional.cross_entropy(lib.tensor(1.0), lib.tensor(0)),
+                               RuntimeError, r"^cross_entropy: .*0-d"),
+    "cross_entropy_weight_list": (lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(2, 3), lib.tensor([0, 1]), weight=[1.0, 2.0, 3.0]), TypeError, r"^cross_entropy: weight must be a Tensor, got list"),
+    "cross_entropy_float_class_targets": (lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(2, 3), lib.tensor([0.0, 1.0])), RuntimeError,
+        r"^cross_entropy: .*class probabilities.*\(2, 3\), got \(2,\).*int64"),
+    "gather_list_index": (lambda lib: lib.zeros(2, 3).gather(1, [[0], [1]]), TypeError,
+                          r"^gather: index must be an integer Tensor, got list"),
+    "gather_float_index": (lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0.0], [1.0]])),
+                           RuntimeError, r"^gather: .*integer.*float32"),
+    "grad_of_a_float": (lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2).sum(), [1.0]),
+                        RuntimeError, r"^grad: inputs must be Tensors, but input 0 is a float"),
+    "clamp_str_bound": (lambda lib: lib.zeros(2).clamp(min="a"), TypeError, r"^clamp: min must be a number.*'a'"),
+    "index_out_of_range_prints_colons": (lambda lib: lib.zeros(2, 3)[:, 5], IndexError,
+                                         r"^__getitem__: index \[:, 5\] .*\(2, 3\)"),
+    "index_too_many_prints_slices": (lambda lib: lib.zeros(2, 3)[1:, ::2, 0], IndexError,
+                                     r"^__getitem__: index \[1:, ::2, 0\] .*\(2, 3\)"),
 }
 
 
