@@ -57,7 +57,7 @@ def _check_qkv(query, key, value, op):
         raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {_shapes(q, k, v)}")
     if k[-2] != v[-2]:
         raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {_shapes(q, k, v)}")
-    default_scale = 1.0 / math.sqrt(q[-1])
+    default_scale = 1.0 / math.sqrt(q[-1]) if q[-1] else 1.0  # d_k = 0: every score is an empty sum, 0 at any scale
     batch = q[:-2]
     if batch == k[:-2] == v[:-2]:  # the usual case, without numpy's slow check
         return batch + (q[-2], k[-2]), True, default_scale

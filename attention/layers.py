@@ -134,6 +134,10 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, query, key, value, mask):
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, mt.Tensor):
+                raise TypeError(f"MultiHeadAttention: {name} must be a Tensor, got "
+                                f"{type(t).__name__} (minitensor.tensor(data) makes one)")
         q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
         ok = (
             len(q) in (2, 3) and len(k) == len(q) and len(v) == len(q)

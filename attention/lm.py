@@ -51,6 +51,10 @@ class DecoderLM(nn.Module):
 
     def forward(self, idx):
         """Logits (B, T, vocab) for int64 token ids `idx` (B, T), T <= block_size."""
+        if not isinstance(idx, mt.Tensor) or idx.ndim != 2:
+            what = f"shape {tuple(idx.shape)}" if isinstance(idx, mt.Tensor) else type(idx).__name__
+            raise ValueError(f"DecoderLM: expected token ids of shape (B, T), got {what} "
+                             "(a single sequence of shape (T,) is idx.unsqueeze(0))")
         B, T = idx.shape
         if T > self.block_size:
             raise ValueError(f"DecoderLM: sequence length {T} exceeds block_size {self.block_size}")

@@ -7,6 +7,7 @@ batches), and both are saved in every checkpoint, so a resumed run continues bit
 interrupted one stopped.
 """
 import argparse
+import copy
 import dataclasses
 import json
 import math
@@ -128,22 +129,51 @@ def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_r
     }, path)
 
 
+_ENTRIES = ("model", "optimizer", "scheduler", "step", "losses", "evals", "data_rng", "model_rng", "config")
+
+
 def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng):
-    """Restore everything a checkpoint holds; a bad file raises CheckpointError and changes nothing."""
+    """Restore everything a checkpoint holds; a bad file raises CheckpointError and changes nothing.
+
+    Nothing is assigned until every entry has been read and has loaded into copies of the model,
+    optimizer, scheduler and generators, so a file with a missing or mismatched piece leaves this
+    run exactly as it was."""
     ck = mt.load(path)
-    saved = json.loads(ck["config"])
-    for key in ("task", "layers", "heads", "d_model"):
-        if saved[key] != getattr(cfg, key):
-            raise CheckpointError(
-                f"{path}: was written for --{key.replace('_', '-')} {saved[key]}, but this run asks for "
-                f"{getattr(cfg, key)}; use the same settings to resume, or another --out"
-            )
+    missing = [k for k in _ENTRIES if k not in ck] if isinstance(ck, dict) else list(_ENTRIES)
+    if missing:
+        raise CheckpointError(
+            f"{path}: not a training checkpoint (missing {', '.join(missing)}); a bare model state_dict "
+            "can be loaded with model.load_state_dict(minitensor.load(path))"
+        )
+    try:
+        saved, sched, evals, data_state, model_state = (
+            json.loads(ck[k]) for k in ("config", "scheduler", "evals", "data_rng", "model_rng"))
+        for key in ("task", "layers", "heads", "d_model"):
+            if saved[key] != getattr(cfg, key):
+                raise CheckpointError(
+                    f"{path}: was written for --{key.replace('_', '-')} {saved[key]}, but this run asks for "
+                    f"{getattr(cfg, key)}; use the same settings to resume, or another --out"
+                )
+        step, losses = int(ck["step"]), ck["losses"].numpy(force=True).astype(float).reshape(-1).tolist()
+        if not all(isinstance(e, dict) and {"step", "distinct", "draws"} <= set(e) for e in evals):
+            raise ValueError(f"evals is not a list of evaluation records: {str(evals)[:80]}")
+        # the dry run: every piece loads into a copy first (the copies share nothing with the originals)
+        trial_model, trial_optimizer, trial_scheduler = copy.deepcopy((model, optimizer, scheduler))
+        trial_model.load_state_dict(ck["model"])
+        trial_optimizer.load_state_dict(ck["optimizer"])
+        trial_scheduler.load_state_dict(sched)
+        type(data_rng.bit_generator)().state = data_state
+        np.random.default_rng().bit_generator.state = model_state  # minitensor's generator is a default_rng
+    except CheckpointError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError) as e:
+        raise CheckpointError(f"{path}: does not fit this run ({type(e).__name__}: {e}); nothing was changed") from e
     model.load_state_dict(ck["model"])
     optimizer.load_state_dict(ck["optimizer"])
-    scheduler.load_state_dict(json.loads(ck["scheduler"]))
-    data_rng.bit_generator.state = json.loads(ck["data_rng"])
-    mt.set_rng_state(json.loads(ck["model_rng"]))
-    return int(ck["step"]), ck["losses"].numpy(force=True).tolist(), json.loads(ck["evals"])
+    scheduler.load_state_dict(sched)
+    data_rng.bit_generator.state = data_state
+    mt.set_rng_state(model_state)
+    return step, losses, evals
 
 
 # ---- progress -------------------------------------------------------------------------------------

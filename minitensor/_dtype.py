@@ -32,8 +32,9 @@ _ALIASES = {
 }
 
 
-def as_dtype(dtype):
-    """Turn anything naming a dtype (np.dtype, numpy type, 'float32', Python float/int/bool) into an np.dtype."""
+def as_dtype(dtype, op=None):
+    """Turn anything naming a dtype (np.dtype, numpy type, 'float32', Python float/int/bool) into an np.dtype
+    (errors name `op` when given)."""
     if dtype is None:
         return None
     if isinstance(dtype, np.dtype):
@@ -50,9 +51,12 @@ def as_dtype(dtype):
     if dtype is builtins_bool:
         return bool_
     try:
-        return np.dtype(dtype)
+        d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"unknown dtype {dtype!r}") from None
+    if d.kind not in "biuf":  # np.dtype(object), np.dtype(str) ... hold no numbers autograd can use
+        raise TypeError(f"{op + ': ' if op else ''}unsupported dtype {dtype!r}; expected one of {sorted(_ALIASES)}")
+    return d
 
 
 import builtins as _b  # noqa: E402 - the names float/int above shadow the builtins on purpose

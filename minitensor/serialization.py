@@ -11,12 +11,17 @@ Safety. Files are read with `allow_pickle=False`, so loading never runs code (a 
 CVE-2019-6446); object arrays are refused on save and on load. `save` writes to a temporary file
 in the target's folder, flushes and fsyncs it, then `os.replace`s it over the target (atomic on
 POSIX and Windows) and fsyncs the folder, so a crash at any moment leaves either the old file or
-the new one, never half of one. Any unreadable file raises `CheckpointError` naming the path.
+the new one, never half of one. A save killed outright (kill -9) leaves its temporary file behind;
+the next successful save of the same target removes such leftovers. Any unreadable file raises
+`CheckpointError` naming the path.
 """
 import json
 import os
+import re
+import stat
 import struct
 import tempfile
+import time
 import zipfile
 import zlib
 
@@ -49,6 +54,7 @@ def save(obj, f):
         return
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
+    started = time.time()
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -63,7 +69,29 @@ def save(obj, f):
         except OSError:
             pass
         raise
+    _remove_stale_temps(folder, os.path.basename(path), started)
     _fsync_folder(folder)
+
+
+def _remove_stale_temps(folder, name, started):
+    """Delete the temporary files of earlier saves of `name` that were killed before their rename
+    (a kill -9 runs no cleanup): only regular files named as `save` names them for this target,
+    and only those last written before this save began, so a save still running elsewhere keeps its own."""
+    pattern = re.compile(r"\." + re.escape(name) + r"\.[a-z0-9_]{8}\.tmp")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        if not pattern.fullmatch(entry):
+            continue
+        candidate = os.path.join(folder, entry)
+        try:
+            info = os.lstat(candidate)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < started:
+                os.unlink(candidate)
+        except OSError:
+            pass  # gone already, or not ours to remove: the save itself succeeded
 
 
 def _encode(obj, path, arrays, active):
@@ -179,7 +207,8 @@ def load(f, map_location=None, weights_only=True):
         raise
     except CheckpointError:
         raise
-    except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, ValueError, OSError, KeyError) as e:
+    except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, ValueError, OSError, KeyError,
+            NotImplementedError, RuntimeError) as e:  # zipfile: a flipped bit can ask for an unknown method or a password
         raise CheckpointError(f"load: {where} is not a readable checkpoint (truncated or corrupt?): {e}") from e
     if _META not in arrays:
         return {k: Tensor._make(v) for k, v in arrays.items()}
@@ -208,6 +237,8 @@ def _read_npz(f, where):
         out = {}
         for name in z.files:
             arr = z[name]
+            if not isinstance(arr, np.ndarray):  # numpy hands back a member not named .npy as raw bytes
+                raise CheckpointError(f"load: {where} holds member '{name}', which is not a .npy array")
             if arr.dtype.kind not in "biufc":
                 raise CheckpointError(
                     f"load: {where} holds entry '{name}' of dtype {arr.dtype}; only numeric arrays are allowed"

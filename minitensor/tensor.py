@@ -13,6 +13,7 @@ memory *and* its version counter, which every in-place change bumps. A graph nod
 version of every tensor its backward reads, so backward can refuse to use a value that changed.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -75,6 +76,8 @@ def _to_array(data, dtype, where):
         arr = data._array
     elif isinstance(data, (np.ndarray, np.generic)):  # a numpy scalar keeps its dtype, as an array does
         arr = np.asarray(data)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected bool, integer or float data")
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _untensor(data)
@@ -89,7 +92,7 @@ def _to_array(data, dtype, where):
         elif arr.dtype.kind not in "biuf":
             raise TypeError(f"{where}: cannot build a tensor from data of type {arr.dtype} ({type(data).__name__})")
     if dtype is not None:
-        arr = arr.astype(_dtype.as_dtype(dtype), copy=False)
+        arr = arr.astype(_dtype.as_dtype(dtype, where), copy=False)
     return arr
 
 
@@ -415,8 +418,8 @@ def _size_arg(size, op):
             break
     else:
         return size
-    try:
-        return tuple(int(s) for s in size)
+    try:  # operator.index takes ints, numpy ints and 1-element int tensors, never a float (2.5 is no size)
+        return tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"{op}: expected ints or one tuple of ints, got {size!r}") from None
 

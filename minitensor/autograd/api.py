@@ -74,7 +74,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
     for i, t in enumerate(inputs_t):
-        if not isinstance(t, Tensor) or not t.requires_grad:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"grad: inputs must be Tensors, but input {i} is a {type(t).__name__} ({t!r})")
+        if not t.requires_grad:
             raise RuntimeError(f"grad: input {i} ({_describe(t)}) does not require grad")
     if retain_graph is None:
         retain_graph = create_graph

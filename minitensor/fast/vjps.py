@@ -21,9 +21,10 @@ def ones_vector(n, dtype):
 
 def linear_vjp(g, x, w, needs, has_bias):
     """gx = g W, gW = g2^T x2, gb = column sums of g2, with g2 and x2 the rows of g and x."""
-    g2 = g.reshape(-1, w.shape[0])
+    rows = math.prod(x.shape[:-1])  # written out: a -1 can't be inferred when a dim is 0
+    g2 = g.reshape(rows, w.shape[0])
     gx = (g2 @ w).reshape(x.shape) if needs[0] else None
-    gw = g2.T @ x.reshape(-1, w.shape[1]) if needs[1] else None
+    gw = g2.T @ x.reshape(rows, w.shape[1]) if needs[1] else None
     gb = ones_vector(g2.shape[0], g2.dtype) @ g2 if has_bias and needs[2] else None
     return gx, gw, gb
 

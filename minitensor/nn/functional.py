@@ -35,7 +35,8 @@ class Linear(Function):
     def forward(ctx, x, weight, bias):
         xd, w = x._array, weight._array
         # x flattened to rows x2 (R, in): one GEMM however many leading dims x has, then b added in place
-        out = xd.reshape(-1, w.shape[1]) @ w.T  # (R, out)
+        rows = math.prod(xd.shape[:-1])  # R written out: a -1 can't be inferred with 0 features
+        out = xd.reshape(rows, w.shape[1]) @ w.T  # (R, out)
         if bias is not None:
             out += bias._array
         return out.reshape(xd.shape[:-1] + w.shape[:1])
@@ -46,16 +47,23 @@ class Linear(Function):
         needs = ctx.needs_input_grad
         if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
             return fast.linear_vjp(g._array, x._array, weight._array, needs, bias is not None)
-        g2 = g.reshape(-1, weight.shape[0])
+        rows = math.prod(x.shape[:-1])
+        g2 = g.reshape(rows, weight.shape[0])
         gx = (g @ weight) if needs[0] else None
-        gw = g2.mT @ x.reshape(-1, weight.shape[1]) if needs[1] else None
+        gw = g2.mT @ x.reshape(rows, weight.shape[1]) if needs[1] else None
         gb = unbroadcast(g, bias.shape) if bias is not None and needs[2] else None
         return gx, gw, gb
 
 
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        name, bad = ("input", input) if not isinstance(input, Tensor) else ("weight", weight)
+        raise TypeError(f"linear: {name} must be a Tensor, got {type(bad).__name__} "
+                        "(minitensor.tensor(data) makes one)")
     x, w = input._array, weight._array  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
+    if x.ndim == 0 or w.ndim == 0:
+        raise RuntimeError(f"linear: input and weight must have at least 1 dim, got shapes {x.shape} and {w.shape}")
     if x.shape[-1] != w.shape[-1]:
         raise RuntimeError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features but the weight of "
@@ -316,12 +324,21 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    for name, t in (("input", input), ("target", target), ("weight", weight)):
+        if not isinstance(t, Tensor) and not (name == "weight" and t is None):
+            raise TypeError(f"cross_entropy: {name} must be a Tensor, got {type(t).__name__}")
+    if input.ndim == 0:
+        raise RuntimeError("cross_entropy: input must hold logits of shape (C,), (N, C) or (N, C, d1, ...), "
+                           "got a 0-d tensor")
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     if isinstance(target, Tensor) and target.dtype.kind == "f":  # probabilities
         logp = log_softmax(input, dim=class_dim)
         if target.shape != input.shape:
-            raise RuntimeError(f"cross_entropy: probability target of shape {tuple(target.shape)} must match input {tuple(input.shape)}")
+            raise RuntimeError(
+                f"cross_entropy: a float target holds class probabilities and must have the input's shape "
+                f"{tuple(input.shape)}, got {tuple(target.shape)}; class indices must be an int64 tensor "
+                f"(target.long())")
         q = target * (1 - label_smoothing) + label_smoothing / c
         wshape = [1] * input.ndim
         wshape[class_dim] = c

@@ -110,9 +110,25 @@ def norm_dims(dim, ndim, op):
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
-        dims = tuple(sorted({_wrap_dim(d, ndim, op) for d in dim}))
+        dims = tuple(sorted({_wrap_dim(_int_dim(d, op), ndim, op) for d in dim}))
+        if len(dims) != len(dim):
+            raise RuntimeError(f"{op}: dim {_repeated(dim, ndim)} appears more than once in dim={dim!r}")
         return dims or tuple(range(ndim))  # PyTorch reads dim=() as "every dim"
-    return (_wrap_dim(dim, ndim, op),)
+    return (_wrap_dim(_int_dim(dim, op), ndim, op),)
+
+
+def _int_dim(d, op):
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {d!r} ({type(d).__name__})")
+    return d
+
+
+def _repeated(dims, ndim):
+    seen = set()
+    for d in dims:
+        if d % ndim in seen:
+            return d
+        seen.add(d % ndim)
 
 
 def float_only(x, op):

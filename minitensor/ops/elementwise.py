@@ -6,6 +6,7 @@ forward result, and `unbroadcast(·, a.shape)` sums a gradient back down to the 
 again (`create_graph=True`).
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -28,7 +29,17 @@ def _numpy_binary(name, fn, a, b):
     except ValueError:
         broadcast_shapes(name, np.shape(x), np.shape(y))
         raise
+    except OverflowError:  # a Python int beyond an integer tensor's range (uint8 + -1, int8 + 1000)
+        out = fn(_wrapped(x, y), _wrapped(y, x))
     return binary_result(name, a, b, np.asarray(out))
+
+
+def _wrapped(n, other):
+    """Python int `n` as PyTorch reads it next to an integer tensor: an int64 wrapped into the
+    tensor's dtype (-1 is 255 for uint8). Beyond int64 it is an OverflowError, as in PyTorch."""
+    if type(n) is not int or not isinstance(other, np.ndarray) or other.dtype.kind not in "iu":
+        return n
+    return np.array(n, dtype=np.int64).astype(other.dtype)
 
 
 def _raise_to(a, b):
@@ -555,7 +566,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
-    return cast(self, _dtype.as_dtype(dtype), copy)
+    return cast(self, _dtype.as_dtype(dtype, "to"), copy)
 
 
 @tensor_method("type")
@@ -633,6 +644,9 @@ def gelu(input, approximate="none"):
 @tensor_method("clamp", "clip")
 def clamp(input, min=None, max=None):
     """Limit every element to [min, max]."""
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (Tensor, numbers.Number)):
+            raise TypeError(f"clamp: {name} must be a number or a Tensor, got {type(bound).__name__} {bound!r}")
     return Clamp.apply(input, min, max)  # tensor bounds stay tensors: they get gradients too
 
 

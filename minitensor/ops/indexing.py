@@ -5,6 +5,8 @@ integer-array keys an element can be read more than once (an embedding lookup of
 token), and then its gradients must add up: `np.add.at` accumulates, `gx[key] += g` would keep
 only one of them.
 """
+import numbers
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -53,12 +55,13 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, x, key):
+        user_key = key
         if not any(k is Ellipsis for k in key):
             key = key + (Ellipsis,)  # x[0] of a vector: a 0-d view, as in PyTorch, not a numpy scalar copy
         try:
             return x._array[key]
         except IndexError as e:
-            raise IndexError(f"__getitem__: index {_describe(key)} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
+            raise IndexError(f"__getitem__: index {_describe(user_key)} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
 
     @staticmethod
     def backward(ctx, g):
@@ -88,7 +91,17 @@ class IndexAdd(Function):
 
 
 def _describe(key):
-    return "[" + ", ".join(f"array{tuple(k.shape)}" if isinstance(k, np.ndarray) else repr(k) for k in key) + "]"
+    """The key as the user wrote it: `[:, 5]`, not `[slice(None, None, None), 5]`."""
+    return "[" + ", ".join(_describe_item(k) for k in key) + "]"
+
+
+def _describe_item(k):
+    if isinstance(k, np.ndarray):
+        return f"array{tuple(k.shape)}"
+    if isinstance(k, slice):
+        text = ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step))
+        return text[:-1] if text.endswith(":") and k.step is None else text
+    return "..." if k is Ellipsis else repr(k)
 
 
 def getitem(input, index):
@@ -167,6 +180,8 @@ def _fill_mask(input, mask, value, op):
         raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    if not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"{op}: value must be a number or a 0-dim tensor, got {type(value).__name__} {value!r}")
     return m
 
 
@@ -204,7 +219,11 @@ def triu(input, diagonal=0):
 def gather(input, dim, index):
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
     d = _wrap_dim(dim, input.ndim, "gather")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"gather: index must be an integer Tensor, got {type(index).__name__}")
     idx = raw(index)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"gather: expected an integer (int64 or int32) index, got dtype {idx.dtype}")
     if idx.ndim != input.ndim:
         raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
     _check_range(idx, input.shape[d], d, "gather")
@@ -236,6 +255,9 @@ def index_select(input, dim, index):
 
 @tensor_method()
 def nonzero(input, as_tuple=False):
+    if input.ndim == 0:  # PyTorch: one row of no coordinates if the scalar is non-zero (numpy refuses 0-d)
+        rows = int(bool(input._array))
+        return (Tensor._make(np.zeros(rows, np.int64)),) if as_tuple else Tensor._make(np.zeros((rows, 0), np.int64))
     idx = np.nonzero(input._array)
     if as_tuple:
         return tuple(Tensor._make(i) for i in idx)

@@ -1,4 +1,6 @@
 r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcast batch dims."""
+import math
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -38,7 +40,8 @@ class Matmul(Function):
             ga = unbroadcast(g2 @ b2.mT, a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
             if b.ndim == 2 and a.ndim > 2:  # a weight shared by every row: sum over rows inside one GEMM
-                gb = a.reshape(-1, a.shape[-1]).mT @ g.reshape(-1, g.shape[-1])
+                rows = math.prod(a.shape[:-1])  # written out: a -1 can't be inferred when a dim is 0
+                gb = a.reshape(rows, a.shape[-1]).mT @ g.reshape(rows, g.shape[-1])
             else:
                 gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
         return ga, gb

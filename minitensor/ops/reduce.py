@@ -143,8 +143,7 @@ class Amax(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        if x._array.size == 0:
-            raise RuntimeError(f"amax: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+        _check_not_empty(x, dims, "amax")
         return x._array.max(axis=dims, keepdims=keepdim)
 
     @staticmethod
@@ -159,13 +158,19 @@ class Amin(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        if x._array.size == 0:
-            raise RuntimeError(f"amin: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+        _check_not_empty(x, dims, "amin")
         return x._array.min(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
         return _tie_split(ctx, g)
+
+
+def _check_not_empty(x, dims, op):
+    """A max over nothing has no value; an empty dim that is not reduced just gives an empty result."""
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{op}: expected reduction dim {d} to have non-zero size, got shape {tuple(x.shape)}")
 
 
 def _tie_split(ctx, g):
@@ -258,12 +263,18 @@ def prod(input, dim=None, keepdim=False, dtype=None):
 @tensor_method()
 def amax(input, dim=(), keepdim=False):
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
+    if input._array.size == 0 and dim in ((), None):
+        raise RuntimeError(f"amax: the maximum of an empty tensor (shape {tuple(input.shape)}) has no value; "
+                           "give the dim to reduce")
     return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim)
 
 
 @tensor_method()
 def amin(input, dim=(), keepdim=False):
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
+    if input._array.size == 0 and dim in ((), None):
+        raise RuntimeError(f"amin: the minimum of an empty tensor (shape {tuple(input.shape)}) has no value; "
+                           "give the dim to reduce")
     return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim)
 
 
@@ -281,6 +292,8 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return Norm.apply(input, dims, keepdim)
     if p in (float("inf"), "inf"):
         return input.abs().amax(dim=dims, keepdim=keepdim)
+    if p == 0:  # the number of non-zeros: a step function, so no gradient (PyTorch's is None too)
+        return (input != 0).sum(dim=dims, keepdim=keepdim).to(input.dtype)
     return (input.abs() ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
 
 
@@ -290,8 +303,12 @@ min_result = collections.namedtuple("min", ["values", "indices"])
 
 def _arg(np_arg, input, dim, keepdim, op):
     if dim is None:
+        if input._array.size == 0:
+            raise IndexError(f"{op}: an empty tensor (shape {tuple(input.shape)}) has no {op} index; give the dim")
         return Tensor._make(np.asarray(np_arg(input._array), dtype=np.int64))
     d = _wrap_dim(dim, input.ndim, op)
+    if input.ndim:
+        _check_not_empty(input, (d,), op)
     idx = np_arg(input._array, axis=d)
     return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
 

@@ -4,6 +4,7 @@ reshape <-> reshape back, permute <-> inverse permutation, expand <-> unbroadcas
 repeat <-> sum over the copies, cat <-> split, stack <-> select.
 """
 import functools
+import math
 
 import numpy as np
 
@@ -37,16 +38,46 @@ class Reshape(Function):
         return g.reshape(x.shape), None
 
 
-@tensor_method("reshape", "view")
-def reshape(input, *shape):
-    """The same elements in a new shape; one dim may be -1."""
-    shape = _size_arg(shape, "reshape")
+def _reshape(input, shape, op):
+    shape = _size_arg(shape, op)
     if shape == input._array.shape:
         return input
+    size = input._array.size
+    if min(shape, default=0) < 0:
+        shape = _infer_size(shape, input, op)
+    elif math.prod(shape) != size:
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
     return Reshape.apply(input, shape)
 
 
-view = reshape
+def _infer_size(shape, input, op):
+    """`shape` with its one -1 replaced by what makes input's number of elements (PyTorch's rules: nothing below -1,
+    at most one -1, and none when the other dims hold 0 elements, where any size would fit)."""
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
+    for i, n in enumerate(shape):
+        if n < -1:
+            raise RuntimeError(f"{op}: invalid shape dimension {n} at index {i} of shape {list(shape)}")
+    size = input._array.size
+    known = -math.prod(shape)  # the product of the other dims (the -1 flips the sign)
+    if known == 0 and size == 0:
+        raise RuntimeError(f"{op}: cannot reshape a tensor of 0 elements into shape {list(shape)}: the -1 could be "
+                           "any size")
+    if known == 0 or size % known:
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
+    return tuple(size // known if n == -1 else n for n in shape)
+
+
+@tensor_method()
+def reshape(input, *shape):
+    """The same elements in a new shape; one dim may be -1."""
+    return _reshape(input, shape, "reshape")
+
+
+@tensor_method()
+def view(input, *shape):
+    """`reshape` under PyTorch's other name (errors say `view`)."""
+    return _reshape(input, shape, "view")
 
 
 @tensor_method("view_as", "reshape_as")
@@ -61,8 +92,10 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input.reshape(1)
     s = _wrap_dim(start_dim, input.ndim, "flatten")
     e = _wrap_dim(end_dim, input.ndim, "flatten")
-    shape = input.shape
-    return input.reshape(shape[:s] + (-1,) + shape[e + 1:]) if s <= e else input
+    if s > e:
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for shape {tuple(input.shape)}")
+    shape = input.shape  # the merged size written out: a -1 can't be inferred when another dim is 0
+    return input.reshape(shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 @tensor_method()
@@ -85,7 +118,7 @@ def squeeze(input, dim=None):
         dims = {i for i, n in enumerate(input.shape) if n == 1}
     else:
         dims = {_wrap_dim(d, input.ndim, "squeeze") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-        dims = {d for d in dims if input.shape[d] == 1}
+        dims = {d for d in dims if d < input.ndim and input.shape[d] == 1}  # a 0-d tensor's dim 0 is no dim
     return input.reshape(tuple(n for i, n in enumerate(input.shape) if i not in dims))
 
 
@@ -186,6 +219,10 @@ def expand(input, *sizes):
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of dims of {tuple(input.shape)}")
+    for i, s in enumerate(sizes[:lead]):
+        if s < 0:
+            raise RuntimeError(f"expand: size {s} at index {i} of {list(sizes)} is a new leading dim of shape "
+                               f"{tuple(input.shape)}, so it has no size to keep: give the size")
     shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     if shape == input._array.shape:
         return input

@@ -376,3 +376,27 @@ def test_the_global_switch_is_gone_and_says_what_replaced_it():
             getattr(attention, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         attention.nope  # noqa: B018
+
+
+@PATHS
+@pytest.mark.parametrize("causal, masked", [(False, False), (True, False), (False, True), (True, True)])
+def test_zero_width_queries_and_keys_attend_uniformly_as_in_torch(fused, causal, masked):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    q, v = rng.standard_normal((2, 2, 3, 0)), rng.standard_normal((2, 2, 3, 4))
+    u = rng.standard_normal((2, 2, 3, 4))
+    allowed = np.array([[True, False, True], [True, True, False], [False, True, True]]) if masked else None
+    qm, vm = mt.tensor(q, requires_grad=True), mt.tensor(v, requires_grad=True)
+    out, _ = sdpa(qm, qm, vm, mask=None if allowed is None else mt.tensor(allowed), is_causal=causal, fused=fused)
+    out.backward(mt.tensor(u))
+    qt, vt = torch.tensor(q, requires_grad=True), torch.tensor(v, requires_grad=True)
+    mask_t = None if allowed is None else torch.tensor(allowed)
+    if causal and masked:  # torch takes one or the other: combine them as minitensor does
+        mask_t, causal_t = mask_t & torch.ones(3, 3, dtype=torch.bool).tril(), False
+    else:
+        causal_t = causal
+    ref = torch.nn.functional.scaled_dot_product_attention(qt, qt, vt, attn_mask=mask_t, is_causal=causal_t)
+    ref.backward(torch.tensor(u))
+    assert_close(out.numpy(force=True), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert_close(vm.grad.numpy(), vt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert qm.grad.shape == (2, 2, 3, 0)

@@ -410,3 +410,11 @@ def test_a_layer_built_fused_equals_the_composed_one(kind):
         results.append([out, w, *grads])
     for a, b in zip(*results):
         assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_multi_head_attention_on_a_numpy_array_asks_for_a_tensor():
+    mha = MultiHeadAttention(4, 2)
+    with pytest.raises(TypeError, match=r"MultiHeadAttention: query must be a Tensor, got ndarray"):
+        mha(np.ones((1, 2, 4), np.float32))
+    with pytest.raises(TypeError, match=r"MultiHeadAttention: key must be a Tensor, got list"):
+        mha(mt.ones(1, 2, 4), [[[1.0] * 4] * 2])

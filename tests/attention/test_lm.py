@@ -1,5 +1,6 @@
 """attention.lm: DecoderLM runs the fused attention unless asked not to, with the same parameters."""
 import numpy as np
+import pytest
 
 import minitensor as mt
 import minitensor.nn.functional as F
@@ -37,3 +38,17 @@ def test_decoder_lm_with_fused_false_records_every_step_and_computes_the_same(no
         results.append([logits] + [p.grad for p in model.parameters()])
     for a, b in zip(*results):
         assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_decoder_lm_on_a_1d_index_tensor_says_it_wants_b_t():
+    model = DecoderLM(vocab_size=7, block_size=8, n_layer=1, n_head=1, d_model=4)
+    with pytest.raises(ValueError, match=r"DecoderLM: expected token ids of shape \(B, T\), got shape \(5,\)"):
+        model(mt.zeros(5, dtype=mt.int64))
+
+
+def test_decoder_lm_on_an_empty_batch_gives_empty_logits_and_zero_gradients():
+    model = DecoderLM(vocab_size=7, block_size=8, n_layer=1, n_head=1, d_model=4)
+    logits = model(mt.zeros(0, 5, dtype=mt.int64))
+    assert logits.shape == (0, 5, 7)
+    logits.sum().backward()
+    assert not model.tok_emb.weight.grad.numpy().any()

@@ -125,3 +125,119 @@ def test_a_training_step_runs_the_fused_attention(monkeypatch, node_names):
     (names,) = seen
     assert names.count("FusedAttentionBackward") == 2                # one per layer
     assert "SoftmaxBackward" not in names and "MatmulBackward" not in names
+
+
+# ---- a malformed checkpoint: `error: ...`, exit 2, and nothing changed ------------------------------
+
+TINY_ARGS = ["--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "16", "--no-pictures", "--steps", "10"]
+
+
+def _good_checkpoint(tmp_path):
+    run(tmp_path, "a", steps=5, pictures=False)
+    return tmp_path / "a" / "checkpoint.npz"
+
+
+def _rewrite(path, change):
+    ck = trainer.mt.load(str(path))
+    trainer.mt.save(change(ck), str(path))
+
+
+def _without(key):
+    return lambda ck: {k: v for k, v in ck.items() if k != key}
+
+
+def _with(key, value):
+    return lambda ck: {**ck, key: value(ck) if callable(value) else value}
+
+
+def _flip(offset, bit):
+    def flip(path):
+        data = bytearray(path.read_bytes())
+        data[offset] ^= 1 << bit
+        path.write_bytes(bytes(data))
+    return flip
+
+
+MALFORMED = {
+    "bare_state_dict": lambda ck: ck["model"],
+    "missing_config": _without("config"),
+    "missing_optimizer": _without("optimizer"),
+    "config_not_json": _with("config", "{layers: 1"),
+    "config_not_a_dict": _with("config", "[1, 2]"),
+    "scheduler_not_json": _with("scheduler", "???"),
+    "wrong_weight_shape": _with("model", lambda ck: {**ck["model"], "head.weight": trainer.mt.zeros(3, 3)}),
+    "wrong_optimizer_state": _with("optimizer", lambda ck: {**ck["optimizer"], "param_groups": []}),
+    "bad_data_rng_state": _with("data_rng", '{"bit_generator": "PCG64", "state": {"state": "x", "inc": 1}}'),
+    "bad_model_rng_state": _with("model_rng", '{"bit_generator": "MT19937"}'),
+    "step_not_a_number": _with("step", "many"),
+    "evals_not_records": _with("evals", "[1, 2]"),
+}
+FLIPS = {  # bits in the zip's headers
+    "flipped_bit_in_first_local_header": _flip(1, 0),
+    "flipped_bit_in_central_directory": _flip(-60, 0),
+}
+
+
+def _flip_in_last_central_header(offset, bit):
+    """Flip a bit of a field of the zip's last central directory header (PK 01 02)."""
+    def flip(path):
+        data = bytearray(path.read_bytes())
+        data[data.rindex(b"PK\x01\x02") + offset] ^= 1 << bit
+        path.write_bytes(bytes(data))
+    return flip
+
+
+FLIPS["flipped_bit_in_compression_method"] = _flip_in_last_central_header(10, 3)
+FLIPS["flipped_bit_in_version_needed"] = _flip_in_last_central_header(6, 6)  # zipfile: NotImplementedError
+FLIPS["flipped_bit_in_encryption_flag"] = _flip_in_last_central_header(8, 0)  # zipfile: RuntimeError
+
+
+@pytest.mark.parametrize("name", list(MALFORMED) + list(FLIPS))
+def test_resume_from_a_malformed_checkpoint_prints_error_and_exits_2(tmp_path, capsys, name):
+    path = _good_checkpoint(tmp_path)
+    if name in MALFORMED:
+        _rewrite(path, MALFORMED[name])
+    else:
+        FLIPS[name](path)
+    bad = path.read_bytes()
+    capsys.readouterr()
+    code = trainer.main(["--out", str(tmp_path / "a"), "--resume", *TINY_ARGS])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("error: ") and str(path) in err and "Traceback" not in err
+    assert path.read_bytes() == bad  # no fresh run wrote over it
+
+
+def _state(model, optimizer, data_rng):
+    params = [p.numpy(force=True).copy() for p in model.parameters()]
+    opt = {i: {k: (v.numpy(force=True).copy() if hasattr(v, "numpy") else v) for k, v in st.items()}
+           for i, st in enumerate(optimizer.state.values())}
+    groups = [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups]
+    return params, opt, groups, data_rng.bit_generator.state, trainer.mt.get_rng_state()
+
+
+def _assert_same_state(a, b):
+    for x, y in zip(a[0], b[0]):
+        np.testing.assert_array_equal(x, y)
+    assert a[1].keys() == b[1].keys()
+    for i in a[1]:
+        for k in a[1][i]:
+            np.testing.assert_array_equal(a[1][i][k], b[1][i][k])
+    assert a[2:] == b[2:]
+
+
+@pytest.mark.parametrize("name", ["missing_optimizer", "wrong_optimizer_state", "bad_model_rng_state",
+                                  "wrong_weight_shape", "evals_not_records"])
+def test_load_checkpoint_that_fails_changes_nothing(tmp_path, name):
+    path = _good_checkpoint(tmp_path)
+    _rewrite(path, MALFORMED[name])
+    cfg = Config(**{**TINY, "out": str(tmp_path / "b"), "seed": 3})
+    task, model, optimizer, scheduler = trainer.build(cfg)
+    data_rng = np.random.default_rng(3)
+    x, y = task.batch(4, data_rng)
+    trainer.train_step(model, optimizer, scheduler, x, y, cfg.clip)  # some optimizer state to protect
+    before, lr_before = _state(model, optimizer, data_rng), scheduler.state_dict()
+    with pytest.raises(trainer.CheckpointError, match="checkpoint.npz"):
+        trainer.load_checkpoint(str(path), cfg, model, optimizer, scheduler, data_rng)
+    _assert_same_state(before, _state(model, optimizer, data_rng))
+    assert scheduler.state_dict() == lr_before

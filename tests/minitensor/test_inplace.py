@@ -764,6 +764,12 @@ FAILING = {
     "copy_bad_shape": (lambda lib, y: y.copy_(T(lib, np.ones(4))), RuntimeError),
     "fill_1d_tensor": (lambda lib, y: y.fill_(T(lib, [1.0, 2.0])), RuntimeError),
     "iadd_bad_shape": (lambda lib, y: _iadd(y, T(lib, np.ones((2, 3)))), RuntimeError),
+    # a value that is no number: refused before anything is written or the version moves
+    "fill_str": (lambda lib, y: y.fill_("abc"), TypeError),
+    "copy_str": (lambda lib, y: y.copy_("abc"), TypeError),
+    "setitem_str": (lambda lib, y: _setitem(y, 0, "a"), TypeError),
+    "masked_fill_str": (lambda lib, y: y.masked_fill_(B(lib, M3), "a"), TypeError),
+    "fill_none": (lambda lib, y: y.fill_(None), TypeError),
 }
 
 

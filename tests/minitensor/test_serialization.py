@@ -2,6 +2,10 @@
 import io
 import os
 import pickle
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -265,3 +269,93 @@ def test_a_shape_mismatched_checkpoint_changes_nothing(tmp_path):
     with pytest.raises(RuntimeError, match=r"size mismatch for 2.weight.*\n.*size mismatch for 2.bias"):
         net.load_state_dict(mt.load(path))
     assert_unchanged(net, before)
+
+
+# ---- every corruption is a CheckpointError; killed saves leave nothing behind for good -----------
+def test_every_flipped_bit_loads_the_same_data_or_raises_checkpoint_error(tmp_path):
+    # zip headers included: a flipped bit there made zipfile ask for an unknown compression method
+    # (NotImplementedError) or a password (RuntimeError)
+    path = tmp_path / "small.ckpt"
+    state = {"w": mt.arange(6).reshape(2, 3).float(), "step": 3, "config": {"layers": [1, 2]}}
+    mt.save(state, path)
+    data = path.read_bytes()
+    for i in range(len(data)):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[i] ^= 1 << bit
+            path.write_bytes(bytes(flipped))
+            try:
+                loaded = mt.load(path)
+            except CheckpointError as e:
+                assert "small.ckpt" in str(e)
+                continue
+            assert loaded["step"] == 3 and loaded["config"] == {"layers": [1, 2]}, (i, bit)
+            assert same_bits(loaded["w"], state["w"]), (i, bit)
+
+
+def test_a_member_that_is_not_npy_is_a_checkpoint_error(tmp_path):
+    import zipfile
+
+    path = tmp_path / "odd.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        with zf.open("w.npy", "w") as member:
+            np.lib.format.write_array(member, np.zeros(2))
+        zf.writestr("notes.txt", b"not an array")
+    with pytest.raises(CheckpointError, match=r"odd\.npz.*'notes\.txt'.*not a \.npy"):
+        mt.load(path)
+
+
+def _temp_name(target, tag):
+    return f".{target}.{tag}.tmp"
+
+
+def test_a_save_removes_the_stale_temporaries_of_its_target_only(tmp_path):
+    path = tmp_path / "model.ckpt"
+    old = time.time() - 60
+    stale = [_temp_name("model.ckpt", "abc_1234"), _temp_name("model.ckpt", "zz9z9z9z")]
+    kept = [
+        _temp_name("other.ckpt", "abc_1234"),  # another target's
+        _temp_name("model.ckpt", "abc"),  # not the temp pattern (too short)
+        ".model.ckpt.abc_1234.tmp.bak",
+        "model.ckpt.abc_1234.tmp",  # no leading dot
+        _temp_name("model.ckptX", "abc_1234"),
+    ]
+    for name in stale + kept:
+        (tmp_path / name).write_bytes(b"half a checkpoint")
+        os.utime(tmp_path / name, (old, old))
+    (tmp_path / _temp_name("model.ckpt", "dir_0000")).mkdir()  # a folder of that name is not ours
+    os.utime(tmp_path / _temp_name("model.ckpt", "dir_0000"), (old, old))
+    fresh = tmp_path / _temp_name("model.ckpt", "fresh_00")  # a save still running elsewhere
+    fresh.write_bytes(b"being written")
+    os.utime(fresh, (time.time() + 60, time.time() + 60))
+    mt.save({"w": mt.ones(2)}, path)
+    left = sorted(os.listdir(tmp_path))
+    assert left == sorted(kept + ["model.ckpt", _temp_name("model.ckpt", "dir_0000"), fresh.name])
+    assert mt.load(path)["w"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs kill -9")
+def test_a_save_killed_mid_write_leaves_a_temp_file_the_next_save_removes(tmp_path):
+    path = tmp_path / "model.ckpt"
+    mt.save({"w": mt.zeros(3)}, path)
+    script = (
+        "import os, signal, numpy as np, minitensor as mt\n"
+        "real = np.lib.format.write_array\n"
+        "calls = []\n"
+        "def write(*a, **k):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 2:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return real(*a, **k)\n"
+        "np.lib.format.write_array = write\n"
+        f"mt.save({{'w': mt.ones(3), 'v': mt.ones(2)}}, {str(path)!r})\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    result = subprocess.run([sys.executable, "-c", script], env=env)
+    assert result.returncode == -signal.SIGKILL
+    temps = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert len(temps) == 1 and temps[0].startswith(".model.ckpt.")
+    assert mt.load(path)["w"].tolist() == [0.0, 0.0, 0.0]  # the previous checkpoint is intact
+    mt.save({"w": mt.full((3,), 2.0)}, path)
+    assert os.listdir(tmp_path) == ["model.ckpt"]
+    assert mt.load(path)["w"].tolist() == [2.0, 2.0, 2.0]

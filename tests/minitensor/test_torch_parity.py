@@ -291,3 +291,60 @@ def test_dtype_promotion_same_as_torch():
         ours, theirs = case(minitensor), case(torch)
         assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), f"case {i}: {ours.dtype} vs {theirs.dtype}"
         assert ours.tolist() == theirs.tolist(), f"case {i}"
+
+
+# ---- valid inputs at the edges (empty dims, 0-d tensors) give PyTorch's values and gradients ------
+
+EDGE_CASES = {
+    "matmul_empty_inner_dim": (lambda lib, F, a, b: a @ b, [rnd(2, 3, 0), rnd(0, 4)]),
+    "matmul_empty_output_dim": (lambda lib, F, a, b: a @ b, [rnd(2, 3, 4), rnd(4, 0)]),
+    "matmul_empty_batch": (lambda lib, F, a, b: a @ b, [rnd(0, 3, 4), rnd(4, 2)]),
+    "linear_no_input_features": (lambda lib, F, x, w, b: F.linear(x, w, b), [rnd(2, 5, 0), rnd(3, 0), rnd(3)]),
+    "linear_no_output_features": (lambda lib, F, x, w, b: F.linear(x, w, b), [rnd(2, 4), rnd(0, 4), rnd(0)]),
+    "linear_empty_batch": (lambda lib, F, x, w, b: F.linear(x, w, b), [rnd(0, 4), rnd(3, 4), rnd(3)]),
+    "amax_max_over_a_full_dim_of_an_empty_tensor": (
+        lambda lib, F, a: (a.amax(1), a.max(1).values, a.min(dim=-1).values, a.amin(1, keepdim=True),
+                           a.argmax(1).double()), [rnd(0, 3)]),
+    "flatten_empty": (lambda lib, F, a: (a.flatten(1), a.flatten(), a.flatten(0, 1)), [rnd(0, 2, 3)]),
+    "reshape_empty_inferred": (lambda lib, F, a: (a.reshape(-1), a.reshape(3, -1), a.view(-1, 3, 2)), [rnd(2, 3, 0)]),
+    "squeeze_0d": (lambda lib, F, a: (a.squeeze(0) * 2, a.squeeze(-1), a.squeeze((0,))), [np.array(1.5)]),
+    "norm_p0": (lambda lib, F, a: (a.norm(p=0), a.norm(p=0, dim=1), a.norm(p=0, dim=0, keepdim=True)),
+                [np.array([[1.0, 0.0, 2.0], [0.0, 0.0, -3.0]])]),
+    "nonzero_0d": (lambda lib, F, a, b: (a.nonzero().double(), b.nonzero().double(),
+                                         a.nonzero(as_tuple=True)[0].double(), b.nonzero(as_tuple=True)[0].double()),
+                   [np.array(3.0), np.array(0.0)]),
+    "embedding_empty_batch": (lambda lib, F, w: F.embedding(_make(lib, np.zeros((0, 4), np.int64), False), w),
+                              [rnd(5, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGE_CASES))
+def test_edge_inputs_same_as_torch(name):
+    fn, arrays = EDGE_CASES[name]
+    assert_same(fn, arrays)
+
+
+@pytest.mark.parametrize("dtype, values, op, scalar", [
+    ("uint8", [0, 1, 255], "add", -1),
+    ("uint8", [0, 1, 100], "add", 300),
+    ("int8", [0, 1, 100], "add", 1000),
+    ("int8", [0, 1, 100], "mul", 1000),
+    ("int8", [0, 1, 100], "sub", 1000),
+    ("int8", [0, 1, 100], "rsub", 1000),
+    ("int16", [0, 7, -300], "add", 2 ** 40 + 5),
+    ("uint8", [0, 1, 100], "add_", -1),
+])
+def test_python_int_beyond_an_integer_tensors_range_wraps_as_in_torch(dtype, values, op, scalar):
+    def run(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        out = {"add": lambda: x + scalar, "mul": lambda: x * scalar, "sub": lambda: x - scalar,
+               "rsub": lambda: scalar - x, "add_": lambda: x.add_(scalar)}[op]()
+        return np.asarray(out.tolist()), str(out.dtype).split(".")[-1]
+    assert run(minitensor)[1] == run(torch)[1]
+    np.testing.assert_array_equal(run(minitensor)[0], run(torch)[0])
+
+
+def test_python_int_beyond_int64_is_an_overflow_error_as_in_torch():
+    for lib in (minitensor, torch):
+        with pytest.raises(OverflowError):
+            lib.tensor([1, 2], dtype=lib.int8) + 2 ** 70

@@ -1,0 +1,54 @@
+"""examples/train_toy_model.py as a user runs it: a malformed checkpoint given to --resume is one
+`error: ...` line on stderr and exit status 2, never a traceback."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import minitensor as mt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "examples", "train_toy_model.py")
+TINY = ["--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "8", "--eval-n", "20", "--no-pictures"]
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    done = _run("--out", str(out), "--steps", "2", "--eval-every", "2", *TINY)
+    assert done.returncode == 0, done.stderr
+    return (out / "checkpoint.npz").read_bytes()
+
+
+def _bare_state_dict(path):
+    mt.save(mt.load(str(path))["model"], str(path))
+
+
+def _missing_optimizer(path):
+    ck = mt.load(str(path))
+    del ck["optimizer"]
+    mt.save(ck, str(path))
+
+
+def _flipped_version_bit(path):
+    data = bytearray(path.read_bytes())
+    data[data.rindex(b"PK\x01\x02") + 6] ^= 1 << 6  # 'version needed to extract' of a central header
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("spoil", [_bare_state_dict, _missing_optimizer, _flipped_version_bit],
+                         ids=["bare_state_dict", "missing_optimizer", "flipped_bit"])
+def test_resume_from_a_malformed_checkpoint_is_one_error_line_and_exit_2(tmp_path, checkpoint, spoil):
+    path = tmp_path / "checkpoint.npz"
+    path.write_bytes(checkpoint)
+    spoil(path)
+    done = _run("--out", str(tmp_path), "--resume", "--steps", "4", *TINY)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and str(path) in done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
