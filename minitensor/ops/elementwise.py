@@ -549,10 +549,14 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     return cast(self, _dtype.as_dtype(dtype), copy)
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 @tensor_method("type")
 def _type(self, dtype=None):
     if dtype is None:
-        return f"minitensor.{ {'f': 'Float', 'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, '')}Tensor"
+        return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
