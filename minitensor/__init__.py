@@ -6,6 +6,8 @@
     y.backward(torch.randn(2, 2))
     x.grad
 """
+import math as _math
+
 from . import _dtype
 from .fast import allocator as _allocator
 
@@ -34,6 +36,8 @@ from .ops.shape import (  # noqa: F401
     reshape, split, squeeze, stack, swapaxes, t, transpose, unbind, unflatten, unsqueeze,
 )
 from .ops.indexing import gather, index_select, masked_fill, nonzero, tril, triu, where  # noqa: F401
+from .ops.indexing import index_fill, masked_select, scatter, scatter_add  # noqa: F401
+from .ops.elementwise import floor_divide, fmod, remainder  # noqa: F401
 from .ops.linalg import bmm, dot, einsum, matmul, mm, outer  # noqa: F401
 from .ops.softmax import log_softmax, softmax  # noqa: F401
 from .ops.selection import argsort, cumsum, multinomial, sort, topk  # noqa: F401
@@ -45,9 +49,11 @@ from .random import Generator, get_rng_state, manual_seed, seed, set_rng_state  
 from . import autograd  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
-# Names tutorials use in annotations and isinstance checks.
-FloatTensor = DoubleTensor = LongTensor = ByteTensor = BoolTensor = IntTensor = Tensor
+from .legacy import (  # noqa: F401
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
 dtype = type(float32)
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 
 def is_tensor(obj):
@@ -65,7 +71,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 from . import nn, optim  # noqa: E402,F401
-from . import utils  # noqa: E402,F401
+from . import backends, cuda, utils  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 

@@ -29,6 +29,9 @@ _ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
     "float16": float16, "half": float16, "int64": int64, "long": int64, "int32": int32,
     "int": int32, "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_,
+    # the legacy typed tensor names, as `x.type('torch.LongTensor')` takes them
+    "FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16, "LongTensor": int64,
+    "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8, "ByteTensor": uint8, "BoolTensor": bool_,
 }
 
 
@@ -41,7 +44,7 @@ def as_dtype(dtype, op=None):
         return dtype
     if isinstance(dtype, str):
         try:
-            return _ALIASES[dtype.replace("torch.", "")]
+            return _ALIASES[dtype.replace("torch.", "").replace("minitensor.", "")]
         except KeyError:
             raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_ALIASES)}") from None
     if dtype is builtins_float:
@@ -50,6 +53,8 @@ def as_dtype(dtype, op=None):
         return int64
     if dtype is builtins_bool:
         return bool_
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), np.dtype):
+        return dtype.dtype  # LongTensor & co (minitensor.legacy) stand for their dtype
     try:
         d = np.dtype(dtype)
     except TypeError:

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _dtype
 from .random import _gen
-from .tensor import Tensor, _size_arg, _to_array, check_device
+from .tensor import Tensor, _size_arg, _to_array, check_device, tensor_method
 
 
 def _finish(arr, requires_grad, device, where):
@@ -154,3 +154,34 @@ def bernoulli(input, p=None, generator=None):
     g = _gen(generator)
     probs = input._array if p is None else np.full(input.shape, p)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))
+
+
+# ---- `x.new_zeros(...)` & co: new tensors with x's dtype (unless `dtype=` says otherwise) -------------
+
+@tensor_method()
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of `data` (cut from any graph), of self's dtype unless `dtype` is given."""
+    return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype, device=device,
+                  requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    return zeros(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    return ones(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return empty(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+@tensor_method()
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__}")
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)

@@ -327,12 +327,20 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self._array.dtype.kind not in "iu" or self._array.size != 1:
+        # (what lets an integer tensor be a slice bound, `data[i:i + block]`, or a list index)
+        if self._array.dtype.kind not in "biu" or self._array.size != 1:
             raise TypeError(f"only integer tensors of a single element can be used as an index, got {self.dtype}")
         return int(self.item())
 
     def __repr__(self):
         return _format(self)
+
+    def __format__(self, format_spec):
+        """`f"{loss:.4f}"`: a 0-d tensor formats as its number; any other tensor as object does
+        (its repr for an empty spec, a TypeError otherwise), as in PyTorch."""
+        if self._array.ndim == 0 and type(self) is Tensor:
+            return self._array.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     # ---- autograd (`backward()` itself is `minitensor.autograd.api.backward`, attached here) ----
     def detach(self):

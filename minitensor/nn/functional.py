@@ -427,10 +427,100 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return num / (x1.norm(dim=dim).clamp(min=eps) * x2.norm(dim=dim).clamp(min=eps))
 
 
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    r"""softmax(Q K^T * scale + mask) V for query (..., L, E), key (..., S, E), value (..., S, Ev): (..., L, Ev).
+
+    scale: 1 / sqrt(E) unless given.
+    attn_mask: bool (True = may attend) or float (added to the scores; -inf hides), broadcastable
+        to the scores (..., L, S).  is_causal: query i sees keys j <= i (not with attn_mask).
+    A query that may see no key gets weights 0, so output 0 (and gradient 0), as in PyTorch.
+    dropout_p: drop weights with this probability (always: there is no `training` flag here).
+    enable_gqa: key and value may have fewer heads (dim -3) than query; each is repeated to match.
+    Returns the output only (the `attention` package's version also returns the weights).
+    """
+    op = "scaled_dot_product_attention"
+    query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+
+    scores = (query @ key.transpose(-2, -1)) * scale                       # (..., L, S)
+    if is_causal:
+        attn_mask = Tensor._make(np.tril(np.ones((L, S), dtype=bool)))     # key j <= query i
+    if attn_mask is not None and attn_mask.dtype == np.bool_:
+        scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)    # a hidden key gets weight 0
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    # a query with every key hidden: softmax of all -inf is 0/0; give it finite scores, then weights 0
+    blind = Tensor._make((scores.numpy(force=True) == -math.inf).all(axis=-1, keepdims=True))
+    if blind.any():
+        scores = scores.masked_fill(blind, 0.0)
+    weights = softmax(scores, dim=-1)                                      # (..., L, S) rows sum to 1
+    if blind.any():
+        weights = weights.masked_fill(blind, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    return weights @ value                                                 # (..., L, Ev)
+
+
+def _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op):
+    """Check scaled_dot_product_attention's arguments as PyTorch does; key and value with query's heads."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)}"
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"{op}: query, key and value must be at least 2-d (..., T, E), got {shapes}")
+    if not query.dtype == key.dtype == value.dtype or query.dtype.kind != "f":
+        raise RuntimeError(f"{op}: query, key and value must have the same floating dtype, got "
+                           f"{query.dtype}, {key.dtype} and {value.dtype}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"{op}: query and key need the same last dim E, key and value the same length S "
+                           f"(dim -2); got {shapes}")
+    if enable_gqa and min(query.ndim, key.ndim, value.ndim) >= 3:
+        heads = query.shape[-3]
+        for name, t in (("key", key), ("value", value)):
+            if heads % t.shape[-3]:
+                raise RuntimeError(f"{op}: the number of heads in {name} ({t.shape[-3]}) must divide the number "
+                                   f"of heads in query ({heads}) with enable_gqa=True")
+        key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"{op}: the batch dims of {shapes} cannot be broadcast together") from None
+    if dropout_p > 1.0:
+        raise RuntimeError(f"{op}: dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if attn_mask is not None:
+        if is_causal:
+            raise RuntimeError(f"{op}: an explicit attn_mask should not be given with is_causal=True")
+        if not isinstance(attn_mask, Tensor):
+            raise TypeError(f"{op}: attn_mask must be a Tensor, got {type(attn_mask).__name__}")
+        if attn_mask.dtype != np.bool_ and attn_mask.dtype != query.dtype:
+            raise RuntimeError(f"{op}: attn_mask must be bool or of query's dtype {query.dtype}, got {attn_mask.dtype}")
+        scores_shape = tuple(batch) + (query.shape[-2], key.shape[-2])
+        try:
+            fits = np.broadcast_shapes(tuple(attn_mask.shape), scores_shape) == scores_shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"{op}: attn_mask of shape {tuple(attn_mask.shape)} does not broadcast to the "
+                               f"scores' shape {scores_shape} (..., L, S)")
+    return query, key, value
+
+
+def _repeat_heads(t, heads):
+    """(..., H, S, E) -> (..., heads, S, E), each head repeated heads // H times in a row (grouped-query attention)."""
+    *lead, h, s, e = t.shape
+    if h == heads:
+        return t
+    return t.unsqueeze(-3).expand(*lead, h, heads // h, s, e).reshape(*lead, heads, s, e)
+
+
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
     "binary_cross_entropy_with_logits", "normalize", "cosine_similarity",
+    "scaled_dot_product_attention",
 ]
 
 

@@ -33,8 +33,23 @@ bitwise_and = _compare("bitwise_and", np.bitwise_and)
 bitwise_or = _compare("bitwise_or", np.bitwise_or)
 bitwise_xor = _compare("bitwise_xor", np.bitwise_xor)
 
-Tensor.__eq__ = eq
-Tensor.__ne__ = ne
+
+
+def _equality(fn):
+    """`t == other` for an operand no op takes (None, a string ...): Python's own answer, as PyTorch
+    gives: `t == None` is False and `t != None` True, so `if x == None:` and `slice(i, j) == slice(None)` work."""
+    def method(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return NotImplemented
+
+    method.__name__ = fn.__name__
+    return method
+
+
+Tensor.__eq__ = _equality(eq)
+Tensor.__ne__ = _equality(ne)
 Tensor.__lt__ = lt
 Tensor.__le__ = le
 Tensor.__gt__ = gt

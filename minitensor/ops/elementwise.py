@@ -234,7 +234,19 @@ def sub(input, other, alpha=1):
 
 
 mul = tensor_method()(_binary(Mul, "mul"))
-div = tensor_method()(_binary(Div, "div"))
+_div = _binary(Div, "div")
+
+
+@tensor_method()
+def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
+    if rounding_mode is None:
+        return _div(input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div: expected rounding_mode to be one of None, 'trunc' or 'floor', got {rounding_mode!r}")
+    return RoundedDiv.apply(operand(input, "div"), operand(other, "div"), rounding_mode)
+
+
 maximum = tensor_method()(_binary(Maximum, "maximum"))
 minimum = tensor_method()(_binary(Minimum, "minimum"))
 subtract, multiply, divide, true_divide = sub, mul, div, div
@@ -569,10 +581,14 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     return cast(self, _dtype.as_dtype(dtype, "to"), copy)
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 @tensor_method("type")
 def _type(self, dtype=None):
     if dtype is None:
-        return f"minitensor.{ {'f': 'Float', 'i': 'Long', 'b': 'Bool'}.get(self.dtype.kind, '')}Tensor"
+        return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
@@ -663,3 +679,97 @@ def sign(input):
 def clone(input):
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
+
+
+# ---- rounded division and remainders: `//`, `%`, fmod ------------------------------------------
+
+def _rounding_operands(op, a, b):
+    """The operands' data in PyTorch's result dtype (integers stay integers), checked for what
+    PyTorch refuses: bool by bool, and an integer division by zero (floats give inf and nan)."""
+    x, y = raw(a), raw(b)
+    want = _dtype.result_dtype(x, y)
+    if want == _dtype.bool_:
+        raise RuntimeError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
+    x, y = np.asarray(x, dtype=want), np.asarray(y, dtype=want)
+    broadcast_shapes(op, x.shape, y.shape)
+    if want.kind != "f" and not y.all():
+        raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
+    return x, y
+
+
+# A float divided by 0 gives inf or nan on purpose, as in PyTorch (integers are checked above).
+_fmod = quiet(np.fmod, "divide", "invalid")  # C's remainder: the sign of the dividend
+_floor_div = quiet(np.floor_divide, "divide", "invalid")
+
+
+def _trunc_div(x, y):
+    if x.dtype.kind == "f":
+        return np.trunc(x / y)
+    return (x - np.fmod(x, y)) // y  # exact for integers: x - fmod(x, y) is a multiple of y
+
+
+_trunc_div = quiet(_trunc_div, "divide", "invalid")
+
+
+class RoundedDiv(Function):
+    r"""out = trunc(a / b) (rounding_mode='trunc') or floor(a / b) ('floor', which is `a // b`)
+    VJP: ga = 0;  gb = 0   (a step function: its slope is 0 wherever it has one, as in PyTorch)"""
+
+    saves_values = False  # only the shapes
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        x, y = _rounding_operands("div" if mode == "trunc" else "floor_divide", a, b)
+        return _trunc_div(x, y) if mode == "trunc" else _floor_div(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, _ = ctx.inputs
+        return (Tensor._make(np.zeros(a.shape, g.dtype)) if ctx.needs_input_grad[0] else None,
+                Tensor._make(np.zeros(b.shape, g.dtype)) if ctx.needs_input_grad[1] else None, None)
+
+
+class Remainder(Function):
+    r"""out = a - b * floor(a / b)   (the sign of b, as Python's %: -5 % 3 = 1, 5 % -3 = -1)
+    VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(-g * floor(a / b), b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _rounding_operands("remainder", a, b)
+        mod = _fmod(x, y)
+        # fmod has the sign of a: where that differs from b's, one more b brings it to b's side
+        return np.where((mod != 0) & ((mod < 0) != (y < 0)), mod + y, mod)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * RoundedDiv.apply(a, b, "floor"), b.shape) if ctx.needs_input_grad[1] else None)
+
+
+class Fmod(Function):
+    r"""out = a - b * trunc(a / b)   (the sign of a, as C's fmod: fmod(-5, 3) = -2)
+    VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(-g * trunc(a / b), b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _fmod(*_rounding_operands("fmod", a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return (unbroadcast(g, a.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-g * RoundedDiv.apply(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None)
+
+
+@tensor_method()
+def floor_divide(input, other):
+    """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
+    return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")
+
+
+remainder = tensor_method()(_binary(Remainder, "remainder"))
+fmod = tensor_method()(_binary(Fmod, "fmod"))
+Tensor.__floordiv__ = floor_divide
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
+Tensor.__mod__, Tensor.__rmod__ = _operator(Remainder, "remainder"), _operator(Remainder, "remainder", reflected=True)

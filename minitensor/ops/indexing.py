@@ -9,11 +9,12 @@ import numbers
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
-from ._util import fits_broadcast, operand, raw, unbroadcast
+from ._util import broadcast_shapes, operand, raw, unbroadcast
 
 
 def _index_key(index, shape=None):
@@ -176,8 +177,11 @@ def _fill_mask(input, mask, value, op):
     m = np.asarray(raw(mask))
     if m.dtype != np.bool_:
         raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
-    if not fits_broadcast(m.shape, input._array.shape):
-        raise RuntimeError(f"{op}: mask of shape {m.shape} does not broadcast to the input's shape {tuple(input.shape)}")
+    try:  # the input broadcasts up to the mask too: the result has their broadcast shape, as in PyTorch
+        np.broadcast_shapes(m.shape, input._array.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: mask of shape {m.shape} and input of shape {tuple(input.shape)} "
+                           "cannot be broadcast together") from None
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
     if not isinstance(value, (Tensor, numbers.Number)):
@@ -187,7 +191,7 @@ def _fill_mask(input, mask, value, op):
 
 @tensor_method()
 def masked_fill(input, mask, value):
-    """`value` where `mask` is True, `input` elsewhere; the mask must broadcast to input's shape."""
+    """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
     if not isinstance(value, Tensor):
         value = Tensor._make(np.asarray(value, dtype=input.dtype))  # PyTorch casts the fill value to input's dtype
@@ -262,3 +266,137 @@ def nonzero(input, as_tuple=False):
     if as_tuple:
         return tuple(Tensor._make(i) for i in idx)
     return Tensor._make(np.stack(idx, axis=-1).astype(np.int64))
+
+
+@tensor_method()
+def masked_select(input, mask):
+    """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
+    m = raw(mask)
+    if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected a bool tensor for mask, got {getattr(m, 'dtype', type(m).__name__)}")
+    shape = broadcast_shapes("masked_select", input.shape, m.shape) or (1,)  # (the result is 1-d anyway)
+    if input.shape != shape:
+        input = input.expand(*shape)
+    return getitem(input, Tensor._make(np.broadcast_to(m, shape)))
+
+
+@tensor_method()
+def index_fill(input, dim, index, value):
+    """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
+    op = "index_fill"
+    d = _wrap_dim(dim, input.ndim, op)
+    idx = raw(index)
+    if not isinstance(idx, np.ndarray) or idx.dtype != np.int64:
+        raise IndexError(f"{op}: expected an int64 index tensor, got {getattr(idx, 'dtype', type(idx).__name__)}")
+    if idx.ndim > 1:
+        raise RuntimeError(f"{op}: index must be a 0-d or 1-d tensor, got shape {idx.shape}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"{op}: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
+    n = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx.min() if idx.min() < -n else idx.max()
+        raise IndexError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
+    rows = np.zeros(n, dtype=bool)
+    rows[idx] = True
+    selected = rows.reshape((n,) + (1,) * (input.ndim - d - 1)) if input.ndim else rows.reshape(())
+    if not isinstance(value, Tensor):
+        value = Tensor._make(np.asarray(value, dtype=input.dtype))  # a number takes input's dtype, as in PyTorch
+    elif value.dtype != input.dtype:
+        value = value.to(input.dtype)
+    return where(Tensor._make(selected), value, input)
+
+
+def _scatter_positions(input, dim, index, src, op):
+    """Check scatter's arguments as PyTorch does; return the numpy key of the positions written
+    (for dim=0: out[index[i][j]][j]) and the part of `src` written there, or (None, None) for an empty index.
+
+    The index may be smaller than src in every dim and than input in every dim but `dim`: only
+    src's corner of the index's shape is used."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
+    d = _wrap_dim(dim, input.ndim, op)
+    idx = index._array
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an int64 index, got dtype {idx.dtype}")
+    if isinstance(src, Tensor) and src.dtype != input.dtype:
+        raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype}, got {src.dtype}")
+    if idx.size == 0:
+        return None, None
+    if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
+        raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+    idx = idx.reshape(idx.shape or (1,))
+    in_shape = tuple(input.shape)
+    src_shape = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None
+    if any(k > n for i, (k, n) in enumerate(zip(idx.shape, in_shape)) if i != d) or (
+            src_shape is not None and any(k > n for k, n in zip(idx.shape, src_shape))):
+        raise RuntimeError(f"{op}: index of shape {idx.shape} must be no larger than input of shape "
+                           f"{tuple(input.shape)} apart from dim {d}, and no larger than src of shape {src_shape}")
+    if idx.min() < 0 or idx.max() >= in_shape[d]:
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise RuntimeError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {in_shape[d]}")
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    key = tuple(grids)
+    if not isinstance(src, Tensor):
+        return key, src
+    if src.ndim == 0:
+        src = src.reshape(1)
+    part = src if tuple(src.shape) == idx.shape else getitem(src, tuple(slice(0, k) for k in idx.shape))
+    return key, part
+
+
+def _at_least_1d(scatter_op):
+    """Run a scatter on a 0-d input as on its 1-element vector, as PyTorch does."""
+    def run(input, *args, **kwargs):
+        if input.ndim == 0:
+            return scatter_op(input.reshape(1), *args, **kwargs).reshape(())
+        return scatter_op(input, *args, **kwargs)
+
+    run.__name__, run.__doc__ = scatter_op.__name__, scatter_op.__doc__
+    return tensor_method(scatter_op.__name__)(run)
+
+
+@_at_least_1d
+def scatter(input, dim, index, src=None, value=None, reduce=None):
+    r"""input with src's elements written at the positions `index` gives along `dim`:
+    out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.
+    It is IndexPut (x with x[key] = v), so VJP: g_input = g with the written positions zeroed;
+    g_src = g.gather(dim, index)   (at a position written twice, PyTorch's formula too gives g to both)
+    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch)."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter: expected src (a tensor) or value (a number)")
+    if reduce is not None:
+        return _scatter_reduce(input, dim, index, src, reduce)
+    key, part = _scatter_positions(input, dim, index, src, "scatter")
+    if key is None:
+        return input.clone()
+    return IndexPut.apply(input, key, part)
+
+
+@_at_least_1d
+def scatter_add(input, dim, index, src):
+    r"""input plus src's elements added at the positions `index` gives along `dim`:
+    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up)
+    VJP: g_input = g;  g_src = g.gather(dim, index)"""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
+    key, part = _scatter_positions(input, dim, index, src, "scatter_add")
+    if key is None:
+        return input.clone()
+    return input + IndexAdd.apply(part, key, tuple(input.shape))
+
+
+def _scatter_reduce(input, dim, index, src, reduce):
+    """scatter(..., reduce='add' | 'multiply'): PyTorch has no derivative for it, so neither does minitensor."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+    if grad_mode.is_grad_enabled() and (input.requires_grad or (isinstance(src, Tensor) and src.requires_grad)):
+        raise RuntimeError("scatter: the derivative of scatter with reduce= is not implemented (as in PyTorch); "
+                           "use scatter_add for a sum you can differentiate, or compute under no_grad()")
+    key, part = _scatter_positions(input, dim, index, src, "scatter")
+    out = input._array.copy()
+    if key is not None:
+        (np.add if reduce == "add" else np.multiply).at(out, key, np.asarray(raw(part), dtype=out.dtype))
+    return Tensor._make(out)

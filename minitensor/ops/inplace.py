@@ -25,7 +25,7 @@ from ..autograd import grad_mode
 from ..random import _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
-from .indexing import IndexPut, _index_key, masked_fill, where
+from .indexing import IndexPut, _index_key, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
 
 
@@ -109,7 +109,10 @@ def _method(op, compute):
 _method("add_", lambda t, other, alpha=1: E.add(t, other, alpha=alpha))
 _method("sub_", lambda t, other, alpha=1: E.sub(t, other, alpha=alpha))
 _method("mul_", lambda t, other: E.mul(t, other))
-_method("div_", lambda t, other: E.div(t, other))
+_method("div_", lambda t, other, rounding_mode=None: E.div(t, other, rounding_mode=rounding_mode))
+_method("floor_divide_", lambda t, other: E.floor_divide(t, other))
+_method("remainder_", lambda t, other: E.remainder(t, other))
+_method("fmod_", lambda t, other: E.fmod(t, other))
 _method("pow_", lambda t, other: E.pow(t, other))
 _method("neg_", lambda t: E.neg(t))
 _method("exp_", lambda t: E.exp(t))
@@ -122,6 +125,9 @@ _method("addcmul_", lambda t, t1, t2, value=1: t + value * t1 * t2)
 _method("addcdiv_", lambda t, t1, t2, value=1: t + value * t1 / t2)
 _method("lerp_", lambda t, end, weight: t + weight * (end - t))
 _method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value))
+_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value))
+_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce))
+_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src))
 Tensor.clip_ = Tensor.clamp_
 
 
@@ -201,3 +207,5 @@ Tensor.__iadd__ = _augmented("__iadd__", lambda t, o: t + o)
 Tensor.__isub__ = _augmented("__isub__", lambda t, o: t - o)
 Tensor.__imul__ = _augmented("__imul__", lambda t, o: t * o)
 Tensor.__itruediv__ = _augmented("__itruediv__", lambda t, o: t / o)
+Tensor.__ifloordiv__ = _augmented("__ifloordiv__", lambda t, o: t // o)
+Tensor.__imod__ = _augmented("__imod__", lambda t, o: t % o)

@@ -442,6 +442,73 @@ def _bounds(lo, hi):
     return [p for p in (lo, hi) if p is not None]
 
 
+def _broadcasts(*shapes):
+    try:
+        np.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+def _off_integer_quotients(a, b=1.5, gap=0.02):
+    """a / b at least `gap` from every integer: floor, trunc and the remainders jump there."""
+    q = np.asarray(a / b)
+    return bool(np.all(np.abs(q - np.round(q)) > gap))
+
+
+@st.composite
+def scatter_case(draw, repeats=False):
+    """scatter's index may be smaller than src in every dim and than the input in every dim but
+    `dim`. Without `repeats` no position is written twice (then only one write would survive)."""
+    shape = draw(mst.shapes(1))
+    d = draw(st.integers(0, len(shape) - 1))
+    ishape = tuple(draw(st.integers(1, n)) for n in shape)
+    if repeats:
+        index = draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, shape[d] - 1)))
+    else:  # distinct positions along `dim` in each line: the first ishape[d] of a permutation
+        keys = draw(mst.arrays_for(ishape[:d] + (shape[d],) + ishape[d + 1:], unique=True))
+        index = np.take(np.argsort(keys, axis=d), np.arange(ishape[d]), axis=d)
+    src_shape = tuple(k + draw(st.integers(0, 1)) for k in ishape)
+    return (shape, src_shape), {"dim": d, "index": index}
+
+
+def np_scatter(x, src, dim, index, add=False):
+    out = x.copy()
+    grid = list(np.indices(index.shape))
+    grid[dim] = index
+    part = src[tuple(slice(0, k) for k in index.shape)]
+    if add:
+        np.add.at(out, tuple(grid), part)
+    else:
+        out[tuple(grid)] = part
+    return out
+
+
+@st.composite
+def index_fill_case(draw):
+    (shape,), kw = draw(dim_case(1))
+    n = shape[kw["dim"]]
+    kw["index"] = draw(hnp.arrays(np.int64, st.integers(1, 4).map(lambda k: (k,)), elements=st.integers(-n, n - 1)))
+    return (shape, ()), kw
+
+
+def np_index_fill(x, value, dim, index):
+    out = np.moveaxis(x.copy(), dim, 0)
+    out[index] = value
+    return np.moveaxis(out, 0, dim)
+
+
+@st.composite
+def masked_select_case(draw):
+    shape, mask_shape = draw(mst.broadcastable_shapes(2)).input_shapes
+    return (shape,), {"mask": draw(hnp.arrays(np.bool_, mask_shape))}
+
+
+def np_masked_select(x, mask):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+
 T = mt.tensor  # the tests turn constant numpy arguments into tensors with this
 
 TABLE = [
@@ -461,6 +528,18 @@ TABLE = [
     Op("maximum", "Maximum", mt.maximum, np.maximum, binary(), joint_unique=True),
     Op("minimum", "Minimum", mt.minimum, np.minimum, binary(), joint_unique=True),
     Op("neg", "Neg", lambda a: -a, np.negative, unary()),
+    # -- rounded division and remainders: steps and saw teeth, drawn away from their jumps --
+    Op("floor_divide", "RoundedDiv", lambda a, b: a // b, np.floor_divide, binary(),
+       domain=({}, {"away_from_zero": 0.5}), valid=_off_integer_quotients),
+    Op("div_trunc", "RoundedDiv", lambda a, b: mt.div(a, b, rounding_mode="trunc"), lambda a, b: np.trunc(a / b),
+       binary(), domain=({}, {"away_from_zero": 0.5}), valid=_off_integer_quotients),
+    Op("remainder", "Remainder", lambda a, b: a % b, np.remainder, binary(),
+       domain=({}, {"away_from_zero": 0.5}), valid=_off_integer_quotients),
+    Op("remainder_scalar", "Remainder", lambda a: a % 1.5, lambda a: np.remainder(a, 1.5), unary(),
+       valid=_off_integer_quotients),
+    Op("rremainder_scalar", "Remainder", lambda a: 2.5 % a, lambda a: np.remainder(2.5, a), unary(),
+       domain={"away_from_zero": 0.5}, valid=lambda a: _off_integer_quotients(2.5, a)),
+    Op("fmod", "Fmod", mt.fmod, np.fmod, binary(), domain=({}, {"away_from_zero": 0.5}), valid=_off_integer_quotients),
     # -- unary math --
     Op("abs", "Abs", mt.abs, np.abs, unary(), domain=NONZERO),
     Op("exp", "Exp", mt.exp, np.exp, unary()),
@@ -553,6 +632,16 @@ TABLE = [
        where_case()),
     Op("masked_fill", None, lambda a, mask, value: a.masked_fill(T(mask), value),
        lambda a, mask, value: np.where(mask, value, a), masked_fill_case()),
+    Op("masked_fill_broadcast_input", None, lambda a, mask, value: a.masked_fill(T(mask), value),
+       lambda a, mask, value: np.where(mask, value, a),
+       _case(mst.broadcastable_shapes(2).map(lambda r: r.input_shapes[:1])).flatmap(
+           lambda c: hnp.arrays(np.bool_, mst.shapes()).map(lambda m: (c[0], {"mask": m, "value": -1.5}))),
+       valid=lambda a, mask, value: _broadcasts(a.shape, mask.shape)),
+    Op("masked_select", None, lambda a, mask: mt.masked_select(a, T(mask)), np_masked_select, masked_select_case()),
+    Op("index_fill", None, lambda a, v, dim, index: a.index_fill(dim, T(index), v), np_index_fill, index_fill_case()),
+    Op("scatter", "IndexPut", lambda a, src, dim, index: a.scatter(dim, T(index), src), np_scatter, scatter_case()),
+    Op("scatter_add", "IndexAdd", lambda a, src, dim, index: mt.scatter_add(a, dim, T(index), src),
+       lambda a, src, dim, index: np_scatter(a, src, dim, index, add=True), scatter_case(repeats=True)),
     Op("tril", None, lambda a, diagonal: a.tril(diagonal), lambda a, diagonal: _tri_np(a, diagonal, False),
        unary(2).flatmap(lambda c: st.integers(-2, 2).map(lambda d: (c[0], {"diagonal": d})))),
     Op("triu", None, lambda a, diagonal: mt.triu(a, diagonal), lambda a, diagonal: _tri_np(a, diagonal, True),

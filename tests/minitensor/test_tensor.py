@@ -386,3 +386,57 @@ def test_split_with_sizes_along_a_dim():
     assert [p.shape for p in parts] == [(2, 1), (2, 4)]
     with pytest.raises(RuntimeError, match=r"split.*\[1, 1\].*5"):
         mt.zeros(2, 5).split([1, 1], dim=1)
+
+
+# ---- what tutorial code does with tensors: `== None`, tensor slice bounds, f-strings, constants -----
+
+def test_comparing_with_none_is_false_not_an_error():
+    x = mt.ones(3)
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    assert (x == "a") is False and x != "a"
+    assert x not in [None, "a"]
+    with pytest.raises(TypeError):
+        x < None  # noqa: B015  (only == and != fall back to identity, as in Python and PyTorch)
+
+
+def test_integer_0d_tensors_are_slice_bounds():
+    data, i, block = mt.arange(10.0), mt.tensor(3), 4
+    assert data[i:i + block].tolist() == [3.0, 4.0, 5.0, 6.0]
+    assert data[:i].tolist() == [0.0, 1.0, 2.0] and data[mt.tensor([7]):].tolist() == [7.0, 8.0, 9.0]
+    assert data[mt.tensor(True):].shape == (9,)
+    assert [10, 20, 30][mt.tensor(1)] == 20
+    for bad in (mt.tensor(2.0), mt.tensor([1, 2])):
+        with pytest.raises(TypeError, match="integer tensors of a single element"):
+            data[bad:]
+
+
+def test_format_spec_formats_a_0d_tensor_as_its_number():
+    loss = mt.tensor(0.123456, requires_grad=True) * 2
+    assert f"{loss:.4f}" == "0.2469" and f"{mt.tensor(7):03d}" == "007" and f"{mt.tensor(2.5)}" == "2.5"
+    assert f"{mt.ones(2)}" == repr(mt.ones(2))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{mt.ones(2):.2f}"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{mt.ones(1):.2f}"  # one element but not 0-d: PyTorch refuses it too
+
+
+def test_math_constants():
+    import math
+    assert (mt.inf, mt.pi, mt.e) == (math.inf, math.pi, math.e) and math.isnan(mt.nan)
+
+
+def test_tutorial_idioms_same_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (mt, torch):
+        x = lib.arange(10)
+        i = lib.tensor(3)
+        assert (x == None) is False and (x != None) is True  # noqa: E711
+        assert x[i:i + 2].tolist() == [3, 4]
+    for value, spec in ((0.123456, ".4f"), (3.0, ""), (12345.678, ".2e"), (7, "5d"), (True, "")):
+        assert format(mt.tensor(value), spec) == format(torch.tensor(value), spec)
+    for value in ([1.5], [1.5, 2.5]):
+        with pytest.raises(TypeError):
+            format(torch.tensor(value), ".2f")
+        with pytest.raises(TypeError):
+            format(mt.tensor(value), ".2f")
+    assert (mt.inf, mt.pi, mt.e) == (torch.inf, torch.pi, torch.e)

@@ -79,6 +79,10 @@ LOGITS = rnd(5, 4)
 TARGET = np.array([1, -100, 3, 0, 3])
 TARGET_3D = np.array([[1, 2], [0, -100]])
 WEIGHT = np.array([1.0, 2.0, 0.5, 3.0])
+QUOTIENT_A = np.array([5.5, -3.2, 7.1, -7.3, 0.4, -0.4, 2.9, -5.0])
+QUOTIENT_B = np.array([2.0, -1.5, -2.0, 3.0, 0.3, 0.3, -0.7, 1.7])
+SCATTER_INDEX = np.array([[0, 1, 2, 0], [2, 0, 1, 1]])  # no position twice
+SCATTER_REPEATS = np.array([[0, 1, 2, 0], [0, 0, 1, 0]])
 
 CASES = {
     # arithmetic with broadcasting and scalars on either side
@@ -161,11 +165,58 @@ CASES = {
                           [rnd(3, 4)]),
     "getitem_0d_tensor": (lambda lib, F, a: a[_make(lib, np.array(1), False)] * 2, [rnd(3, 4)]),
     "getitem_separated_advanced": (lambda lib, F, a: a[[0, 1], :, [1, 0]], [rnd(2, 3, 4)]),
+    # rounded division and remainders (PyTorch has no derivative for `//` nor for number % tensor: values only)
+    "floor_div_remainder_fmod": (lambda lib, F, a, b: (a.detach() // b.detach(), lib.floor_divide(a.detach(), 0.7),
+                                                       a % b, lib.remainder(a, 1.5), 2.5 % b.detach(), lib.fmod(a, b),
+                                                       a.fmod(-1.5), lib.div(a, b, rounding_mode="trunc"),
+                                                       a.div(b, rounding_mode="floor"), -3 // b.detach()),
+                                 [QUOTIENT_A, QUOTIENT_B]),
+    "integer_floor_div_remainder": (lambda lib, F, a, b: (a // b, a % b, lib.fmod(a, b), a // 2, a % -3, 7 // b,
+                                                          lib.div(a, b, rounding_mode="trunc"), a // 2.5, a % 2.5),
+                                    [np.array([5, -5, 7, -7, 0, 9]), np.array([3, 3, -2, -2, 4, -9])]),
+    "float_division_by_zero": (lambda lib, F, a: (a.detach() // 0.0, a % 0.0, lib.fmod(a, 0.0)),
+                               [np.array([1.0, -1.0, 0.0])]),
+    # scatter, index_fill, masked_select, masked_fill broadcasting the input up to the mask
+    "scatter_src_and_value": (lambda lib, F, x, s: (x.scatter(0, _make(lib, SCATTER_INDEX, False), s),
+                                                    lib.scatter(x, 1, _make(lib, SCATTER_INDEX, False), -2.5),
+                                                    x.scatter(-1, _make(lib, np.array([[2], [0]]), False), s.detach())),
+                              [rnd(3, 4), rnd(2, 4)]),  # (PyTorch's backward fails for a src larger than the index)
+    "scatter_add_repeats": (lambda lib, F, x, s: (x.scatter_add(0, _make(lib, SCATTER_REPEATS, False), s),
+                                                  lib.scatter_add(x, 1, _make(lib, SCATTER_REPEATS, False), s)),
+                            [rnd(3, 4), rnd(2, 4)]),
+    "scatter_inplace_on_graph": (lambda lib, F, x, s: _scatter_inplace(lib, x, s), [rnd(3, 4), rnd(3, 4)]),
+    "scatter_reduce_no_grad": (lambda lib, F, x, s: (x.detach().scatter(0, _make(lib, SCATTER_REPEATS, False),
+                                                                        s.detach(), reduce="add"),
+                                                     x.detach().scatter(0, _make(lib, SCATTER_REPEATS, False),
+                                                                        s.detach(), reduce="multiply"),
+                                                     x.detach().scatter(0, _make(lib, SCATTER_REPEATS, False),
+                                                                        1.5, reduce="multiply")),
+                               [rnd(3, 4), rnd(2, 4)]),
+    "index_fill": (lambda lib, F, x, v: (x.index_fill(1, _make(lib, np.array([0, -1, 0]), False), -1.0),
+                                         lib.index_fill(x, 0, _make(lib, np.array(2), False), v)),
+                   [rnd(3, 4), np.array(0.5)]),
+    "index_fill_inplace": (lambda lib, F, x, v: (x * 1).index_fill_(1, _make(lib, np.array([1, 2]), False), v),
+                           [rnd(3, 4), np.array(0.5)]),
+    "masked_select": (lambda lib, F, x: (lib.masked_select(x, _make(lib, np.array([True, False, True, True]), False)),
+                                         x.masked_select(_make(lib, np.array([[[True], [False], [True]]] * 2), False))),
+                      [rnd(3, 4)]),
+    "masked_fill_input_broadcasts": (lambda lib, F, x: x.masked_fill(
+        _make(lib, np.array([[True, False, True], [False, False, True]]), False), 0.5), [rnd(3)]),
 }
+
+
+
+def _scatter_inplace(lib, x, s):
+    y = x * 2
+    y.scatter_(0, _make(lib, SCATTER_INDEX[:1], False), s[:1])
+    z = x * 1
+    z.scatter_add_(1, _make(lib, SCATTER_REPEATS, False), s[:2])
+    return y, z
 
 CE_REDUCTIONS = ["mean", "sum", "none"]
 
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning")  # torch's own deprecation note
 @pytest.mark.parametrize("name", list(CASES))
 def test_same_as_torch(name):
     fn, arrays = CASES[name]

@@ -1,0 +1,2 @@
+"""`minitensor.backends`: the accelerator back ends tutorials ask about; none is present."""
+from . import cudnn, mps  # noqa: F401

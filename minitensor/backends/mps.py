@@ -1,0 +1,9 @@
+"""`minitensor.backends.mps`: Apple's GPU back end, absent (minitensor runs on numpy, on the CPU)."""
+
+
+def is_available():
+    return False
+
+
+def is_built():
+    return False
