@@ -22,7 +22,7 @@ from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import finite_max, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
-from .._fperr import log as _quiet_log
+from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -106,6 +106,7 @@ class LayerNorm(Function):
         gw = sum over the other dims of g * xhat;   gb = sum over the other dims of g"""
 
     @staticmethod
+    @quietly("over", "invalid")  # a row holding inf or NaN is NaN, silently as in PyTorch
     def forward(ctx, x, k, weight, bias, eps):
         xd = x._array
         rows, ones = _rows(xd, xd.shape[xd.ndim - k:])  # (M, D): one row per normalised slice

@@ -2,6 +2,7 @@ r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcas
 import numpy as np
 
 from ..autograd.function import Function
+from .._fperr import quietly
 from ..tensor import Tensor, tensor_method
 from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
@@ -13,6 +14,7 @@ class Matmul(Function):
 
 
     @staticmethod
+    @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
     def forward(ctx, a, b):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:

@@ -463,6 +463,7 @@ TABLE = [
     Op("neg", "Neg", lambda a: -a, np.negative, unary()),
     # -- unary math --
     Op("abs", "Abs", mt.abs, np.abs, unary(), domain=NONZERO),
+    Op("sign", "Sign", mt.sign, np.sign, unary(), domain=NONZERO),
     Op("exp", "Exp", mt.exp, np.exp, unary()),
     Op("log", "Log", mt.log, np.log, unary(), domain=POS),
     Op("sqrt", "Sqrt", mt.sqrt, np.sqrt, unary(), domain=POS),

@@ -131,3 +131,172 @@ def test_nn_embedding_takes_max_norm_and_refuses_what_it_lacks():
             minitensor.nn.Embedding(4, 3, **kw)
         with pytest.raises(NotImplementedError, match="embedding: scale_grad_by_freq.*sparse"):
             mF.embedding(minitensor.tensor([0]), e.weight, **kw)
+
+
+# ---- max, min, sort and topk with NaN --------------------------------------------------------------
+
+ROWS_WITH_NAN = np.array([[1.0, nan, 3.0, nan], [2.0, -1.0, 2.0, 0.5], [nan, -inf, inf, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_gradient_of_a_nan_max_or_min_goes_to_the_nan_elements(dtype):
+    x = ROWS_WITH_NAN.astype(dtype)
+    assert_same(lambda lib, F, x: x.max(), x, upstream=1.5)
+    assert_same(lambda lib, F, x: x.min(), x, upstream=1.5)
+    single = x[:, [0, 1, 2]][[0, 2]]  # one NaN a row: max(dim) splits ties, PyTorch picks one (both route NaN)
+    assert_same(lambda lib, F, x: x.max(dim=1), single)
+    assert_same(lambda lib, F, x: x.min(dim=1, keepdim=True), single)
+    assert_same(lambda lib, F, x: x.amax(dim=1), x)  # PyTorch's amax: NaN to every element of such a row
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sort_and_topk_take_nan_as_the_largest(dtype):
+    x = ROWS_WITH_NAN.astype(dtype)
+    for descending in (False, True):
+        assert_same(lambda lib, F, x: x.sort(dim=1, descending=descending), x)
+        assert_same(lambda lib, F, x: x.sort(dim=0, descending=descending), x)
+        assert_same(lambda lib, F, x: x.argsort(dim=1, descending=descending), x)
+    for largest in (False, True):
+        assert_same(lambda lib, F, x: x.topk(2, dim=1, largest=largest), x)
+
+
+# ---- gradients at special points -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype, tiny", [(np.float32, 1e-23), (np.float64, 1e-170)])
+def test_the_denominators_gradient_does_not_underflow(dtype, tiny):
+    a = np.array([tiny, 2 * tiny, -tiny], dtype)
+    b = np.array([tiny, tiny, 3 * tiny], dtype)
+    assert_same(lambda lib, F, a, b: a / b, a, b, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=0)
+    assert_same(lambda lib, F, a: a / a, a, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [
+    "norm3_at_zero", "norm_half", "pow0", "pow_tensor_exponent", "maximum", "minimum", "relu", "softmax",
+    "log_softmax", "sign", "abs", "std_tiny", "var_tiny", "std_zero_row"])
+def test_gradients_at_special_points(case, dtype):
+    tiny = np.finfo(dtype).smallest_subnormal
+    cases = {
+        "norm3_at_zero": (lambda lib, F, x: x.norm(p=3, dim=1), [[0.0, 0.0, 0.0], [1.0, -2.0, 0.0]]),
+        "norm_half": (lambda lib, F, x: x.norm(p=0.5), [0.0, 1.0, -4.0]),
+        "pow0": (lambda lib, F, x: x ** 0, [nan, tiny, 0.0, -0.0, inf, -2.0]),
+        "pow_tensor_exponent": (lambda lib, F, x: x ** _tensor(lib, np.array([0.0, 0.0, 2.0, 0.0], dtype)),
+                                [nan, tiny, 3.0, 0.0]),
+        "maximum": (lambda lib, F, x: lib.maximum(x, _tensor(lib, np.array([1.0, nan, nan, 2.0, 0.0], dtype))),
+                    [nan, 1.0, nan, 2.0, -1.0]),
+        "minimum": (lambda lib, F, x: lib.minimum(x, _tensor(lib, np.array([1.0, nan, nan, 2.0, 0.0], dtype))),
+                    [nan, 1.0, nan, 2.0, -1.0]),
+        "relu": (lambda lib, F, x: F.relu(x), [nan, -1.0, 0.0, 2.0, inf, -inf]),
+        "softmax": (lambda lib, F, x: F.softmax(x, dim=1), [[1.0, inf, 2.0], [-inf, -inf, 0.0], [1.0, 2.0, 3.0]]),
+        "log_softmax": (lambda lib, F, x: F.log_softmax(x, dim=1), [[1.0, inf, 2.0], [-inf, 0.0, 0.0]]),
+        "sign": (lambda lib, F, x: x.sign() * x, [nan, -2.0, 0.0, 3.0]),
+        "abs": (lambda lib, F, x: x.abs(), [nan, -2.0, 0.0, 3.0]),
+        "std_tiny": (lambda lib, F, x: x.std(), [0.0, 1e-30]),
+        "var_tiny": (lambda lib, F, x: x.var(), [0.0, 1e-30]),
+        "std_zero_row": (lambda lib, F, x: x.std(dim=1), [[0.0, 1e-300], [2.0, 2.0]]),
+    }
+    fn, values = cases[case]
+    assert_same(fn, np.array(values, dtype))
+
+
+def test_sign_is_in_the_graph_with_a_zero_gradient():
+    x = minitensor.tensor([nan, -2.0, 0.0, 3.0], requires_grad=True)
+    y = x.sign()
+    assert y.grad_fn is not None
+    y.backward(minitensor.tensor([inf, nan, 1.0, 1.0]))  # zeros, not g * 0
+    assert x.grad.numpy().tolist() == [0.0] * 4
+
+
+# ---- shapes and dtypes ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.argmax(0, keepdim=True), lambda x: x.argmin(-1, keepdim=True), lambda x: x.max(0, keepdim=True),
+    lambda x: x.min(0, keepdim=True), lambda x: x.argsort(), lambda x: x.sort(descending=True),
+    lambda x: x.topk(1), lambda x: x.sum(0, keepdim=True)])
+def test_a_0d_tensor_stays_0d(call):
+    for lib in (minitensor, torch):
+        out = call(lib.tensor(3.0))
+        out = out if isinstance(out, tuple) else (out,)
+        assert [tuple(o.shape) for o in out] == [()] * len(out)
+
+
+@pytest.mark.parametrize("shape, chunks, dim", [((0,), 2, 0), ((0, 3), 4, 0), ((3, 0), 2, 1), ((5,), 3, 0), ((4, 2), 3, 0)])
+def test_chunk_of_an_empty_dim_gives_the_chunks_asked_for(shape, chunks, dim):
+    got = [tuple(c.shape) for c in minitensor.zeros(*shape).chunk(chunks, dim)]
+    assert got == [tuple(c.shape) for c in torch.zeros(*shape).chunk(chunks, dim)]
+
+
+@pytest.mark.parametrize("data", [
+    [np.float64(1.0)], [1.0, np.float64(2.0)], [np.float32(1.0), 2.0], [np.float32(1.0), np.float64(2.0)],
+    [[np.float64(1.0)], [2.0]], (np.float64(1.0),), [np.int32(1)], [np.int32(1), 2], [np.int32(1), 2.5],
+    [np.int8(1), np.uint8(2)], [np.uint8(3)], [np.float16(1.0), 2.0], [np.int64(2), np.float32(1.0)], [1, 2.0]])
+def test_a_list_of_numpy_scalars_keeps_their_dtypes_as_in_pytorch(data):
+    assert str(minitensor.tensor(data).dtype) == str(torch.tensor(data).dtype).replace("torch.", "")
+
+
+@pytest.mark.parametrize("op", ["__and__", "__or__", "__xor__"])
+@pytest.mark.parametrize("a, b", [(("uint8", [1, 200]), ("int8", -1)), (("int8", [1, -3]), ("uint8", 250)),
+                                  (("int16", [1, 7]), ("int64", [5, 6])), (("bool", [True, False]), ("int8", 3))])
+def test_bitwise_ops_promote_as_pytorch(op, a, b):
+    res = []
+    for lib in (minitensor, torch):
+        x = lib.tensor(a[1], dtype=getattr(lib, a[0]))
+        y = lib.tensor(b[1], dtype=getattr(lib, b[0]))
+        out = getattr(x, op)(y)
+        res.append((str(out.dtype).replace("torch.", ""), out.numpy().tolist()))
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_float_unary_ops_promote_integer_tensors_to_float(name, dtype):
+    res = []
+    for lib in (minitensor, torch):
+        out = getattr(lib.tensor([1, 0, 3] if dtype != "bool" else [True, False, True], dtype=getattr(lib, dtype)), name)()
+        res.append((str(out.dtype).replace("torch.", ""), out.numpy()))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
+
+
+# ---- numpy's RuntimeWarnings: PyTorch is silent ------------------------------------------------------
+
+WARNING_CASES = {
+    "inf * 0": lambda x: x * 0,
+    "inf - inf": lambda x: x - x,
+    "sin(inf)": lambda x: x.sin() + x.cos(),
+    "square overflow": lambda x: x.square() * 1e30,
+    "norm overflow": lambda x: x.norm() + x.norm(p=3),
+    "sum([inf, -inf])": lambda x: x.sum() + x.cumsum(0).sum() + x.mean() + x.var() + x.std(),
+    "prod": lambda x: x.prod(),
+    "matmul": lambda x: x.reshape(1, -1) @ x.reshape(-1, 1),
+    "softmax": lambda x: x.softmax(0) + x.log_softmax(0) + x.logsumexp(0),
+    "layer_norm": lambda x: mF.layer_norm(x, (x.shape[0],)),
+    "erf and gelu": lambda x: x.erf() + mF.gelu(x) + mF.silu(x),
+    "NaN to long": lambda x: x.long().float() * x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(WARNING_CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ops_on_inf_and_nan_do_not_warn_forward_or_backward(name, dtype):
+    import warnings
+
+    x = minitensor.tensor(np.array([inf, -inf, nan, 0.0, 3e38, -3e38, 1.0], dtype), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = WARNING_CASES[name](x)
+        y.backward(minitensor.ones(tuple(y.shape), dtype=y.dtype) * 1e30)
+
+
+def test_the_mean_of_nothing_and_huge_casts_do_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = minitensor.zeros(0, 3, requires_grad=True)
+        m = x.mean(0)
+        assert np.isnan(m.detach().numpy()).all() and np.isnan(minitensor.zeros(0).mean().item())
+        assert np.isnan(x.var(0).detach().numpy()).all()
+        m.sum().backward()
+        assert minitensor.tensor([1e300], dtype=minitensor.float32).item() == inf
+        minitensor.tensor([nan, inf]).long()
