@@ -70,6 +70,7 @@ class Var(Function):
     VJP: gx = expand(g) * 2 (x - mean) / (n - correction)"""
 
     @staticmethod
+    @quietly("over")  # a float64 variance beyond float32's range is inf, silently as in PyTorch
     def forward(ctx, x, dims, correction, keepdim):
         float_only(x, "var")
         return _variance(x, dims, correction, keepdim).astype(x.dtype, copy=False)
@@ -83,14 +84,14 @@ class Var(Function):
         return _keep(g, x.shape, dims, keepdim) * centered * scale, None, None, None
 
 
+@quietly("over", "invalid", "divide")  # inf - inf, overflow, 0/0 for too few elements: NaN and inf, as PyTorch
 def _variance(x, dims, correction, keepdim):
     """Var's forward in float64 whatever x's dtype, as PyTorch accumulates float32: in float32 the
     squares of deviations under 1e-19 underflow to 0 (std of [0, 1e-30] would be 0, not 7.07e-31)."""
     a = x._array.astype(np.float64, copy=False)
     d = a - _mean(a, dims, True)
     denom = builtins.max(_count(x.shape, dims) - correction, 0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(np.sum(d * d, axis=dims, keepdims=keepdim) / denom)
+    return np.asarray(np.sum(d * d, axis=dims, keepdims=keepdim) / denom)
 
 
 @quietly("over", "invalid", "divide")
@@ -310,14 +311,18 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return Norm.apply(input, dims, keepdim)
     if p in (float("inf"), "inf"):
         return input.abs().amax(dim=dims, keepdim=keepdim)
-    # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of |x|^p at x = 0 (p < 1)
-    # and of s^(1/p) at s = 0 are infinite, and inf * 0 would make the gradient NaN, so where x or s
-    # is 0 the power is taken of 1 instead and its result replaced by 0
+    # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
+    # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
+    # (or x) is 0 the power is taken of 1 instead and its result replaced by 0
     from .indexing import where
 
     a = input.abs()
-    zero = Tensor._make(a._array == 0)
-    s = where(zero, 0.0, where(zero, 1.0, a) ** p).sum(dim=dims, keepdim=keepdim)
+    if p < 1:
+        zero = Tensor._make(a._array == 0)
+        a = where(zero, 0.0, where(zero, 1.0, a) ** p)
+    else:
+        a = a ** p
+    s = a.sum(dim=dims, keepdim=keepdim)
     s_zero = Tensor._make(s._array == 0)
     return where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p))
 
