@@ -21,6 +21,11 @@ def quiet(fn, *categories):
     return run
 
 
+def quietly(*categories):
+    """`quiet` as a decorator: `@quietly("over", "invalid")` above a function (or an op's forward)."""
+    return lambda fn: quiet(fn, *categories)
+
+
 # The quiet ufuncs the ops share: division makes inf and nan on purpose (x/0, 0/0), log of 0 and of
 # negatives gives -inf and nan, exp overflows to inf, as in PyTorch.
 divide = quiet(np.true_divide, "divide", "invalid", "over")

@@ -85,6 +85,8 @@ def _to_array(data, dtype, where):
             arr = np.asarray(data)
         except ValueError as e:
             raise ValueError(f"{where}: cannot build a tensor from ragged or mixed data ({e})") from None
+        if dtype is None and isinstance(data, (list, tuple)) and arr.dtype.kind in "biuf":
+            dtype = _list_dtype(data)  # None when the list holds no numpy scalar
         if arr.dtype.kind == "f" and dtype is None:
             arr = arr.astype(_dtype.get_default_dtype())
         elif arr.dtype.kind in "iu" and dtype is None:
@@ -92,8 +94,33 @@ def _to_array(data, dtype, where):
         elif arr.dtype.kind not in "biuf":
             raise TypeError(f"{where}: cannot build a tensor from data of type {arr.dtype} ({type(data).__name__})")
     if dtype is not None:
-        arr = arr.astype(_dtype.as_dtype(dtype, where), copy=False)
+        # 1e300 to float32 is inf, NaN to int64 is undefined: silently, as in PyTorch (numpy warns)
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = arr.astype(_dtype.as_dtype(dtype, where), copy=False)
     return arr
+
+
+def _list_dtype(seq):
+    """PyTorch's dtype for a list holding numpy scalars: each keeps its own dtype (np.float64(1.) is
+    float64) and Python numbers theirs (bool, int64, the default float), promoted together; None
+    when the list holds no numpy scalar (numpy's inference, with floats at the default dtype, is it)."""
+    items = list(_flat(seq))
+    if not any(isinstance(x, np.generic) for x in items):
+        return None
+    out = None
+    for x in items:
+        if isinstance(x, np.generic):
+            d = x.dtype
+        elif isinstance(x, bool):
+            d = _dtype.bool_
+        elif isinstance(x, int):
+            d = _dtype.int64
+        elif isinstance(x, float):
+            d = _dtype.get_default_dtype()
+        else:
+            d = np.asarray(x).dtype  # an array from a tensor inside the list
+        out = d if out is None else _dtype.promote_types(out, d)
+    return out
 
 
 def _flat(seq):

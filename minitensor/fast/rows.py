@@ -18,7 +18,9 @@ def add_rows(out, idx, src):
     idx = idx.reshape(-1)
     src = src.reshape((idx.size,) + out.shape[1:])  # one row of src per index
     rows = out.shape[0]
-    if rows * idx.size > 1 << 17 or idx.size == 0:  # a large table: the one-hot matrix would cost more
+    # a large table: the one-hot matrix would cost more. An inf or NaN in src: the product's 0 * inf
+    # would put NaN in every row of out, used or not, so np.add.at touches only the used rows
+    if rows * idx.size > 1 << 17 or idx.size == 0 or not np.isfinite(src).all():
         np.add.at(out, idx, src)
         return
     idx = np.where(idx < 0, idx + rows, idx)  # numpy's negative indices, as np.add.at reads them

@@ -22,7 +22,7 @@ from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import finite_max, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
-from .._fperr import log as _quiet_log
+from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -114,6 +114,7 @@ class LayerNorm(Function):
         gw = sum over the other dims of g * xhat;   gb = sum over the other dims of g"""
 
     @staticmethod
+    @quietly("over", "invalid")  # a row holding inf or NaN is NaN, silently as in PyTorch
     def forward(ctx, x, k, weight, bias, eps):
         xd = x._array
         rows, ones = _rows(xd, xd.shape[xd.ndim - k:])  # (M, D): one row per normalised slice
@@ -178,11 +179,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, scale_grad_by_freq=False, sparse=False):
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
     """Rows of `weight` picked by the integer `input`; repeated indices accumulate their gradient.
 
-    The row at `padding_idx` is looked up but receives no gradient (as in PyTorch).
+    The row at `padding_idx` is looked up but receives no gradient (as in PyTorch). With `max_norm`,
+    each looked-up row of `weight` whose `norm_type`-norm exceeds it is first scaled in place, under
+    no_grad, to norm max_norm: row *= max_norm / (norm + 1e-7), as PyTorch's embedding_renorm_.
     """
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not supported "
+                                  "(minitensor has no sparse gradients); leave both False")
     idx = input._array if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
@@ -190,11 +197,25 @@ def embedding(input, weight, padding_idx=None, max_norm=None, scale_grad_by_freq
     if idx.size and (idx.min() < 0 or idx.max() >= n):  # as PyTorch: a negative index is an error, not a wrap
         bad = idx.max() if idx.max() >= n else idx.min()
         raise IndexError(f"embedding: index {int(bad)} is out of range for a table of {n} rows")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, float(max_norm), float(norm_type))
     out = weight[idx]
     if padding_idx is not None:
         pad = Tensor._make((idx == (padding_idx % n))[..., None])
         out = where(pad, out.detach(), out)
     return out
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """Scale, in place, each row of `weight` that `idx` reads and whose norm exceeds max_norm down to it."""
+    rows = np.unique(idx)
+    table = weight._array
+    norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
+    big = norms > max_norm
+    rows = rows[big]
+    # the 1e-7 keeps the scale finite for a zero norm, and leaves the new norm just under max_norm
+    table[rows] *= (max_norm / (norms[big] + 1e-7)).astype(table.dtype)[:, None]
+    weight._bump_version()  # an in-place op, as PyTorch's (changed or not): a graph that saved W must notice
 
 
 def one_hot(tensor, num_classes=-1):
@@ -255,7 +276,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     n, c = logp.shape
     w = np.ones(c) if weight is None else weight._array
     wt = Tensor._make((w[safe_t] * keep).astype(logp.dtype))
-    picked = logp[np.arange(n), safe_t]
+    # an ignored target's log-probability may be NaN or -inf; 0 * NaN would spread it into the loss
+    picked = where(Tensor._make(keep), logp[np.arange(n), safe_t], 0.0)
     loss = -(picked * wt)
     if reduction == "none":
         return loss.reshape(rest) if rest else loss.reshape(())
@@ -283,14 +305,16 @@ class CrossEntropy(Function):
         lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
         wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
-        loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
-        loss *= wt
-        if eps:
-            w_sum = c if weight is None else float(weight.sum())
-            smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
-            smooth *= keep
-            loss *= 1 - eps
-            loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
+        with np.errstate(invalid="ignore"):  # a row of NaN or only -inf: NaN here, as in PyTorch
+            loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
+            loss *= wt
+            if eps:
+                w_sum = c if weight is None else float(weight.sum())
+                smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+                smooth *= keep
+                loss *= 1 - eps
+                loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
+        loss[~keep] = 0  # an ignored row counts for nothing, NaN logits included (0 * NaN is NaN)
         total = float(wt.sum()) if reduction == "mean" else 1.0
         ctx.flat, ctx.denom = flat, (total if total > 0 else 1.0)  # for the backward
         if reduction == "none":

@@ -85,18 +85,20 @@ def fits_broadcast(shape, target):
         return False
 
 
-def finite_max(x, axis):
+def finite_max(x, axis, keep_posinf=False):
     """The max of ndarray `x` over `axis` (kept as size 1), with a non-finite max replaced by 0.
 
     Softmax, logsumexp, cross-entropy and attention subtract it before `exp`, so nothing
     overflows; a row that is all -inf then stays -inf instead of becoming -inf - (-inf) = nan
-    (and a NaN stays where it was).
+    (and a NaN stays where it was). With `keep_posinf` a +inf max stays, so that a row holding
+    +inf becomes inf - inf = NaN: PyTorch's softmax (its logsumexp instead takes the max as 0).
     """
     if x.size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
         return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
     m = x.max(axis=axis, keepdims=True)
     if not np.isfinite(m).all():
-        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+        keep = np.isfinite(m) | (m == np.inf) if keep_posinf else np.isfinite(m)
+        m = np.where(keep, m, 0).astype(x.dtype, copy=False)
     return m
 
 

@@ -2,17 +2,21 @@
 import numpy as np
 
 from ..tensor import Tensor, tensor_method
-from ._util import broadcast_shapes, operand, raw
+from ._util import binary_result, broadcast_shapes, operand, raw
 
 
-def _compare(name, fn):
+def _compare(name, fn, bitwise=False):
     def op(input, other):
-        a, b = raw(operand(input, name)), raw(operand(other, name))
+        x, y = operand(input, name), operand(other, name)
+        a, b = raw(x), raw(y)
         try:
-            return Tensor._make(np.asarray(fn(a, b)))
+            out = np.asarray(fn(a, b))
         except ValueError:
             broadcast_shapes(name, np.shape(a), np.shape(b))
             raise
+        # a bitwise result has PyTorch's promoted dtype (uint8 & a 0-d int8 is uint8, numpy says int16);
+        # the low bits of and/or/xor don't depend on the width they are computed in
+        return Tensor._make(binary_result(name, x, y, out) if bitwise else out)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise `{name}`: a bool tensor, no gradient."
@@ -29,9 +33,9 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 logical_and = _compare("logical_and", np.logical_and)
 logical_or = _compare("logical_or", np.logical_or)
 logical_xor = _compare("logical_xor", np.logical_xor)
-bitwise_and = _compare("bitwise_and", np.bitwise_and)
-bitwise_or = _compare("bitwise_or", np.bitwise_or)
-bitwise_xor = _compare("bitwise_xor", np.bitwise_xor)
+bitwise_and = _compare("bitwise_and", np.bitwise_and, bitwise=True)
+bitwise_or = _compare("bitwise_or", np.bitwise_or, bitwise=True)
+bitwise_xor = _compare("bitwise_xor", np.bitwise_xor, bitwise=True)
 
 
 

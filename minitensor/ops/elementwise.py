@@ -16,10 +16,11 @@ from ..autograd.function import Function
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
-from .._fperr import divide as _divide, exp as _exp, log as _log, quiet
+from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
 from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
 
 
+@quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
 def _numpy_binary(name, fn, a, b):
     """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
     x = a._array if isinstance(a, Tensor) else a
@@ -110,7 +111,8 @@ class Mul(Function):
 
 class Div(Function):
     r"""out = a / b   (true division: integer inputs give the default float dtype)
-    VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * a / b^2, b.shape)"""
+    VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * (a / b) / b, b.shape)
+         (a / b / b, not a / b^2: b^2 underflows to 0 for |b| < 1e-19 in float32, 1e-154 in float64)"""
 
 
     @staticmethod
@@ -130,12 +132,12 @@ class Div(Function):
     def backward(ctx, g):
         a, b = ctx.inputs
         return (unbroadcast(g / b, a._array.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-g * a / (b * b), b._array.shape) if ctx.needs_input_grad[1] else None)
+                unbroadcast(-g * (a / b / b), b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Pow(Function):
     r"""out = a ** b   (either may be a Python number)
-    VJP: ga = unbroadcast(g * b * a^(b-1), a.shape), 0 where b == 0 (even at a == 0, as PyTorch)
+    VJP: ga = unbroadcast(g * b * a^(b-1), a.shape), 0 where b == 0 (even at a = 0, NaN or subnormal, as PyTorch)
          gb = unbroadcast(g * out * log(a), b.shape), with log(a) taken as 0 where a == 0 and
               b >= 0 (PyTorch's rule; elsewhere log 0 = -inf and log of a negative a = NaN)"""
 
@@ -150,10 +152,13 @@ class Pow(Function):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             base = a
-            if isinstance(b, Tensor) or b == 0:  # a ** 0 has slope 0 even at a = 0, where 0 * 0 ** -1 is NaN
-                ones = (a._array == 0) & (raw(b) == 0)
-                if ones.any():  # there: the base becomes 1, so b * base ** (b - 1) = 0 exactly
-                    base = a + Tensor._make(ones.astype(a.dtype))
+            if isinstance(b, Tensor) or b == 0:  # a ** 0 has slope 0 everywhere, but b * a ** (b - 1) is
+                with np.errstate(divide="ignore", over="ignore"):  # 0 * inf at a = 0 or subnormal, 0 * NaN
+                    ones = (raw(b) == 0) & ~np.isfinite(1 / a._array)  # at a = NaN: there
+                if ones.any():  # the base becomes 1, so that b * base ** (b - 1) = 0 exactly
+                    from .indexing import where
+
+                    base = where(Tensor._make(ones), 1.0, a)
             ga = unbroadcast(g * b * base ** (b - 1), a._array.shape)
         if ctx.needs_input_grad[1]:
             out = ctx.output
@@ -170,8 +175,9 @@ class Pow(Function):
 
 class Maximum(Function):
     r"""out = max(a, b) elementwise
-    VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
-         where w = 1 if a > b, 1/2 if a == b (a tie splits the gradient), 0 otherwise"""
+    VJP: ga = unbroadcast(g * wa, a.shape);  gb = unbroadcast(g * wb, b.shape),
+         wa = 0 if a < b, 1/2 if a == b (a tie splits the gradient), 1 otherwise;  wb likewise with a > b
+         (so where a or b is NaN, out is NaN and both get g, as in PyTorch)"""
 
 
     @staticmethod
@@ -182,15 +188,23 @@ class Maximum(Function):
     def backward(ctx, g):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
-        w = Tensor._make(np.asarray((x > y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a._array.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b._array.shape) if ctx.needs_input_grad[1] else None)
+        return _extreme_vjp(ctx, g, x < y, x > y, x == y)
+
+
+def _extreme_vjp(ctx, g, a_loses, b_loses, tie):
+    """Maximum's and Minimum's VJP: g to each input except where it loses, half of g on a tie."""
+    a, b = ctx.inputs
+
+    def share(loses, shape):
+        return unbroadcast(g * Tensor._make(np.asarray(1.0 - loses - 0.5 * tie).astype(g.dtype)), shape)
+    return (share(a_loses, a._array.shape) if ctx.needs_input_grad[0] else None,
+            share(b_loses, b._array.shape) if ctx.needs_input_grad[1] else None)
 
 
 class Minimum(Function):
     r"""out = min(a, b) elementwise
-    VJP: ga = unbroadcast(g * w, a.shape);  gb = unbroadcast(g * (1 - w), b.shape)
-         where w = 1 if a < b, 1/2 if a == b, 0 otherwise"""
+    VJP: ga = unbroadcast(g * wa, a.shape);  gb = unbroadcast(g * wb, b.shape),
+         wa = 0 if a > b, 1/2 if a == b, 1 otherwise;  wb likewise with a < b (both get g at a NaN)"""
 
 
     @staticmethod
@@ -201,9 +215,7 @@ class Minimum(Function):
     def backward(ctx, g):
         a, b = ctx.inputs
         x, y = raw(a), raw(b)  # either may be a number
-        w = Tensor._make(np.asarray((x < y) + 0.5 * (x == y)).astype(g.dtype))
-        return (unbroadcast(g * w, a._array.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(g * (1 - w), b._array.shape) if ctx.needs_input_grad[1] else None)
+        return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
 def _binary(cls, name):
@@ -272,6 +284,8 @@ Tensor.__pow__, Tensor.__rpow__ = _operator(Pow, "pow"), _operator(Pow, "pow", r
 
 # sqrt of negatives gives nan, 1/sqrt(0) inf: on purpose, as in PyTorch.
 _sqrt = quiet(np.sqrt, "invalid")
+# sin and cos of +-inf are NaN, as in PyTorch.
+_sin, _cos = quiet(np.sin, "invalid"), quiet(np.cos, "invalid")
 _rsqrt = quiet(lambda a: 1 / np.sqrt(a), "divide", "invalid")
 
 
@@ -281,6 +295,11 @@ _sigmoid = quiet(lambda a: 1 / (1 + np.exp(-a)), "over")
 
 def _relu(a):
     return np.maximum(a, 0).astype(a.dtype, copy=False)
+
+
+def _sign(a):
+    """np.sign with 0 at NaN, as PyTorch's sign (numpy's is NaN there)."""
+    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if a.dtype.kind == "f" else np.sign(a)
 
 
 class Neg(Function):
@@ -299,7 +318,7 @@ class Neg(Function):
 
 
 class Abs(Function):
-    r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0, as PyTorch)"""
+    r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0 and at NaN, as PyTorch)"""
 
 
     @staticmethod
@@ -309,7 +328,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.inputs
-        return g * Tensor._make(np.sign(x._array))
+        return g * Tensor._make(_sign(x._array))
 
 
 class Exp(Function):
@@ -376,7 +395,7 @@ class Sin(Function):
     @staticmethod
     def forward(ctx, x):
         float_only(x, "sin")
-        return np.sin(x._array)
+        return _sin(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -390,7 +409,7 @@ class Cos(Function):
     @staticmethod
     def forward(ctx, x):
         float_only(x, "cos")
-        return np.cos(x._array)
+        return _cos(x._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -428,7 +447,7 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
-    r"""out = max(x, 0);   VJP: gx = g * [x > 0]   (0 at x = 0, as PyTorch)"""
+    r"""out = max(x, 0);   VJP: gx = g * [not x <= 0]   (0 at x = 0; g at x = NaN, as PyTorch)"""
 
 
     @staticmethod
@@ -437,7 +456,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make((ctx.inputs[0]._array > 0).astype(g.dtype))
+        return g * Tensor._make((~(ctx.inputs[0]._array <= 0)).astype(g.dtype))
 
 
 class Erf(Function):
@@ -550,7 +569,8 @@ class Cast(Function):
 
     @staticmethod
     def forward(ctx, x, dtype, copy):
-        return x._array.astype(dtype, copy=copy)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN to an integer, 1e300 to float32:
+            return x._array.astype(dtype, copy=copy)        # silently, as in PyTorch
 
     @staticmethod
     def backward(ctx, g):
@@ -611,8 +631,12 @@ def type_as(self, other):
     return self.to(other.dtype)
 
 
-def _unary(cls, name):
+def _unary(cls, name, to_float=False):
+    """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
+    the default float dtype (PyTorch's promotion for exp, log, sin, ...)."""
     def fn(input):
+        if to_float and isinstance(input, Tensor) and input._array.dtype.kind in "biu":
+            input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
 
     fn.__name__ = name
@@ -622,16 +646,16 @@ def _unary(cls, name):
 
 neg = _unary(Neg, "neg")
 abs = _unary(Abs, "abs")
-exp = _unary(Exp, "exp")
-log = _unary(Log, "log")
-sqrt = _unary(Sqrt, "sqrt")
-rsqrt = _unary(Rsqrt, "rsqrt")
-sin = _unary(Sin, "sin")
-cos = _unary(Cos, "cos")
-tanh = _unary(Tanh, "tanh")
-sigmoid = _unary(Sigmoid, "sigmoid")
+exp = _unary(Exp, "exp", to_float=True)
+log = _unary(Log, "log", to_float=True)
+sqrt = _unary(Sqrt, "sqrt", to_float=True)
+rsqrt = _unary(Rsqrt, "rsqrt", to_float=True)
+sin = _unary(Sin, "sin", to_float=True)
+cos = _unary(Cos, "cos", to_float=True)
+tanh = _unary(Tanh, "tanh", to_float=True)
+sigmoid = _unary(Sigmoid, "sigmoid", to_float=True)
 relu = _unary(Relu, "relu")
-erf = _unary(Erf, "erf")
+erf = _unary(Erf, "erf", to_float=True)
 negative = tensor_method("negative")(neg)
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
@@ -669,10 +693,22 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
-@tensor_method()
-def sign(input):
-    """-1, 0 or 1 (no gradient)."""
-    return Tensor._make(np.sign(input._array))
+class Sign(Function):
+    r"""out = sign(x): -1, 0 or 1, and 0 at NaN (as PyTorch);   VJP: gx = 0   (a step function)"""
+
+    saves_values = False  # only x's shape
+
+    @staticmethod
+    def forward(ctx, x):
+        return _sign(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        # zeros, not g * 0: an inf or NaN upstream gradient must not make NaN here
+        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g.dtype))
+
+
+sign = _unary(Sign, "sign")
 
 
 @tensor_method()

@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
+from .._fperr import quietly
 from ..tensor import Tensor, tensor_method
 from ._util import binary_result, operand, operator_method, raw, unbroadcast
 
@@ -15,6 +16,7 @@ class Matmul(Function):
 
 
     @staticmethod
+    @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
     def forward(ctx, a, b):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:

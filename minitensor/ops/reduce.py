@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, tensor_method, _wrap_dim
-from .._fperr import log as _quiet_log
+from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
 from .elementwise import maximum, minimum
 
@@ -35,6 +35,7 @@ class Sum(Function):
     saves_values = False  # only x's shape
 
     @staticmethod
+    @quietly("over", "invalid")  # inf + -inf is NaN, silently as in PyTorch
     def forward(ctx, x, dims, keepdim):
         d = x._array
         out = d.sum(axis=dims, keepdims=keepdim)
@@ -55,7 +56,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         float_only(x, "mean")
-        return x._array.mean(axis=dims, keepdims=keepdim)
+        return _mean(x._array, dims, keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -69,12 +70,10 @@ class Var(Function):
     VJP: gx = expand(g) * 2 (x - mean) / (n - correction)"""
 
     @staticmethod
+    @quietly("over")  # a float64 variance beyond float32's range is inf, silently as in PyTorch
     def forward(ctx, x, dims, correction, keepdim):
         float_only(x, "var")
-        d = x._array - np.mean(x._array, axis=dims, keepdims=True)
-        denom = builtins.max(_count(x.shape, dims) - correction, 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.sum(d * d, axis=dims, keepdims=keepdim) / denom).astype(x.dtype, copy=False)
+        return _variance(x, dims, correction, keepdim).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -85,25 +84,46 @@ class Var(Function):
         return _keep(g, x.shape, dims, keepdim) * centered * scale, None, None, None
 
 
+@quietly("over", "invalid", "divide")  # inf - inf, overflow, 0/0 for too few elements: NaN and inf, as PyTorch
+def _variance(x, dims, correction, keepdim):
+    """Var's forward in float64 whatever x's dtype, as PyTorch accumulates float32: in float32 the
+    squares of deviations under 1e-19 underflow to 0 (std of [0, 1e-30] would be 0, not 7.07e-31)."""
+    a = x._array.astype(np.float64, copy=False)
+    d = a - _mean(a, dims, True)
+    denom = builtins.max(_count(x.shape, dims) - correction, 0)
+    return np.asarray(np.sum(d * d, axis=dims, keepdims=keepdim) / denom)
+
+
+@quietly("over", "invalid", "divide")
+def _mean(a, dims, keepdim):
+    """np.mean over `dims`, silent as PyTorch: inf + -inf is NaN, and the mean of nothing 0/0 = NaN
+    (where numpy warns "Mean of empty slice")."""
+    if _count(a.shape, dims) == 0:
+        return np.sum(a, axis=dims, keepdims=keepdim) / 0
+    return np.mean(a, axis=dims, keepdims=keepdim)
+
+
 class Std(Function):
     r"""out = sqrt(var_{dims}(x))   (the variance as `Var` computes it)
-    VJP: gx = expand(g) * (x - mean) / ((n - correction) * out), and 0 where out = 0 (a constant row:
-         the subgradient, as PyTorch and `Norm`; the chain through sqrt would be inf * 0 = NaN)"""
+    VJP: gx = expand(g) * (x - mean) / ((n - correction) * out), and 0 where out = 0 (a constant row,
+         or deviations whose squares underflow: the subgradient, as PyTorch and `Norm`)"""
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         float_only(x, "std")
-        return np.sqrt(Var.forward(ctx, x, dims, correction, keepdim))
+        return np.sqrt(_variance(x, dims, correction, keepdim)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         x, dims, correction, keepdim = ctx.inputs
         denom = builtins.max(_count(x.shape, dims) - correction, 0)
+        from .indexing import where
+
         out = _keep(ctx.output, x.shape, dims, keepdim)
-        zero = Tensor._make((out._array == 0).astype(out.dtype))  # 1 where std = 0, where x - mean is 0 too
         centered = x - x.mean(dim=dims, keepdim=True)
         scale = 1.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
-        return _keep(g, x.shape, dims, keepdim) * centered * scale / (out + zero), None, None, None
+        gx = _keep(g, x.shape, dims, keepdim) * centered * scale / out
+        return where(Tensor._make(out._array == 0), 0.0, gx), None, None, None
 
 
 class Prod(Function):
@@ -111,6 +131,7 @@ class Prod(Function):
     VJP: gx_i = g * \prod_{j != i} x_j   (computed without dividing by x_i, so zeros are fine)"""
 
     @staticmethod
+    @quietly("over", "invalid")  # inf * 0 is NaN, silently as in PyTorch
     def forward(ctx, x, dim, keepdim):
         if dim is None:
             return np.prod(x._array)
@@ -138,11 +159,13 @@ def _prod_of_others(x, dim):
 
 class Amax(Function):
     r"""out = max_{dims} x
-    VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly"""
+    VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly.
+         With `nan_wins` (max, not amax, as in PyTorch) a NaN out counts the NaN elements as its maxima;
+         without, [x == out] is all 0 there and the gradient 0/0 = NaN, as PyTorch's amax."""
 
 
     @staticmethod
-    def forward(ctx, x, dims, keepdim):
+    def forward(ctx, x, dims, keepdim, nan_wins):
         _check_not_empty(x, dims, "amax")
         return x._array.max(axis=dims, keepdims=keepdim)
 
@@ -153,11 +176,12 @@ class Amax(Function):
 
 class Amin(Function):
     r"""out = min_{dims} x
-    VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly"""
+    VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly
+         (`nan_wins` as in Amax)"""
 
 
     @staticmethod
-    def forward(ctx, x, dims, keepdim):
+    def forward(ctx, x, dims, keepdim, nan_wins):
         _check_not_empty(x, dims, "amin")
         return x._array.min(axis=dims, keepdims=keepdim)
 
@@ -174,10 +198,14 @@ def _check_not_empty(x, dims, op):
 
 
 def _tie_split(ctx, g):
-    x, dims, keepdim = ctx.inputs
-    hit = x._array == _keep(ctx.output, x.shape, dims, keepdim)._array
-    share = hit / np.sum(hit, axis=dims, keepdims=True)
-    return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None
+    x, dims, keepdim, nan_wins = ctx.inputs
+    out = _keep(ctx.output, x.shape, dims, keepdim)._array
+    hit = x._array == out
+    if nan_wins:
+        hit |= np.isnan(x._array) & np.isnan(out)
+    with np.errstate(invalid="ignore"):  # amax over a NaN: no element equals it, 0/0 = NaN as in PyTorch
+        share = hit / np.sum(hit, axis=dims, keepdims=True)
+    return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None, None
 
 
 class Logsumexp(Function):
@@ -185,6 +213,7 @@ class Logsumexp(Function):
     VJP: gx = expand(g) * e^{x - out} = expand(g) * softmax(x)"""
 
     @staticmethod
+    @quietly("over", "invalid")  # a huge or NaN x: inf or NaN, silently as in PyTorch
     def forward(ctx, x, dims, keepdim):
         float_only(x, "logsumexp")
         m = finite_max(x._array, dims)
@@ -202,6 +231,7 @@ class Norm(Function):
     VJP: gx = expand(g) * x / out, and 0 where out = 0 (the subgradient: |x| has no slope at 0)"""
 
     @staticmethod
+    @quietly("over", "invalid")  # x^2 overflows to inf for |x| > 1.8e19 (float32), as in PyTorch
     def forward(ctx, x, dims, keepdim):
         float_only(x, "norm")
         return np.sqrt(np.sum(x._array * x._array, axis=dims, keepdims=keepdim))
@@ -266,7 +296,7 @@ def amax(input, dim=(), keepdim=False):
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amax: the maximum of an empty tensor (shape {tuple(input.shape)}) has no value; "
                            "give the dim to reduce")
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim)
+    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
 
 
 @tensor_method()
@@ -275,7 +305,7 @@ def amin(input, dim=(), keepdim=False):
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amin: the minimum of an empty tensor (shape {tuple(input.shape)}) has no value; "
                            "give the dim to reduce")
-    return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim)
+    return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, False)
 
 
 @tensor_method()
@@ -294,7 +324,20 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return input.abs().amax(dim=dims, keepdim=keepdim)
     if p == 0:  # the number of non-zeros: a step function, so no gradient (PyTorch's is None too)
         return (input != 0).sum(dim=dims, keepdim=keepdim).to(input.dtype)
-    return (input.abs() ** p).sum(dim=dims, keepdim=keepdim) ** (1.0 / p)
+    # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
+    # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
+    # (or x) is 0 the power is taken of 1 instead and its result replaced by 0
+    from .indexing import where
+
+    a = input.abs()
+    if p < 1:
+        zero = Tensor._make(a._array == 0)
+        a = where(zero, 0.0, where(zero, 1.0, a) ** p)
+    else:
+        a = a ** p
+    s = a.sum(dim=dims, keepdim=keepdim)
+    s_zero = Tensor._make(s._array == 0)
+    return where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p))
 
 
 max_result = collections.namedtuple("max", ["values", "indices"])
@@ -310,7 +353,7 @@ def _arg(np_arg, input, dim, keepdim, op):
     if input.ndim:
         _check_not_empty(input, (d,), op)
     idx = np_arg(input._array, axis=d)
-    return Tensor._make(np.expand_dims(idx, d) if keepdim else idx)
+    return Tensor._make(np.expand_dims(idx, d) if keepdim and input.ndim else idx)  # 0-d stays 0-d
 
 
 @tensor_method()
@@ -325,26 +368,28 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(np.argmin, input, dim, keepdim, "argmin")
 
 
-def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise):
+def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
     if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
         other, dim = dim, None
     if other is not None:
         return elementwise(input, other)
+    # the gradient of a NaN max goes to the NaN elements (PyTorch's max, unlike its amax)
+    values = reduce.apply(input, norm_dims(dim, input.ndim, op), keepdim and dim is not None, True)
     if dim is None:
-        return reduce(input)
-    return result(reduce(input, dim, keepdim), arg(input, dim, keepdim))
+        return values
+    return result(values, arg(input, dim, keepdim))
 
 
 @tensor_method()
 def max(input, dim=None, keepdim=False, *, other=None):
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
-    return _extreme(input, dim, keepdim, other, amax, argmax, max_result, maximum)
+    return _extreme(input, dim, keepdim, other, Amax, argmax, max_result, maximum, "max")
 
 
 @tensor_method()
 def min(input, dim=None, keepdim=False, *, other=None):
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
-    return _extreme(input, dim, keepdim, other, amin, argmin, min_result, minimum)
+    return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")
 
 
 @tensor_method()

@@ -8,6 +8,7 @@ import collections
 import numpy as np
 
 from ..autograd.function import Function
+from .._fperr import quietly
 from ..tensor import Tensor, tensor_method, _wrap_dim
 
 sort_result = collections.namedtuple("sort", ["values", "indices"])
@@ -15,10 +16,18 @@ topk_result = collections.namedtuple("topk", ["values", "indices"])
 
 
 def _order(data, dim, descending):
-    """Stable argsort along dim (ascending, or descending with equal elements kept in order)."""
+    """Stable argsort along dim (ascending, or descending with equal elements kept in order).
+
+    NaN counts as larger than every number, as in PyTorch: last ascending, first descending."""
+    if data.ndim == 0:  # numpy's argsort makes a 0-d input 1-d; PyTorch's index stays 0-d
+        return np.zeros((), dtype=np.int64)
     if descending:
         key = -data.astype(np.int64) if data.dtype.kind in "bu" else -data
-        return np.argsort(key, axis=dim, kind="stable")
+        idx = np.argsort(key, axis=dim, kind="stable")  # -NaN is NaN, which numpy sorts last
+        if data.dtype.kind == "f":  # so move the NaNs to the front, keeping their order
+            nan_last = ~np.isnan(np.take_along_axis(data, idx, axis=dim))
+            idx = np.take_along_axis(idx, np.argsort(nan_last, axis=dim, kind="stable"), axis=dim)
+        return idx
     return np.argsort(data, axis=dim, kind="stable")
 
 
@@ -58,6 +67,7 @@ class Cumsum(Function):
     VJP: gx_j = \sum_{i >= j} g_i   (a cumulative sum run backwards: flip, cumsum, flip)"""
 
     @staticmethod
+    @quietly("over", "invalid")  # inf + -inf is NaN, silently as in PyTorch
     def forward(ctx, x, dim):
         out = np.cumsum(x._array, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
         return out.astype(np.int64) if x.dtype.kind in "biu" else out

@@ -373,7 +373,9 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk: number of chunks must be positive, got {chunks}")
     n = input.shape[_wrap_dim(dim, input.ndim, "chunk")]
-    return split(input, max(-(-n // chunks), 1), dim)
+    if n == 0:  # any number of empty pieces sums to 0: PyTorch returns `chunks` of them
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
 
 
 @tensor_method()

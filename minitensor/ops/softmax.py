@@ -8,7 +8,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import tensor_method, _wrap_dim
-from .._fperr import divide as _quiet_divide, quiet
+from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ._util import finite_max, float_only
 
 
@@ -18,7 +18,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = np.exp(x._array - finite_max(x._array, dim))
+        e = _exp(_shift(x._array, finite_max(x._array, dim, keep_posinf=True)))
         return _quiet_divide(e, e.sum(axis=dim, keepdims=True))  # a row of only -inf: 0/0 = nan, as in PyTorch
 
     @staticmethod
@@ -28,8 +28,10 @@ class Softmax(Function):
         return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
 
 
+# A row holding +inf: inf - inf = nan, and the whole row is NaN, as in PyTorch (which does not warn).
+_shift = quiet(np.subtract, "invalid")
 # A row of only -inf: log 0 = -inf, and -inf - (-inf) = nan, as in PyTorch (which does not warn).
-_log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=True)), "divide", "invalid")
+_log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=True)), "divide", "invalid", "over")
 
 
 class LogSoftmax(Function):
@@ -38,7 +40,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        return _log_softmax(x._array - finite_max(x._array, dim), dim)
+        return _log_softmax(_shift(x._array, finite_max(x._array, dim, keep_posinf=True)), dim)
 
     @staticmethod
     def backward(ctx, g):

@@ -542,6 +542,7 @@ TABLE = [
     Op("fmod", "Fmod", mt.fmod, np.fmod, binary(), domain=({}, {"away_from_zero": 0.5}), valid=_off_integer_quotients),
     # -- unary math --
     Op("abs", "Abs", mt.abs, np.abs, unary(), domain=NONZERO),
+    Op("sign", "Sign", mt.sign, np.sign, unary(), domain=NONZERO),
     Op("exp", "Exp", mt.exp, np.exp, unary()),
     Op("log", "Log", mt.log, np.log, unary(), domain=POS),
     Op("sqrt", "Sqrt", mt.sqrt, np.sqrt, unary(), domain=POS),
