@@ -54,6 +54,8 @@ MODULES = {
     "torch.random": "minitensor.random",
     "torch.cuda": "minitensor.cuda",
     "torch.backends": "minitensor.backends",
+    "torch.backends.mps": "minitensor.backends.mps",
+    "torch.backends.cudnn": "minitensor.backends.cudnn",
 }
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-device = "cpu"
+device = "cuda" if torch.cuda.is_available() else "cpu"
 vocab_size, block_size, n_embd, n_head, n_layer = 11, 8, 16, 2, 2
 
 
@@ -28,7 +28,7 @@ class CausalSelfAttention(nn.Module):
         k = k.view(B, T, n_head, C // n_head).transpose(1, 2)
         v = v.view(B, T, n_head, C // n_head).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att.masked_fill_(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att.masked_fill_(self.bias[:, :, :T, :T] == 0, -torch.inf)
         att = F.softmax(att, dim=-1)
         y = att @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)
@@ -87,7 +87,7 @@ with torch.no_grad():
         p.data.copy_(torch.tensor(rs.normal(0.0, 0.2, size=tuple(p.shape)), dtype=torch.float32))
 print("parameters:", sum(p.numel() for p in model.parameters()))
 
-data = torch.tensor(rs.randint(0, vocab_size, size=300), dtype=torch.long)
+data = torch.LongTensor(rs.randint(0, vocab_size, size=300))
 starts = rs.randint(0, len(data) - block_size - 1, size=4).tolist()
 x = torch.stack([data[i:i + block_size] for i in starts]).to(device)
 y = torch.stack([data[i + 1:i + block_size + 1] for i in starts]).to(device)
@@ -99,7 +99,7 @@ for step in range(6):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    print(f"step {step}: loss {loss.item():.6f}")
+    print(f"step {step}: loss {loss:.6f}")
 print("logits:", logits.shape)
 
 model.eval()
