@@ -251,7 +251,8 @@ def train(cfg, stream=None):
     distinct, draws = heldout_sets(task, cfg.eval_n)
     n_params = sum(p.numel() for p in model.parameters())
     stream.write(f"task: {task.describe()}\nmodel: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}, "
-                 f"{n_params:,} parameters\nheld-out: {len(distinct)} distinct prompts, {len(draws)} draws\n")
+                 f"{n_params:,} parameters\nheld-out: {len(distinct)} distinct prompts, {len(draws)} draws\n"
+                 f"BLAS threads: {blas_threads()}\n")
     t0 = time.perf_counter()
     progress = Progress(cfg.steps, step, stream)
     perfect = bool(evals and evals[-1]["distinct"] == 1.0 and evals[-1]["draws"] == 1.0)
@@ -297,6 +298,18 @@ def train(cfg, stream=None):
     return result
 
 
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def blas_threads():
+    """The BLAS thread count this process asked for (numpy read it when it loaded)."""
+    return os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "BLAS's default"
+
+
 def parse_args(argv=None):
     d = Config()
     ap = argparse.ArgumentParser(description="Train a tiny decoder-only transformer on a toy task (CPU, numpy).")
@@ -320,6 +333,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-pictures", dest="pictures", action="store_false")
     ap.add_argument("--out", default=None, help="folder for checkpoint and pictures (default runs/<task>)")
     ap.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    ap.add_argument("--threads", type=_positive_int, default=None,
+                    help="BLAS threads (default 1, or OPENBLAS_NUM_THREADS if you set it); takes effect "
+                         "when set before numpy loads, as examples/train_toy_model.py does")
     a = ap.parse_args(argv)
     fields = {f.name for f in dataclasses.fields(Config)}
     cfg = Config(**{k: v for k, v in vars(a).items() if k in fields and v is not None})

@@ -8,7 +8,54 @@ of each, and the scripts print ratios of those medians.
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import time
+
+CHILD = "MINITENSOR_BENCH_THREADS"  # set in the child processes of `per_thread_count`: their thread count
+NO_TORCH = "MINITENSOR_BENCH_NO_TORCH"  # set there when the parent could not import PyTorch
+
+
+def pin_child_threads():
+    """In a child of `per_thread_count`, pin BLAS (and so numpy) to its thread count; call before numpy
+    loads. Returns that count, or None in the parent."""
+    threads = os.environ.get(CHILD)
+    if threads:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = threads
+    return int(threads) if threads else None
+
+
+def child_torch():
+    """PyTorch in a child of `per_thread_count`, or None when it (or the parent) can't import it."""
+    if os.environ.get(NO_TORCH):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def per_thread_count(script, argv, counts=(1, 2)):
+    """Run `script` (a benchmark file) once per thread count in a child process, BLAS being fixed when
+    numpy loads; print each child's output as it is and return {count: output}."""
+    try:
+        import torch  # noqa: F401
+        env = dict(os.environ)
+    except ImportError:  # the children go without it too
+        env = dict(os.environ, **{NO_TORCH: "1"})
+    outputs = {}
+    for threads in counts:
+        print(f"== BLAS (and PyTorch) on {threads} thread(s) ==", flush=True)
+        done = subprocess.run([sys.executable, os.path.abspath(script), *argv], env=dict(env, **{CHILD: str(threads)}),
+                              capture_output=True, text=True, check=False)
+        print(done.stdout, end="", flush=True)
+        if done.returncode != 0:
+            print(done.stderr, file=sys.stderr)
+            raise SystemExit(f"{os.path.basename(script)}: the {threads}-thread run failed")
+        outputs[threads] = done.stdout
+    return outputs
 
 
 def interleaved(steps, repeats, number, warmup=None, before=None, settle=0.0, rounds=None):

@@ -20,21 +20,19 @@ is minitensor / PyTorch <= 1.0 at one thread; two threads are shown for informat
 """
 import importlib.util
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHILD_THREADS = os.environ.get("MINITENSOR_BENCH_CHILD")  # set in the children: their thread count
-if CHILD_THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = CHILD_THREADS
 sys.path.insert(0, os.path.join(HERE, ".."))
+from benchmarks._timing import pin_child_threads  # noqa: E402
+
+CHILD_THREADS = pin_child_threads()  # before numpy loads
 
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 from minitensor.run import torch_is_minitensor  # noqa: E402
-from benchmarks._timing import interleaved, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import interleaved, per_thread_count, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch eager, one thread
 SETTLE = 0.3
@@ -105,7 +103,7 @@ def child(threads, repeats, number):
 def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 5), quick=(5, 3), smoke=(1, 1), what="training steps")
     if CHILD_THREADS:
-        return child(int(CHILD_THREADS), repeats, number)
+        return child(CHILD_THREADS, repeats, number)
     tune_malloc(mt)
     try:
         import torch  # noqa: F401
@@ -115,19 +113,12 @@ def main(argv=None):
         return None
     print(f"tutorial-style GPT (benchmarks/client_gpt.py): 3 layers, 3 heads, 48 dims, batch ({BATCH}, {BLOCK}); "
           f"{repeats} interleaved repeats of {number} steps, per thread count\n")
+    outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
     ratios = {}
-    for threads in (1, 2):
-        print(f"== BLAS and PyTorch on {threads} thread(s) ==", flush=True)
-        env = dict(os.environ, MINITENSOR_BENCH_CHILD=str(threads))
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), *(argv if argv is not None else sys.argv[1:])],
-                             env=env, capture_output=True, text=True, check=False)
-        print(out.stdout, end="")
-        if out.returncode != 0:
-            print(out.stderr, file=sys.stderr)
-            raise SystemExit(f"bench_client: the {threads}-thread run failed")
-        line = [ln for ln in out.stdout.splitlines() if ln.startswith(f"threads={threads}:")][0]
+    for threads, out in outputs.items():
+        line = [ln for ln in out.splitlines() if ln.startswith(f"threads={threads}:")][0]
         ratios[threads] = float(line.split("per round ")[1].split()[0])
-        print()
+    print()
     print("== targets ==")
     verdict("minitensor / PyTorch eager, tutorial GPT, 1 thread (median of per-round ratios)", ratios[1], TARGET, "x")
     print(f"info  minitensor / PyTorch eager, tutorial GPT, 2 threads: {ratios[2]:.3f}x")

@@ -10,40 +10,37 @@ attention (explicit w_q, w_k, w_v, w_o) and a tanh-GELU MLP, final LayerNorm, li
 with the Config's lr and betas and weight decay on Linear weights only, the same clipping and
 a constant LambdaLR. Both train on the same pre-made batches of 64 sort sequences.
 
-minitensor's BLAS runs on the trainer's threads (two at most), PyTorch on its default count.
-Both libraries' worker threads spin for a while after their last call, and on two cores a
+Each thread count (1, and 2: a laptop's idle cores) runs in a child process of its own, BLAS
+being fixed when numpy loads: minitensor's BLAS and PyTorch both on that count (the trainer's
+default is one thread). Both libraries' worker threads spin for a while after their last call, and on two cores a
 spinning worker of one library takes the core the other's next block needs (measured: PyTorch's
 step 50% slower right after a minitensor block), so every block starts after a 0.3 s rest, with
 every worker idle, and the untimed steps that follow the rest warm its own library up again.
 
-The three contenders are interleaved (minitensor, PyTorch on its default thread count, PyTorch
-on 1 thread; the thread count is switched before each block), each block runs `--number`
-steps, and the median of the repeats is reported. How to read it: the ratio minitensor /
-PyTorch-default is the target (at most 1.0: as fast as PyTorch eager as its users run it);
-minitensor / PyTorch-1-thread is for information, as are the autograd nodes per step. Note
-`minitensor.tune_malloc()` changes the allocator for the whole process, PyTorch's steps included.
+The two contenders are interleaved, each block runs `--number` steps, and the median of the
+repeats is reported, with the quartiles of the per-round ratios. How to read it: minitensor /
+PyTorch at the same thread count is the target, at most 1.0 at both counts (as fast as PyTorch
+eager); the autograd nodes per step are for information. Note `minitensor.tune_malloc()` changes
+the allocator for the whole process, PyTorch's steps included.
 """
 import itertools
 import os
 import sys
 
-_USER_ENV = dict(os.environ)  # before the pins below: PyTorch gets its own default thread count back
-# BLAS threads as the trainer (examples/train_toy_model.py) sets them: two at most (set before
-# numpy loads; a value you set wins).
-_THREADS = str(min(2, os.cpu_count() or 1))
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, _THREADS)
 SETTLE = 0.3  # seconds of rest before each timed block: see the docstring
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchmarks._timing import pin_child_threads  # noqa: E402
+
+CHILD_THREADS = pin_child_threads()  # before numpy loads
 
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
-from benchmarks._timing import import_torch, interleaved, run_options, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import child_torch, interleaved, per_thread_count, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402,E501
 
-TARGET = 1.0  # minitensor / PyTorch on its default threads
+TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 
 
 def minitensor_side(cfg):
@@ -139,49 +136,53 @@ def cycling(step, data):
     return lambda: step(*next(batches))
 
 
-def main(argv=None):
-    repeats, number = run_options(argv, __doc__, full=(15, 10), quick=(5, 5), smoke=(1, 1), what="training steps")
-
-    tune_malloc(mt)
-    torch = import_torch(_USER_ENV)
-    threads = torch.get_num_threads() if torch is not None else None
-
+def child(threads, repeats, number):
+    """Both libraries on `threads` threads, interleaved; prints the table and the per-round ratio."""
+    torch = child_torch()
+    mt.tune_malloc()  # as the parent reported
     cfg = Config()
     task = build(cfg)[0]
     rng = np.random.default_rng(0)
     data = [task.batch(cfg.batch, rng) for _ in range(20)]
     x, y = data[0]
-    print(f"default model: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}; batch {tuple(x.shape)} "
-          f"of {cfg.task}; AdamW lr {cfg.lr} betas ({cfg.beta1}, {cfg.beta2}) weight decay {cfg.weight_decay} "
-          f"on Linear weights, clip {cfg.clip}")
-
     mt_step, mt_loss = minitensor_side(cfg)
     steps = {"minitensor": cycling(mt_step, data)}
-    before, nodes = {}, {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
-    print(f"minitensor: BLAS on {os.environ['OPENBLAS_NUM_THREADS']} thread(s), as the trainer")
-    if torch is not None:
-        print(f"PyTorch {torch.__version__}: default {threads} thread(s), and 1")
-        th_step, th_loss = torch_side(torch, cfg, task.vocab_size, task.block_size)
-        nodes["PyTorch"] = count_nodes(th_loss(x, y), lambda n: type(n).__name__ == "AccumulateGrad")
-        default, single = f"PyTorch {threads} thread(s)", "PyTorch 1 thread"
-        steps[default], before[default] = cycling(th_step, data), lambda: torch.set_num_threads(threads)
-        steps[single], before[single] = cycling(th_step, data), lambda: torch.set_num_threads(1)
-    print(f"{repeats} interleaved repeats of {number} steps; medians\n")
-
-    t = interleaved(steps, repeats, number, before=before, settle=SETTLE if repeats > 1 else 0.0)
+    nodes = {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
     if torch is not None:
         torch.set_num_threads(threads)
-    table(["library", "ms/step", "steps/s", "minitensor / this"],
-          [[name, s * 1e3, 1 / s, t["minitensor"] / s] for name, s in t.items()])
+        th_step, th_loss = torch_side(torch, cfg, task.vocab_size, task.block_size)
+        nodes["PyTorch"] = count_nodes(th_loss(x, y), lambda n: type(n).__name__ == "AccumulateGrad")
+        steps["PyTorch"] = cycling(th_step, data)
+    rounds = {}
+    t = interleaved(steps, repeats, number, settle=SETTLE if repeats > 1 else 0.0, rounds=rounds)
+    table(["library", "ms/step", "steps/s"], [[name, s * 1e3, 1 / s] for name, s in t.items()])
     print("autograd nodes per step (forward graph, leaves not counted): "
-          + ", ".join(f"{name} {n}" for name, n in nodes.items()) + "\n")
+          + ", ".join(f"{name} {n}" for name, n in nodes.items()))
+    if torch is not None:
+        ratio, q1, q3 = round_ratios(rounds, "minitensor", "PyTorch")
+        print(f"threads={threads}: minitensor / PyTorch per round {ratio:.3f} (quartiles {q1:.3f}-{q3:.3f})")
+    print()
 
+
+def main(argv=None):
+    repeats, number = run_options(argv, __doc__, full=(15, 10), quick=(5, 5), smoke=(1, 1), what="training steps")
+    if CHILD_THREADS:
+        return child(CHILD_THREADS, repeats, number)
+    tune_malloc(mt)
+    cfg = Config()
+    print(f"default model: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}; batch ({cfg.batch}, "
+          f"{build(cfg)[0].block_size}) of {cfg.task}; AdamW lr {cfg.lr} betas ({cfg.beta1}, {cfg.beta2}) weight "
+          f"decay {cfg.weight_decay} on Linear weights, clip {cfg.clip}; {repeats} interleaved repeats of {number} "
+          "steps per thread count\n")
+    outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
     print("== targets ==")
-    if torch is None:
-        print("SKIP  minitensor / PyTorch default threads: PyTorch is not installed")
-        return
-    verdict(f"minitensor / PyTorch default ({threads} thread(s))", t["minitensor"] / t[default], TARGET, "x")
-    print(f"info  minitensor / PyTorch 1 thread: {t['minitensor'] / t[single]:.3f}x")
+    for threads, out in outputs.items():
+        line = [ln for ln in out.splitlines() if ln.startswith(f"threads={threads}:")]
+        if not line:
+            print(f"SKIP  minitensor / PyTorch, {threads} thread(s): PyTorch is not installed")
+            continue
+        ratio = float(line[0].split("per round ")[1].split()[0])
+        verdict(f"minitensor / PyTorch eager, {threads} thread(s) (median of per-round ratios)", ratio, TARGET, "x")
 
 
 if __name__ == "__main__":

@@ -9,14 +9,30 @@ See `python examples/train_toy_model.py --help` for every option.
 import os
 import sys
 
-# BLAS on two threads at most (one on a one-core machine). The default model's matrix products
-# (704 rows per training batch, thousands when evaluating) gain from a second thread: a 300-step
-# run takes about a third less time than on one thread on a 2-core machine. More threads only
-# spin against each other at these sizes. Must be set before numpy is imported; a value you set
-# wins (and fixes the run's last bits across machines: see README, Determinism).
-_THREADS = str(min(2, os.cpu_count() or 1))
+
+def _threads_asked(argv):
+    """N from `--threads N` or `--threads=N` when it is a positive whole number (argparse reports any other)."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--threads="):
+            value = arg.split("=", 1)[1]
+        else:
+            continue
+        return value if value.isdigit() and int(value) > 0 else None
+    return None
+
+
+# BLAS threads, fixed when numpy loads, so read here before anything imports it. One by default:
+# a second thread makes the default model's step about a third faster on an idle 2-core machine,
+# but 12-17x slower while another program keeps a core busy (a browser is enough), so one is
+# never the slow case. `--threads N` asks for N; without it an OPENBLAS_NUM_THREADS you set wins.
+_THREADS = _threads_asked(sys.argv[1:])
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, _THREADS)
+    if _THREADS is not None:
+        os.environ[_var] = _THREADS
+    else:
+        os.environ.setdefault(_var, "1")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 

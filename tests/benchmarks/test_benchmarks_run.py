@@ -83,16 +83,18 @@ def test_bench_client(monkeypatch, capsys, torch_installed):
 
 def test_bench_train(monkeypatch, capsys, torch_installed):
     out = run(monkeypatch, capsys, "bench_train")
-    assert re.search(r"^library +ms/step +steps/s +minitensor / this", out, re.M), out
-    assert re.search(r"^minitensor +\d", out, re.M), out
+    assert out.count("== BLAS (and PyTorch) on ") == 2, out
+    assert len(re.findall(r"^library +ms/step +steps/s$", out, re.M)) == 2, out
+    assert len(re.findall(r"^minitensor +\d", out, re.M)) == 2, out
     assert re.search(r"autograd nodes per step .*minitensor \d+", out), out
-    if torch_installed:
-        assert re.search(r"^PyTorch 1 thread +\d", out, re.M), out
-        assert re.search(r"^(PASS|FAIL)  minitensor / PyTorch default \(\d+ thread\(s\)\): \d+\.\d+x", out, re.M), out
-        assert "info  minitensor / PyTorch 1 thread:" in out
-    else:
-        assert "PyTorch is not installed" in out
-        assert "SKIP  minitensor / PyTorch default threads" in out
+    for threads in (1, 2):
+        verdict = rf"^(PASS|FAIL)  minitensor / PyTorch eager, {threads} thread\(s\) \(median of per-round ratios\): \d+\.\d+x"
+        skip = f"SKIP  minitensor / PyTorch, {threads} thread(s): PyTorch is not installed"
+        if torch_installed:
+            assert re.search(rf"^threads={threads}: minitensor / PyTorch per round \d+\.\d+", out, re.M), out
+            assert re.search(verdict, out, re.M), out
+        else:
+            assert skip in out and not re.search(r"^PyTorch +\d", out, re.M), out
 
 
 def test_bench_memory(monkeypatch, capsys):
