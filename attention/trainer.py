@@ -47,9 +47,13 @@ class Config:
     eval_n: int = 1000
     checkpoint_every: int = 100
     stop_when_perfect: bool = True
-    out: str = "runs/toy"
+    out: str = ""  # "" means runs/<task>
     resume: bool = False
     pictures: bool = True
+
+    def __post_init__(self):
+        if not self.out:
+            self.out = os.path.join("runs", self.task)
 
 
 CHECKPOINT = "checkpoint.npz"
@@ -186,7 +190,7 @@ class Progress:
         self.total, self.start_step, self.every = total, start, every
         self.t0 = time.perf_counter()
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.bar = None
+        self.bar, self.last_loss = None, float("nan")
         if self.tty:
             try:
                 from tqdm import tqdm
@@ -196,6 +200,7 @@ class Progress:
                 pass
 
     def update(self, step, loss):
+        self.last_loss = loss
         done = step - self.start_step
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
         eta = (self.total - step) / rate if rate > 0 else float("inf")
@@ -219,10 +224,15 @@ class Progress:
             self.stream.write(("\n" if self.tty else "") + text + "\n")
             self.stream.flush()
 
-    def close(self):
+    def close(self, step):
+        """End the bar at `step`: where training stopped, which is the whole bar when it stopped early."""
         if self.bar is not None:
+            self.bar.total = step
+            self.bar.refresh()
             self.bar.close()
         elif self.tty:
+            self.total = step
+            self.update(step, self.last_loss)
             self.stream.write("\n")
 
 
@@ -253,7 +263,7 @@ def train(cfg, stream=None):
     stream.write(f"task: {task.describe()}\nmodel: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}, "
                  f"{n_params:,} parameters\nheld-out: {len(distinct)} distinct prompts, {len(draws)} draws\n"
                  f"BLAS threads: {blas_threads()}\n")
-    t0 = time.perf_counter()
+    t0, first = time.perf_counter(), step
     progress = Progress(cfg.steps, step, stream)
     perfect = bool(evals and evals[-1]["distinct"] == 1.0 and evals[-1]["draws"] == 1.0)
     model.train()
@@ -269,8 +279,8 @@ def train(cfg, stream=None):
             perfect = acc_d == 1.0 and acc_n == 1.0
         if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:
             save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals)
-    progress.close()
-    wall = time.perf_counter() - t0
+    progress.close(step)
+    wall, ran = time.perf_counter() - t0, step - first
     if not evals or evals[-1]["step"] != step:
         record_eval(evals, step, model, task, distinct, draws)
         save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals)
@@ -287,10 +297,10 @@ def train(cfg, stream=None):
     stream.write(
         "\n== report ==\n"
         f"task            {cfg.task}\n"
-        f"steps           {step}\n"
-        f"wall time       {wall:.1f} s ({step / max(wall, 1e-9):.1f} steps/s)\n"
+        f"steps           {step}{f' ({ran} in this run, resumed at step {first})' if first else ''}\n"
+        f"wall time       {wall:.1f} s ({ran / max(wall, 1e-9):.1f} steps/s)\n"
         f"parameters      {n_params:,}\n"
-        f"final loss      {result['final_loss']:.4f}\n"
+        f"final loss      {'-' if result['final_loss'] is None else format(result['final_loss'], '.4f')}\n"
         f"held-out exact match: {100 * final['draws']:.2f}% of {len(draws)} held-out sequences "
         f"({100 * final['distinct']:.2f}% of all {len(distinct)} distinct held-out prompts)\n"
         f"files           {', '.join(files)}\n"
@@ -298,11 +308,18 @@ def train(cfg, stream=None):
     return result
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _at_least(low, kind=int):
+    """An argparse type: a number of `kind` that is at least `low` (a one-line error otherwise)."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a{'n integer' if kind is int else ' number'}, got {text!r}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = kind.__name__  # what argparse calls the type in its messages
+    return parse
 
 
 def blas_threads():
@@ -310,38 +327,72 @@ def blas_threads():
     return os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "BLAS's default"
 
 
-def parse_args(argv=None):
+def parser():
+    """The command line of the trainer: every option with its default in --help, each value checked."""
     d = Config()
-    ap = argparse.ArgumentParser(description="Train a tiny decoder-only transformer on a toy task (CPU, numpy).")
-    ap.add_argument("--task", default=d.task, choices=sorted(TASKS))
-    ap.add_argument("--layers", type=int, default=d.layers)
-    ap.add_argument("--heads", type=int, default=d.heads)
-    ap.add_argument("--d-model", type=int, default=d.d_model)
-    ap.add_argument("--dropout", type=float, default=d.dropout)
-    ap.add_argument("--steps", type=int, default=d.steps, help="maximum steps (stops early at 100%% held-out)")
-    ap.add_argument("--batch", type=int, default=d.batch)
-    ap.add_argument("--lr", type=float, default=d.lr)
-    ap.add_argument("--weight-decay", type=float, default=d.weight_decay)
-    ap.add_argument("--clip", type=float, default=d.clip)
-    ap.add_argument("--warmup", type=int, default=d.warmup)
-    ap.add_argument("--schedule", default=d.schedule, choices=["constant", "cosine"])
-    ap.add_argument("--seed", type=int, default=d.seed)
-    ap.add_argument("--eval-every", type=int, default=d.eval_every)
-    ap.add_argument("--eval-n", type=int, default=d.eval_n)
-    ap.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every)
-    ap.add_argument("--no-early-stop", dest="stop_when_perfect", action="store_false")
-    ap.add_argument("--no-pictures", dest="pictures", action="store_false")
-    ap.add_argument("--out", default=None, help="folder for checkpoint and pictures (default runs/<task>)")
+    ap = argparse.ArgumentParser(
+        prog="python -m attention" if sys.argv[0].endswith("__main__.py") else None,
+        description="Train a tiny decoder-only transformer on a toy task (CPU, numpy).")
+    pos, count, rate = _at_least(1), _at_least(0), _at_least(0.0, float)
+
+    def option(flag, what, **kw):
+        ap.add_argument(flag, help=f"{what} (default: {kw['default']})", **kw)
+
+    option("--task", "what the model learns", default=d.task, choices=sorted(TASKS))
+    option("--layers", "transformer blocks", type=pos, default=d.layers)
+    option("--heads", "attention heads per block (must divide --d-model)", type=pos, default=d.heads)
+    option("--d-model", "width of the residual stream", type=pos, default=d.d_model)
+    option("--dropout", "dropout probability, below 1", type=rate, default=d.dropout)
+    option("--steps", "maximum steps (stops early at 100%% held-out)", type=pos, default=d.steps)
+    option("--batch", "sequences per step", type=pos, default=d.batch)
+    option("--lr", "AdamW's learning rate", type=rate, default=d.lr)
+    option("--weight-decay", "AdamW's decay on Linear weights", type=rate, default=d.weight_decay)
+    option("--clip", "gradient norm clipping (0: none)", type=rate, default=d.clip)
+    option("--warmup", "steps of linear learning-rate warmup", type=count, default=d.warmup)
+    option("--schedule", "learning-rate schedule", default=d.schedule, choices=["constant", "cosine"])
+    option("--seed", "seed of the weights, dropout and batches", type=count, default=d.seed)
+    option("--eval-every", "steps between held-out evaluations", type=pos, default=d.eval_every)
+    option("--eval-n", "held-out sequences drawn per evaluation", type=pos, default=d.eval_n)
+    option("--checkpoint-every", "steps between checkpoints", type=pos, default=d.checkpoint_every)
+    ap.add_argument("--no-early-stop", dest="stop_when_perfect", action="store_false",
+                    help="run all --steps even once held-out exact match is perfect")
+    ap.add_argument("--no-pictures", dest="pictures", action="store_false",
+                    help="skip the attention maps and the loss curve")
+    ap.add_argument("--out", default=None, help="folder for checkpoint and pictures (default: runs/<task>)")
     ap.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
-    ap.add_argument("--threads", type=_positive_int, default=None,
-                    help="BLAS threads (default 1, or OPENBLAS_NUM_THREADS if you set it); takes effect "
-                         "when set before numpy loads, as examples/train_toy_model.py does")
+    ap.add_argument("--threads", type=pos, default=None,
+                    help="BLAS threads (default: 1, or OPENBLAS_NUM_THREADS if you set it)")
+    return ap
+
+
+def parse_args(argv=None):
+    ap = parser()
     a = ap.parse_args(argv)
+    if a.d_model % a.heads:
+        ap.error(f"argument --heads: {a.heads} heads don't divide --d-model {a.d_model}")
+    if a.dropout >= 1:
+        ap.error(f"argument --dropout: must be below 1, got {a.dropout}")
     fields = {f.name for f in dataclasses.fields(Config)}
-    cfg = Config(**{k: v for k, v in vars(a).items() if k in fields and v is not None})
-    if a.out is None:
-        cfg.out = os.path.join("runs", cfg.task)
-    return cfg
+    return Config(**{k: v for k, v in vars(a).items() if k in fields and v is not None})
+
+
+def command(argv=None):
+    """`python -m attention`, the `attention-train` command and examples/train_toy_model.py.
+
+    BLAS reads its thread count once, when numpy loads, and numpy is loaded by the time this runs.
+    So when the count asked for (--threads, else OPENBLAS_NUM_THREADS if set, else 1) is not the
+    one this process has, it starts the same command again with the count set, once."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    threads = parser().parse_known_args(argv)[0].threads
+    want = str(threads) if threads else os.environ.get("OPENBLAS_NUM_THREADS") or "1"
+    if os.environ.get("OPENBLAS_NUM_THREADS") != want and not os.environ.get(_RESTARTED):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=want, OMP_NUM_THREADS=want, MKL_NUM_THREADS=want, **{_RESTARTED: "1"})
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+    return main(argv)
+
+
+_RESTARTED = "ATTENTION_TRAIN_RESTARTED"  # set in the restarted process, so it never restarts again
 
 
 def main(argv=None):

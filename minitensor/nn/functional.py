@@ -20,7 +20,7 @@ from .. import fast
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import finite_max, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
 from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
@@ -393,8 +393,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
     if isinstance(target, Tensor) and target.shape != input.shape:
-        from ..ops._util import broadcast_shapes
-
         broadcast_shapes("mse_loss", input.shape, target.shape)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ..ops.shape import cat
 from ..tensor import Tensor
 
 # np.vdot's C function, without the Python dispatcher numpy puts in front of it (~1k of its ~6k
@@ -63,8 +64,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 
 def parameters_to_vector(parameters):
     """All parameters flattened and concatenated into one 1-D tensor (differentiable)."""
-    from ..ops.shape import cat
-
     return cat([p.reshape(-1) for p in parameters])
 
 

@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
+from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
 from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
 
@@ -156,8 +157,6 @@ class Pow(Function):
                 with np.errstate(divide="ignore", over="ignore"):  # 0 * inf at a = 0 or subnormal, 0 * NaN
                     ones = (raw(b) == 0) & ~np.isfinite(1 / a._array)  # at a = NaN: there
                 if ones.any():  # the base becomes 1, so that b * base ** (b - 1) = 0 exactly
-                    from .indexing import where
-
                     base = where(Tensor._make(ones), 1.0, a)
             ga = unbroadcast(g * b * base ** (b - 1), a._array.shape)
         if ctx.needs_input_grad[1]:

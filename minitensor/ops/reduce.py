@@ -14,6 +14,7 @@ from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
 from .elementwise import maximum, minimum
+from .indexing import where
 
 
 def _keep(g, shape, dims, keepdim):
@@ -117,8 +118,6 @@ class Std(Function):
     def backward(ctx, g):
         x, dims, correction, keepdim = ctx.inputs
         denom = builtins.max(_count(x.shape, dims) - correction, 0)
-        from .indexing import where
-
         out = _keep(ctx.output, x.shape, dims, keepdim)
         centered = x - x.mean(dim=dims, keepdim=True)
         scale = 1.0 / denom if denom > 0 else float("nan")  # forward was 0/0 = nan: so is its slope
@@ -148,8 +147,6 @@ class Prod(Function):
 
 def _prod_of_others(x, dim):
     """For each i along `dim`: the product of all the other elements (a Tensor op, so differentiable)."""
-    from .indexing import where
-
     xt = x.transpose(dim, -1)  # (..., n)
     n = xt.shape[-1]
     eye = Tensor._make(np.eye(n, dtype=bool))
@@ -327,8 +324,6 @@ def norm(input, p="fro", dim=None, keepdim=False):
     # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
     # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
     # (or x) is 0 the power is taken of 1 instead and its result replaced by 0
-    from .indexing import where
-
     a = input.abs()
     if p < 1:
         zero = Tensor._make(a._array == 0)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from .._fperr import quietly
+from ..random import _gen
 from ..tensor import Tensor, tensor_method, _wrap_dim
 
 sort_result = collections.namedtuple("sort", ["values", "indices"])
@@ -94,8 +95,6 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     Uses the global generator seeded by `manual_seed`. Without replacement it takes the top
     `num_samples` of log(p) + Gumbel noise, which draws them in proportion to p one after another.
     """
-    from ..random import _gen
-
     p = input._array.astype(np.float64)
     if p.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")

@@ -241,3 +241,74 @@ def test_load_checkpoint_that_fails_changes_nothing(tmp_path, name):
         trainer.load_checkpoint(str(path), cfg, model, optimizer, scheduler, data_rng)
     _assert_same_state(before, _state(model, optimizer, data_rng))
     assert scheduler.state_dict() == lr_before
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+def test_config_and_command_line_default_to_the_same_folder():
+    assert Config().out == os.path.join("runs", "sort") == trainer.parse_args([]).out
+    assert Config(task="add").out == os.path.join("runs", "add") == trainer.parse_args(["--task", "add"]).out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--steps", "0"], "argument --steps: must be at least 1, got 0"),
+    (["--batch", "0"], "argument --batch: must be at least 1, got 0"),
+    (["--heads", "5"], "argument --heads: 5 heads don't divide --d-model 48"),
+    (["--heads", "0"], "argument --heads: must be at least 1, got 0"),
+    (["--lr", "-1"], "argument --lr: must be at least 0.0, got -1.0"),
+    (["--dropout", "1"], "argument --dropout: must be below 1, got 1.0"),
+    (["--threads", "two"], "argument --threads: expected an integer, got 'two'"),
+    (["--eval-every", "0"], "argument --eval-every: must be at least 1, got 0"),
+])
+def test_a_bad_value_is_one_error_line_and_exit_2(args, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        trainer.parse_args(args)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("error: " + message), err
+
+
+def test_help_shows_every_default():
+    text = trainer.parser().format_help()
+    for option, default in (("--task", "sort"), ("--steps", "2000"), ("--batch", "64"), ("--lr", "0.0005"),
+                            ("--heads", "3"), ("--eval-every", "100")):
+        options = text.split("options:", 1)[1]
+        entry = options.split(f"\n  {option}", 1)[1].split("\n  --", 1)[0]
+        assert f"(default: {default})" in " ".join(entry.split()), option
+
+
+def test_the_report_after_resume_counts_this_runs_steps_and_time(tmp_path, capsys):
+    run(tmp_path, "r", steps=5, pictures=False)
+    capsys.readouterr()
+    result = run(tmp_path, "r", steps=10, pictures=False, resume=True)
+    out = capsys.readouterr().out
+    assert "steps           10 (5 in this run, resumed at step 5)" in out
+    rate = float(out.split("wall time")[1].split("(")[1].split(" steps/s")[0])
+    assert rate == pytest.approx(5 / result["wall_time"], rel=0.05, abs=0.1)
+
+
+class _Terminal:
+    """A stream that says it is a terminal, keeping what was written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_the_progress_bar_ends_full_when_training_stops_early(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tqdm", None)  # the plain bar
+    screen = _Terminal()
+    bar = trainer.Progress(2000, 0, screen)
+    for step in range(1, 301):
+        bar.update(step, 0.5)
+    bar.close(300)
+    last = screen.text.rstrip("\n").split("\r")[-1]
+    assert "[" + "#" * 30 + "] step 300/300" in last, last

@@ -52,3 +52,22 @@ def test_resume_from_a_malformed_checkpoint_is_one_error_line_and_exit_2(tmp_pat
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and str(path) in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_the_thread_count_asked_for_is_the_one_the_run_uses(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["PYTHONPATH"] = ROOT
+    for asked, want in (([], "1"), (["--threads", "2"], "2")):
+        done = subprocess.run([sys.executable, "-m", "attention", "--steps", "1", "--eval-every", "1", "--out",
+                               str(tmp_path / want), *asked, *TINY], capture_output=True, text=True, env=env,
+                              timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert f"BLAS threads: {want}\n" in done.stdout, done.stdout
+
+
+def test_python_m_attention_help_shows_defaults():
+    done = subprocess.run([sys.executable, "-m", "attention", "--help"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m attention")
+    text = " ".join(done.stdout.split())
+    assert "(default: 2000)" in text and "--threads" in text
