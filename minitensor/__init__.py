@@ -37,7 +37,7 @@ from .ops.shape import (  # noqa: F401
 )
 from .ops.indexing import gather, index_select, masked_fill, nonzero, tril, triu, where  # noqa: F401
 from .ops.indexing import index_fill, masked_select, scatter, scatter_add  # noqa: F401
-from .ops.elementwise import floor_divide, fmod, remainder  # noqa: F401
+from .ops.elementwise import addcdiv, addcmul, floor_divide, fmod, lerp, remainder  # noqa: F401
 from .ops.linalg import bmm, dot, einsum, matmul, mm, outer  # noqa: F401
 from .ops.softmax import log_softmax, softmax  # noqa: F401
 from .ops.selection import argsort, cumsum, multinomial, sort, topk  # noqa: F401

@@ -66,7 +66,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
-    return _finish(np.full(_size_arg((size,), "full"), fill_value, _dtype.as_dtype(dtype)), requires_grad, device, "full")
+    dtype = _dtype.as_dtype(dtype)
+    filled = np.full(_size_arg((size,), "full"), _fill(fill_value, dtype, "full"), dtype)
+    return _finish(filled, requires_grad, device, "full")
+
+
+def _fill(value, dtype, op):
+    """A Python number checked to fit `dtype`, as PyTorch checks it (an int8 tensor can't hold 1000)."""
+    return _dtype.scalar_to(value, dtype, op) if type(value) in (bool, int, float) else value
 
 
 def _like(input, dtype):
@@ -86,7 +93,9 @@ def empty_like(input, dtype=None, device=None, requires_grad=False):
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
-    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad, device, "full_like")
+    dtype = _like(input, dtype)
+    filled = np.full(input.shape, _fill(fill_value, dtype, "full_like"), dtype)
+    return _finish(filled, requires_grad, device, "full_like")
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

@@ -6,7 +6,7 @@ import numpy as np
 from ..autograd.function import Function
 from .._fperr import quietly
 from ..tensor import Tensor, tensor_method
-from ._util import binary_result, operand, operator_method, raw, unbroadcast
+from ._util import operand, operator_method, raw, unbroadcast
 
 
 class Matmul(Function):
@@ -21,6 +21,11 @@ class Matmul(Function):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
+        if x.dtype != y.dtype:  # PyTorch promotes no dtype here: float32 @ float64 is an error, not float64
+            raise RuntimeError(f"matmul: expected both operands to have the same dtype, got {x.dtype} and {y.dtype} "
+                               "(convert one with .to(other.dtype))")
+        if x.dtype == np.bool_:
+            raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
         try:
             out = np.matmul(x, y)
         except ValueError:
@@ -28,7 +33,7 @@ class Matmul(Function):
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
             why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
             raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})") from None
-        return binary_result("matmul", a, b, out if type(out) is np.ndarray else np.asarray(out))
+        return out if type(out) is np.ndarray else np.asarray(out)
 
     @staticmethod
     def backward(ctx, g):

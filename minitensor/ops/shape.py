@@ -76,8 +76,14 @@ def reshape(input, *shape):
 
 @tensor_method()
 def view(input, *shape):
-    """`reshape` under PyTorch's other name (errors say `view`)."""
-    return _reshape(input, shape, "view")
+    """`reshape` that never copies: the result shares input's memory, as PyTorch's view. Where the
+    strides don't allow that (a transposed or expanded tensor flattened), it is PyTorch's error."""
+    out = _reshape(input, shape, "view")
+    if out is not input and out._array.size and not np.may_share_memory(out._array, input._array):
+        raise RuntimeError(f"view: shape {list(out.shape)} is not compatible with the size and strides of input of "
+                           f"shape {tuple(input.shape)} (its elements are not laid out in this order in memory); "
+                           "use .reshape(...) instead, which copies")
+    return out
 
 
 @tensor_method("view_as", "reshape_as")
@@ -253,8 +259,24 @@ def sum_to_size(input, *size):
 
 @tensor_method()
 def contiguous(input, memory_format=None):
-    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch)."""
-    return input if input._array.flags.c_contiguous else input.clone()
+    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
+    which `view` can then reshape without copying."""
+    return input if input._array.flags.c_contiguous else Contiguous.apply(input)
+
+
+class Contiguous(Function):
+    r"""out = x, its elements copied into row-major order (a transposed or expanded x's are not)
+    VJP: gx = g"""
+
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ascontiguousarray(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
 
 
 class Repeat(Function):

@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import tensor_method, _wrap_dim
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
-from ._util import finite_max, float_only
+from ._util import finite_max, float_only, tensor_input
 
 
 class Softmax(Function):
@@ -49,6 +49,7 @@ class LogSoftmax(Function):
 
 
 def _dim_and_input(input, dim, dtype, op):
+    tensor_input(input, op)
     if dtype is not None:
         input = input.to(dtype)
     float_only(input, op)
