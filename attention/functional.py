@@ -24,6 +24,13 @@ from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
 
 
+def check_tensor(x, op, name="x"):
+    """`x` if it is a minitensor Tensor, else a TypeError naming the layer or function and what it got."""
+    if not isinstance(x, mt.Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__} (minitensor.tensor(data) makes one)")
+    return x
+
+
 def basic_self_attention(x):
     r"""Self-attention with no parameters: every vector is its own query, key and value.
 
@@ -31,7 +38,7 @@ def basic_self_attention(x):
 
     x: (..., T, d). Returns (z, alpha) of shapes (..., T, d) and (..., T, T).
     """
-    if x.ndim < 2:
+    if check_tensor(x, "basic_self_attention").ndim < 2:
         raise RuntimeError(f"basic_self_attention: expected x of shape (..., T, d), got shape {tuple(x.shape)}")
     scores = x @ x.mT                                 # (..., T, T)   x_i . x_j
     weights = F.softmax(scores, dim=-1)               # (..., T, T)   each row sums to 1
@@ -41,8 +48,7 @@ def basic_self_attention(x):
 def _check_qkv(query, key, value, op):
     if not (isinstance(query, mt.Tensor) and isinstance(key, mt.Tensor) and isinstance(value, mt.Tensor)):
         for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, mt.Tensor):
-                raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+            check_tensor(t, op, name)
     q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.dtype.kind != "f" or not q.dtype == k.dtype == v.dtype:
         for name, t in (("query", q), ("key", k), ("value", v)):

@@ -8,6 +8,7 @@ so gradients reach early blocks undiminished and no learning-rate warm-up is nee
 """
 import minitensor.nn as nn
 
+from .functional import check_tensor
 from .layers import MultiHeadAttention
 
 _ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
@@ -31,6 +32,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x):
+        check_tensor(x, "FeedForward")
         return self.dropout(self.fc2(self.act(self.fc1(x))))   # (..., d_model) -> (..., d_ff) -> (..., d_model)
 
 
@@ -55,6 +57,7 @@ class TransformerBlock(nn.Module):
         self.mlp = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
 
     def forward(self, x, mask=None, is_causal=None, return_weights=False):
+        check_tensor(x, "TransformerBlock")
         causal = self.causal if is_causal is None else is_causal
         a, weights = self.attn(self.ln1(x), mask=mask, is_causal=causal)   # (B, T, d), (B, H, T, T)
         x = x + self.resid_dropout(a)                                      # (B, T, d)

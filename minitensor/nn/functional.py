@@ -20,7 +20,7 @@ from .. import fast
 from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import broadcast_shapes, finite_max, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
 from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
@@ -32,6 +32,7 @@ class Linear(Function):
     VJP: gx = g W;   gW[o, i] = \sum over every leading dim of g[..., o] x[..., i];   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
 
     @staticmethod
+    @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
     def forward(ctx, x, weight, bias):
         xd, w = x._array, weight._array
         # x flattened to rows x2 (R, in): one GEMM however many leading dims x has, then b added in place
@@ -57,10 +58,10 @@ class Linear(Function):
 
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        name, bad = ("input", input) if not isinstance(input, Tensor) else ("weight", weight)
-        raise TypeError(f"linear: {name} must be a Tensor, got {type(bad).__name__} "
-                        "(minitensor.tensor(data) makes one)")
+    tensor_input(input, "linear")
+    tensor_input(weight, "linear", "weight")
+    if bias is not None:
+        tensor_input(bias, "linear", "bias")
     x, w = input._array, weight._array  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
     if x.ndim == 0 or w.ndim == 0:
         raise RuntimeError(f"linear: input and weight must have at least 1 dim, got shapes {x.shape} and {w.shape}")
@@ -70,11 +71,13 @@ def linear(input, weight, bias=None):
             f"shape {w.shape} expects {w.shape[-1]}"
         )
     dtype = x.dtype
-    if (w.ndim == 2 and dtype.kind == "f" and w.dtype == dtype
-            and (bias is None or (isinstance(bias, Tensor) and bias._array.dtype == dtype
-                                  and bias._array.shape == w.shape[:1]))):
+    dtypes = [t._array.dtype for t in (input, weight, bias) if t is not None]
+    if any(d != dtype for d in dtypes):  # PyTorch promotes nothing here: float32 x with a float64 W is an error
+        raise RuntimeError(f"linear: expected input, weight and bias to have the same dtype, got "
+                           f"{', '.join(str(d) for d in dtypes)}")
+    if w.ndim == 2 and dtype.kind == "f" and (bias is None or bias._array.shape == w.shape[:1]):
         return Linear.apply(input, weight, bias)
-    # a 1-D weight, mixed dtypes or a broadcasting bias: the general ops, with their promotion rules
+    # a 1-D weight, integer dtypes or a broadcasting bias: the general ops
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
     return out if bias is None else out + bias
 
@@ -85,18 +88,19 @@ def gelu(input, approximate="none"):
 
 def silu(input):
     """x * sigmoid(x)"""
-    return input * sigmoid(input)
+    return tensor_input(input, "silu") * sigmoid(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch)."""
-    z = input * beta
+    z = tensor_input(input, "softplus") * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, (safe.exp() + 1).log() / beta)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in training only."""
+    tensor_input(input, "dropout")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -127,6 +131,9 @@ class LayerNorm(Function):
         var += float(eps)  # a Python float: float32 stays float32
         rstd = np.sqrt(var, out=var)
         np.reciprocal(rstd, out=rstd)
+        # a variance beyond the dtype (float32 deviations over ~1e19) makes its row NaN, as in PyTorch,
+        # where 1 / sqrt(inf) = 0 would silently scale the row to zeros
+        rstd[rstd == 0] = np.nan
         d *= rstd[:, None]  # d is xhat from here on
         ctx.xhat, ctx.rstd = d, rstd  # for the first-order backward below
         # a new array even without weight and bias: the output must not alias the saved xhat
@@ -166,7 +173,7 @@ def _rows(a, norm_shape):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    x = input._array  # the array's shape: a Tensor's .shape makes a Size
+    x = tensor_input(input, "layer_norm")._array  # the array's shape: a Tensor's .shape makes a Size
     if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise RuntimeError(
             f"layer_norm: normalized_shape {list(shape)} does not match the last dims of input of shape {x.shape}"
@@ -190,7 +197,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not supported "
                                   "(minitensor has no sparse gradients); leave both False")
-    idx = input._array if isinstance(input, Tensor) else np.asarray(input)
+    idx = tensor_input(input, "embedding")._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
     n = weight.shape[0]
@@ -271,6 +278,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     Targets equal to `ignore_index` contribute nothing; 'mean' divides by the summed weight of the
     targets that count. If every target is ignored, 'mean' returns 0 (PyTorch returns nan).
     """
+    tensor_input(input, "nll_loss")
     logp, rest = _class_dim_last(input, "nll_loss")
     t, keep, safe_t = _class_targets(input, logp, rest, target, ignore_index, "nll_loss")
     n, c = logp.shape
@@ -296,24 +304,26 @@ class CrossEntropy(Function):
          (without weights a_i = 1 and q_i is the smoothed one-hot target: gx_i = r_i keep_i (p_i - q_i))"""
 
     @staticmethod
+    @quietly("over", "invalid")  # a row of NaN, only -inf or holding +inf: NaN, silently as in PyTorch
     def forward(ctx, x, t, keep, weight, reduction, eps):
         xd = x._array
         n, c = xd.shape
-        z = xd - finite_max(xd, -1)  # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows
+        # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows (a row holding +inf
+        # becomes inf - inf = NaN, as PyTorch's log_softmax makes it)
+        z = xd - finite_max(xd, -1, keep_posinf=True)
         e = np.exp(z)
         s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
         lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
         wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
-        with np.errstate(invalid="ignore"):  # a row of NaN or only -inf: NaN here, as in PyTorch
-            loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
-            loss *= wt
-            if eps:
-                w_sum = c if weight is None else float(weight.sum())
-                smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
-                smooth *= keep
-                loss *= 1 - eps
-                loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
+        loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
+        loss *= wt
+        if eps:
+            w_sum = c if weight is None else float(weight.sum())
+            smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+            smooth *= keep
+            loss *= 1 - eps
+            loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
         loss[~keep] = 0  # an ignored row counts for nothing, NaN logits included (0 * NaN is NaN)
         total = float(wt.sum()) if reduction == "mean" else 1.0
         ctx.flat, ctx.denom = flat, (total if total > 0 else 1.0)  # for the backward
@@ -357,6 +367,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     if isinstance(target, Tensor) and target.dtype.kind == "f":  # probabilities
+        if ignore_index >= 0:
+            raise RuntimeError(f"cross_entropy: ignore_index is not supported for a floating point target "
+                               f"(class probabilities), got ignore_index={ignore_index}")
         logp = log_softmax(input, dim=class_dim)
         if target.shape != input.shape:
             raise RuntimeError(
@@ -392,6 +405,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
+    tensor_input(input, "mse_loss")
     if isinstance(target, Tensor) and target.shape != input.shape:
         broadcast_shapes("mse_loss", input.shape, target.shape)
     d = input - target

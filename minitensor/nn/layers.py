@@ -22,6 +22,14 @@ def _empty(shape, dtype, device, where):
     return Parameter(np.zeros(shape, dtype=d))
 
 
+def _tensor(layer, x, name="input"):
+    """`x` if it is a Tensor, else a TypeError naming the layer and what it got."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{type(layer).__name__}: {name} must be a Tensor, got {type(x).__name__} "
+                        "(minitensor.tensor(data) makes one)")
+    return x
+
+
 class Identity(Module):
     """Returns its input unchanged (arguments are accepted and ignored, as in PyTorch)."""
 
@@ -56,7 +64,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return F.linear(_tensor(self, input), self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -98,7 +106,7 @@ class Embedding(Module):
             self.weight._array[self.padding_idx] = 0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(_tensor(self, input), self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
@@ -145,7 +153,7 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(_tensor(self, input), self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
@@ -163,7 +171,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(_tensor(self, input), self.p, self.training)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -175,7 +183,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input)
+        return F.relu(_tensor(self, input))
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -191,7 +199,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input):
-        return F.gelu(input, approximate=self.approximate)
+        return F.gelu(_tensor(self, input), approximate=self.approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
@@ -199,17 +207,17 @@ class GELU(Module):
 
 class Tanh(Module):
     def forward(self, input):
-        return F.tanh(input)
+        return F.tanh(_tensor(self, input))
 
 
 class Sigmoid(Module):
     def forward(self, input):
-        return F.sigmoid(input)
+        return F.sigmoid(_tensor(self, input))
 
 
 class SiLU(Module):
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(_tensor(self, input))
 
 
 class Softmax(Module):
@@ -218,7 +226,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        return F.softmax(input, self.dim)
+        return F.softmax(_tensor(self, input), self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -226,7 +234,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, input):
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(_tensor(self, input), self.dim)
 
 
 class CrossEntropyLoss(Module):
@@ -236,11 +244,13 @@ class CrossEntropyLoss(Module):
         self.reduction, self.label_smoothing = reduction, label_smoothing
 
     def forward(self, input, target):
+        _tensor(self, input), _tensor(self, target, "target")
         return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
 class NLLLoss(CrossEntropyLoss):
     def forward(self, input, target):
+        _tensor(self, input), _tensor(self, target, "target")
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
@@ -250,6 +260,7 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
+        _tensor(self, input), _tensor(self, target, "target")
         return F.mse_loss(input, target, self.reduction)
 
 
