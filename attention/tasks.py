@@ -9,9 +9,14 @@ decided by a fixed hash of its tokens. The split never depends on a seed, so no
 amount of training-set sampling can ever leak a held-out prompt.
 
 Pure numpy; randomness comes only from the ``np.random.Generator`` passed in.
+
+The registry also names ``chars``, next-character prediction on a text (``attention.chars``):
+no prompt and answer there, every position is a target, and the score is held-out loss.
 """
 
 import numpy as np
+
+from .chars import CharsTask
 
 IGNORE_INDEX = -100  # PyTorch's cross_entropy default ignore_index
 
@@ -256,11 +261,12 @@ class AddTask(Task):
         return f"add: two {d}-digit numbers -> their {d + 1}-digit sum, least significant digit first"
 
 
-TASKS = {"sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask}
+# name -> what makes the task; chars reads a text file (the shipped one unless given a path=)
+TASKS = {"sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask, "chars": CharsTask.from_file}
 
 
 def get_task(name, **kwargs):
-    """Instantiate the task registered under ``name``."""
+    """Instantiate the task registered under ``name`` (keyword arguments go to its constructor)."""
     try:
         cls = TASKS[name]
     except KeyError:
