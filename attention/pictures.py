@@ -1,4 +1,4 @@
-"""Pictures of a trained toy model: attention maps of every head of every layer, and the loss curve.
+"""Pictures of a trained model: attention maps of every head of every layer, and the loss curve.
 
 PNG files through matplotlib when it is installed (the `examples` extra); otherwise the maps are
 printed as Unicode heatmaps in the terminal, so nothing needs a display or an extra package.
@@ -31,11 +31,32 @@ def unicode_heatmap(weights, labels):
 
 def draw(model, task, prompt, losses, out_dir, stream):
     """Save (or print) the attention maps for one held-out example and the loss curve; return file paths."""
-
     answer = greedy_answers(model, task, prompt[None, :])[0]
     seq = np.concatenate([prompt, answer])[: task.block_size]
-    maps = model.attention_maps(seq[None, :])  # one (heads, T, T) array per layer
     labels = [str(int(t)) for t in seq]
+    title = (f"{task.name}: prompt {' '.join(labels[:task.prompt_len])} -> answer "
+             f"{' '.join(str(int(t)) for t in answer)}")
+    return _save(model.attention_maps(seq[None, :]), labels, title, losses, out_dir, stream)
+
+
+def char_label(c):
+    """A character as one visible glyph: a newline as ↵, a space as ·."""
+    return {"\n": "↵", " ": "·", "\t": "→"}.get(c, c)
+
+
+def draw_text(model, task, losses, out_dir, stream, length=20):
+    """Save (or print) the attention maps over `length` held-out characters (a chars task), and the loss curve."""
+    text = task.decode(task.heldout_ids)
+    starts = [i + 1 for i in range(len(text) - length) if text[i] == "\n" != text[i + 1]]
+    start = starts[0] if starts else 0  # at the beginning of a line of text when there is one
+    seq = task.heldout_ids[start:start + min(length, task.block_size)]
+    labels = [char_label(task.chars[int(t)]) for t in seq]
+    title = f"{task.name}: {task.decode(seq)!r}"
+    return _save(model.attention_maps(seq[None, :]), labels, title, losses, out_dir, stream)
+
+
+def _save(maps, labels, title, losses, out_dir, stream):
+    """The maps (one (heads, T, T) array per layer) as a PNG, and the loss curve; as text without matplotlib."""
     try:
         import matplotlib
 
@@ -56,8 +77,7 @@ def draw(model, task, prompt, losses, out_dir, stream):
             ax.set_xticks(range(len(labels)), labels, fontsize=7)
             ax.set_yticks(range(len(labels)), labels, fontsize=7)
             ax.set_title(f"layer {li} head {hi}", fontsize=8)
-    fig.suptitle(f"{task.name}: prompt {' '.join(labels[:task.prompt_len])} -> answer "
-                 f"{' '.join(str(int(t)) for t in answer)}", fontsize=9)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     maps_path = os.path.join(out_dir, "attention_maps.png")
     fig.savefig(maps_path, dpi=110)

@@ -1,4 +1,5 @@
-"""attention.lm: DecoderLM runs the fused attention unless asked not to, with the same parameters."""
+"""attention.lm: DecoderLM runs the fused attention unless asked not to, with the same parameters;
+generate samples text the way nanoGPT does (checked against the math and PyTorch's sampler)."""
 import numpy as np
 import pytest
 
@@ -6,7 +7,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.testing import assert_close
 
-from attention.lm import DecoderLM
+from attention.lm import DecoderLM, next_token_probs
 
 
 def _model(**kw):
@@ -55,9 +56,6 @@ def test_decoder_lm_on_an_empty_batch_gives_empty_logits_and_zero_gradients():
 
 
 # ---- generate ------------------------------------------------------------------------------------
-
-from attention.lm import next_token_probs  # noqa: E402
-
 
 def _lm(vocab=7, block=5, dropout=0.0, seed=0):
     mt.manual_seed(seed)
