@@ -39,7 +39,7 @@ from . import pictures
 TASK_DEFAULTS = {
     "toy": dict(block_size=None, layers=3, heads=3, d_model=48, dropout=0.0, steps=2000, batch=64, lr=5e-4,
                 warmup=0, schedule="constant", eval_every=100, sample=0),
-    "chars": dict(block_size=64, layers=2, heads=4, d_model=64, dropout=0.0, steps=1500, batch=32, lr=2e-3,
+    "chars": dict(block_size=64, layers=2, heads=4, d_model=64, dropout=0.0, steps=1500, batch=32, lr=1e-2,
                   warmup=100, schedule="cosine", eval_every=250, sample=200),
 }
 
