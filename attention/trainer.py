@@ -37,9 +37,9 @@ from . import pictures
 # the toy tasks' are minGPT's sort demo; chars' a model that learns to write text resembling the
 # shipped one in about a minute on one CPU thread.
 TASK_DEFAULTS = {
-    "toy": dict(block_size=None, layers=3, heads=3, d_model=48, dropout=0.0, steps=2000, batch=64, lr=5e-4,
+    "toy": dict(block_size=None, layers=3, heads=3, d_model=48, steps=2000, batch=64, lr=5e-4,
                 warmup=0, schedule="constant", eval_every=100, sample=0),
-    "chars": dict(block_size=64, layers=2, heads=4, d_model=64, dropout=0.0, steps=1500, batch=32, lr=1e-2,
+    "chars": dict(block_size=64, layers=2, heads=4, d_model=64, steps=1500, batch=32, lr=1e-2,
                   warmup=100, schedule="cosine", eval_every=250, sample=200),
 }
 
@@ -56,7 +56,7 @@ class Config:
     layers: int = None
     heads: int = None
     d_model: int = None
-    dropout: float = None
+    dropout: float = 0.0
     steps: int = None  # toy tasks: an upper bound, training stops once held-out exact match is perfect
     batch: int = None
     lr: float = None
@@ -563,7 +563,7 @@ def parser():
     per_task("--layers", "transformer blocks", type=pos)
     per_task("--heads", "attention heads per block (must divide --d-model)", type=pos)
     per_task("--d-model", "width of the residual stream", type=pos)
-    per_task("--dropout", "dropout probability, below 1", type=rate)
+    option("--dropout", "dropout probability, below 1", type=rate, default=d.dropout)
     per_task("--steps", "steps to train; a toy task stops early at 100%% held-out", type=pos)
     per_task("--batch", "sequences per step", type=pos)
     per_task("--lr", "AdamW's learning rate", type=rate)
