@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-import minitensor.nn as nn
 from minitensor.autograd import gradcheck
 from minitensor.testing import assert_close
 
@@ -329,8 +328,8 @@ def test_encoder_layer_gradcheck_without_torch():
     layer = mt.nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu").double()
     x = mt.tensor(rnd(1, 3, 2, 4), requires_grad=True)
     mask = mt.nn.Transformer.generate_square_subsequent_mask(3, dtype=mt.bool)
-    assert gradcheck(lambda x: layer(x, src_mask=mask, src_key_padding_mask=mt.tensor([[False] * 3, [False, False, True]])),
-                     [x])
+    pad = mt.tensor([[False, False, False], [False, False, True]])
+    assert gradcheck(lambda x: layer(x, src_mask=mask, src_key_padding_mask=pad), [x])
 
 
 # ---- errors -------------------------------------------------------------------------------------
@@ -649,7 +648,8 @@ def test_eval_encoder_zeroes_padding_where_pytorch_packs_it():
     not_at_end[1, 0] = True
     for pad in (at_end, not_at_end):
         for grad in (False, True):
-            with torch.set_grad_enabled(grad), mt.set_grad_enabled(grad):
+            with torch.set_grad_enabled(grad), mt.set_grad_enabled(grad), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # PyTorch's note that its nested tensors are a prototype
                 out_t = theirs(torch.tensor(x), src_key_padding_mask=torch.tensor(pad))
                 out_m = ours(mt.tensor(x), src_key_padding_mask=mt.tensor(pad))
             assert_close(out_m.detach().numpy(), out_t.detach().numpy(), rtol=1e-9, atol=1e-9)
@@ -672,3 +672,14 @@ def test_runner_maps_the_torch_names():
         import torch
         assert torch.nn.MultiheadAttention is mt.nn.MultiheadAttention
         assert torch.nn.Transformer.generate_square_subsequent_mask(2).dtype == mt.float32
+
+
+def test_each_step_is_a_node_explain_can_show(node_names):
+    m = mt.nn.MultiheadAttention(4, 2)
+    x = mt.randn(3, 2, 4, requires_grad=True)
+    out, _ = m(x, x, x, attn_mask=mt.nn.Transformer.generate_square_subsequent_mask(3))
+    names = node_names(out)
+    for step in ("IndexBackward", "LinearBackward", "PermuteBackward", "MatmulBackward", "SoftmaxBackward"):
+        assert any(step in n for n in names), f"{step} missing from {names}"
+    assert "MultiheadAttention" not in " ".join(names)  # composed: no node of its own
+    assert mt.autograd.explain(out.sum())
