@@ -6,3 +6,7 @@ from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear, LogSoftmax, ModuleDict, ModuleList,
     MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
+from .multihead import MultiheadAttention  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
