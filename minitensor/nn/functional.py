@@ -70,11 +70,15 @@ def linear(input, weight, bias=None):
             f"shape {w.shape} expects {w.shape[-1]}"
         )
     dtype = x.dtype
+    dtypes = [x.dtype, w.dtype] + ([bias._array.dtype] if isinstance(bias, Tensor) else [])
+    if len(set(dtypes)) > 1:  # as PyTorch: no promotion inside a layer, a mix is usually a bug
+        raise RuntimeError(f"linear: input, weight and bias must have the same dtype, got "
+                           f"{', '.join(str(d) for d in dtypes)}; convert with .to(dtype)")
     if (w.ndim == 2 and dtype.kind == "f" and w.dtype == dtype
             and (bias is None or (isinstance(bias, Tensor) and bias._array.dtype == dtype
                                   and bias._array.shape == w.shape[:1]))):
         return Linear.apply(input, weight, bias)
-    # a 1-D weight, mixed dtypes or a broadcasting bias: the general ops, with their promotion rules
+    # a 1-D weight, an integer dtype or a broadcasting bias: the general ops
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
     return out if bias is None else out + bias
 

@@ -221,6 +221,11 @@ class MultiheadAttention(Module):
             if k[-1] != self.kdim or v[-1] != self.vdim:
                 raise AssertionError(f"MultiheadAttention: expected key with kdim={self.kdim} and value with "
                                      f"vdim={self.vdim} features, got {shapes}")
+        weight = self.in_proj_weight if self._qkv_same_embed_dim else self.q_proj_weight
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if t.dtype != weight.dtype:  # PyTorch's RuntimeError, raised inside the projection
+                raise RuntimeError(f"MultiheadAttention: {name} is {t.dtype} but the layer's weights are "
+                                   f"{weight.dtype}; convert one with .to(dtype)")
         if lead(k)[0] != lead(q)[0] or k[-1] != self.kdim:
             raise RuntimeError(f"MultiheadAttention: expected one batch size, and {self.kdim} features in key and "
                                f"value, got {shapes} (batch_first={self.batch_first})")

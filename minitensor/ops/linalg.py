@@ -21,6 +21,9 @@ class Matmul(Function):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
+        if x.dtype != y.dtype:  # PyTorch promotes nothing here: a float32 @ float64 is usually a bug
+            raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
+                               f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
         try:
             out = np.matmul(x, y)
         except ValueError:
