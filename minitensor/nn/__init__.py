@@ -6,3 +6,4 @@ from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear, LogSoftmax, ModuleDict, ModuleList,
     MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
