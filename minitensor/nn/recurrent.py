@@ -189,9 +189,6 @@ class RNNBase(Module):
     def flatten_parameters(self):
         """Does nothing: PyTorch packs the weights into one buffer for cuDNN; there is no cuDNN here."""
 
-    def _name(self):
-        return type(self).__name__
-
     def _state_sizes(self):
         """The feature size of each part of the state: (H_out,) or, for the LSTM, (H_out, hidden_size)."""
         return (self.proj_size or self.hidden_size,)
@@ -207,7 +204,7 @@ class RNNBase(Module):
         raise NotImplementedError
 
     def forward(self, input, hx=None):
-        name = self._name()
+        name = type(self).__name__
         directions = 2 if self.bidirectional else 1
         # 1. check, and bring the input to (L, N, H_in) and each part of the state to (D * layers, N, size)
         _check_tensor(name, "input", input)
@@ -218,9 +215,12 @@ class RNNBase(Module):
             raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. "
                                f"Expected {self.input_size}, got {input.shape[-1]}")
         _check_dtype(name, input, self.weight_ih_l0)
-        x = input if not batched else (input.transpose(0, 1) if self.batch_first else input)
         if not batched:
-            x = x.unsqueeze(1)
+            x = input.unsqueeze(1)  # (L, 1, H_in): a batch of one
+        elif self.batch_first:
+            x = input.transpose(0, 1)  # (N, L, H_in) -> (L, N, H_in)
+        else:
+            x = input
         steps, batch = x.shape[0], x.shape[1]
         if steps == 0:
             raise RuntimeError(f"{name}: Expected sequence length to be larger than 0 in RNN")
@@ -229,18 +229,18 @@ class RNNBase(Module):
         # 2. run each layer over time, each direction with its own weights; the next layer reads the joined outputs
         finals = []
         for layer in range(self.num_layers):
-            xs = x.unbind(0)
+            xs = x.unbind(0)  # L tensors (N, features)
             outputs = []
             for direction in range(directions):
-                k = layer * directions + direction
-                weights = self._weights(k)
-                s = tuple(part[k] for part in state)
-                order = range(steps - 1, -1, -1) if direction == 1 else range(steps)
+                k = layer * directions + direction  # this layer and direction's row in h_0 and h_n
+                w = self._weights(k)
+                s = tuple(part[k] for part in state)  # (h,) or (h, c), each (N, size)
+                times = reversed(range(steps)) if direction == 1 else range(steps)
                 hs = [None] * steps
-                for t in order:
-                    s = self._step(xs[t], s, weights)
-                    hs[t] = s[0]
-                outputs.append(stack(hs))
+                for t in times:
+                    s = self._step(xs[t], s, w)
+                    hs[t] = s[0]  # the output at time t is the new h
+                outputs.append(stack(hs))  # (L, N, H_out) in time order, whichever way it ran
                 finals.append(s)
             x = outputs[0] if directions == 1 else cat(outputs, -1)  # (L, N, D * H_out)
             if layer < self.num_layers - 1:
@@ -256,7 +256,7 @@ class RNNBase(Module):
 
     def _initial_state(self, hx, input, batched, batch, directions):
         """The parts of h_0 (h, or h and c) as (D * num_layers, N, size) tensors; zeros when hx is None."""
-        name, sizes = self._name(), self._state_sizes()
+        name, sizes = type(self).__name__, self._state_sizes()
         rows = self.num_layers * directions
         if hx is None:
             return tuple(input.new_zeros((rows, batch, n)) for n in sizes)
