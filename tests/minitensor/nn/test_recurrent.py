@@ -8,6 +8,7 @@ import pytest
 
 import minitensor as mt
 import minitensor.nn as nn
+from minitensor import run as runner
 from minitensor.autograd import gradcheck
 from minitensor.testing import assert_close
 
@@ -374,7 +375,6 @@ def test_bad_inputs_raise_and_name_the_layer(ctor, call, exc):
 
 
 def test_packed_sequences_are_reported_missing_by_the_runner():
-    from minitensor import run as runner
     with runner.torch_is_minitensor():
         import torch
         with pytest.raises(runner.NotInMinitensor, match=r"^torch\.nn\.utils\.rnn is not available in minitensor"):
