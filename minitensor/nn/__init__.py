@@ -10,3 +10,4 @@ from .multihead import MultiheadAttention  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
