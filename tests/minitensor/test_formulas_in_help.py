@@ -33,6 +33,8 @@ NO_GRADIENT = {
     "type": "the type's name, or `to(dtype)` (whose formulas `to` shows)",
     # masks, made from sizes or integer lengths
     **dict.fromkeys(["causal_mask", "padding_mask"], "a mask"),
+    # pictures, not tensors
+    **dict.fromkeys(["show_heatmaps", "unicode_heatmap", "attention_viewer_html"], "a picture"),
 }
 
 
