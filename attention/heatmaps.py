@@ -19,11 +19,6 @@ import numpy as np
 
 import minitensor as mt
 
-try:  # optional: `pip install matplotlib` (the `examples` and `viz` extras)
-    from matplotlib.figure import Figure
-except ImportError:
-    Figure = None
-
 _SHADES = " ░▒▓█"
 
 
@@ -44,7 +39,11 @@ def as_maps(weights, op):
     elif isinstance(weights, (list, tuple)) and weights and all(isinstance(w, mt.Tensor) for w in weights):
         arr = np.stack([w.detach().numpy() for w in weights])
     else:
-        arr = np.asarray(weights)
+        try:
+            arr = np.asarray(weights)
+        except ValueError:  # a ragged list: layers of different shapes
+            shapes = [np.shape(w) for w in weights]
+            raise ValueError(f"{op}: the layers must have one shape (H, T, S), got shapes {shapes}") from None
     if arr.ndim not in (2, 3, 4) or arr.dtype.kind not in "biuf":
         raise ValueError(f"{op}: expected numbers of shape (T, S), (H, T, S) or (L, H, T, S), got shape "
                          f"{arr.shape} and dtype {arr.dtype}")
@@ -83,11 +82,13 @@ def new_figure(op, **kwargs):
 
     It is made without pyplot: pyplot's inline backend would show it a second time, and a script
     making many would keep them all open."""
-    if Figure is None:
+    try:  # imported here, when something is drawn: matplotlib takes seconds to import, and it is optional
+        from matplotlib.figure import Figure
+    except ImportError:
         raise ImportError(
             f"{op} draws with matplotlib, which is not installed: `pip install matplotlib`. Without it, "
             "attention.unicode_heatmap(weights, labels) prints a (T, T) map as text, and "
-            "attention.attention_viewer_html(maps, tokens, path) writes a page any browser opens")
+            "attention.attention_viewer_html(maps, tokens, path) writes a page any browser opens") from None
     fig = Figure(**kwargs)
     fig._repr_png_ = lambda: _png(fig)  # how IPython displays an object it has no printer for
     return fig

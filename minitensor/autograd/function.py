@@ -184,10 +184,12 @@ def split_formulas(doc):
 
 
 def formula_section(op):
-    """The 'forward:' and 'VJP:' lines of Function subclass `op`, from its docstring, under a heading naming its node."""
+    """The 'forward:' and 'VJP:' lines of Function subclass `op`, from its docstring, under a heading
+    naming its node."""
     forward, vjp = split_formulas(op.__doc__)
-    if vjp is None:
-        raise TypeError(f"{op.__name__}'s docstring states no 'VJP:' formula, so there is nothing to show")
+    if vjp is None or not forward:
+        missing = "'VJP:' formula" if vjp is None else "forward formula before its 'VJP:'"
+        raise TypeError(f"{op.__name__}'s docstring states no {missing}, so there is nothing to show")
     pad = " " * len("forward: ")
     first, *rest = forward.splitlines()
     lines = [f"Formulas of its node {op.__name__}Backward (g = d loss / d out):", "forward: " + first.strip()]

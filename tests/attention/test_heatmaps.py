@@ -3,11 +3,13 @@
 The drawing tests need matplotlib and skip without it; the checks of the input, and the message
 that says what to install, run everywhere.
 """
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import attention
-import attention.heatmaps as heatmaps
 import minitensor as mt
 from attention.heatmaps import show_heatmaps, unicode_heatmap
 
@@ -100,6 +102,8 @@ def test_the_figure_is_not_left_open_in_pyplot(mpl):
     (np.zeros(5), r"show_heatmaps: expected numbers of shape \(T, S\), \(H, T, S\) or \(L, H, T, S\), got shape \(5,\)"),
     (np.zeros((1, 1, 1, 2, 2)), r"got shape \(1, 1, 1, 2, 2\)"),
     (np.array([["a", "b"]]), "dtype <U1"),
+    ([np.zeros((2, 3, 3)), np.zeros((2, 4, 4))], r"the layers must have one shape \(H, T, S\), got shapes "
+                                                 r"\[\(2, 3, 3\), \(2, 4, 4\)\]"),
 ])
 def test_bad_shapes_are_refused_naming_the_function_and_the_shape(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -114,7 +118,7 @@ def test_labels_of_the_wrong_length_are_refused():
 
 
 def test_without_matplotlib_the_error_says_what_to_install_and_what_works_without_it(monkeypatch):
-    monkeypatch.setattr(heatmaps, "Figure", None)  # as if matplotlib were not installed
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
     with pytest.raises(ImportError) as info:
         show_heatmaps(weights((3, 3)))
     text = str(info.value)
@@ -126,3 +130,10 @@ def test_the_unicode_heatmap_is_the_one_attention_exports():
     assert attention.unicode_heatmap is unicode_heatmap and attention.show_heatmaps is show_heatmaps
     text = unicode_heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), ["a", "b"])
     assert text.splitlines()[1] == "  a ██  "
+
+
+def test_importing_attention_does_not_import_matplotlib():
+    # matplotlib takes seconds to import: only drawing may pay for it
+    code = "import sys, attention, minitensor.viz; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr

@@ -4,11 +4,12 @@ import dataclasses
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
 
-from attention import heatmaps, trainer
+from attention import trainer
 from attention.pictures import unicode_heatmap
 from attention.trainer import Config, train
 
@@ -38,7 +39,7 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
 
 
 def test_without_matplotlib_the_maps_print_as_text_and_the_viewer_is_written(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(heatmaps, "Figure", None)  # as if matplotlib were not installed
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
     result = run(tmp_path, "a", steps=3, pictures=True)
     out = capsys.readouterr().out
     viewer = tmp_path / "a" / "attention_viewer.html"

@@ -150,6 +150,12 @@ def test_a_function_without_a_vjp_formula_is_refused_at_definition():
     with pytest.raises(TypeError, match="Mystery's docstring states no 'VJP:' formula"):
         with_formulas(Mystery)
 
+    class Backwards(Function):
+        """VJP: gx = g"""
+
+    with pytest.raises(TypeError, match="Backwards's docstring states no forward formula before its 'VJP:'"):
+        with_formulas(Backwards)
+
 
 def test_in_place_methods_show_the_formulas_of_their_out_of_place_op():
     assert "AddBackward" in mt.Tensor.add_.__doc__ and "In place" in mt.Tensor.add_.__doc__
