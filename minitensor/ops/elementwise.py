@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
@@ -222,16 +222,16 @@ def _binary(cls, name):
         return cls.apply(operand(input, name), operand(other, name))
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return fn
+    return with_formulas(cls)(fn)
 
 
 _add = _binary(Add, "add")
 
 
 @tensor_method()
+@with_formulas(Add)
 def add(input, other, alpha=1):
-    """input + alpha * other"""
+    """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, other if alpha == 1 else other * alpha)
 
 
@@ -239,8 +239,9 @@ _sub = _binary(Sub, "sub")
 
 
 @tensor_method()
+@with_formulas(Sub)
 def sub(input, other, alpha=1):
-    """input - alpha * other"""
+    """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     return _sub(input, other if alpha == 1 else other * alpha)
 
 
@@ -249,6 +250,7 @@ _div = _binary(Div, "div")
 
 
 @tensor_method()
+@with_formulas(Div)  # and RoundedDiv's, below where it is defined
 def div(input, other, *, rounding_mode=None):
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
     if rounding_mode is None:
@@ -267,6 +269,7 @@ tensor_method("divide", "true_divide")(div)
 
 
 @tensor_method()
+@with_formulas(Pow)
 def pow(input, exponent):
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
@@ -585,6 +588,7 @@ def cast(x, dtype, copy=False):
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @tensor_method()
+@with_formulas(Cast)
 def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
     for a in args:
@@ -617,6 +621,8 @@ def _converter(name, dtype):
 
     convert.__name__ = name
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+        with_formulas(Cast)(convert)
     tensor_method(name)(convert)
 
 
@@ -626,7 +632,9 @@ for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half
 
 
 @tensor_method()
+@with_formulas(Cast)
 def type_as(self, other):
+    """self converted to other's dtype (`self.to(other.dtype)`)."""
     return self.to(other.dtype)
 
 
@@ -639,8 +647,7 @@ def _unary(cls, name, to_float=False):
         return cls.apply(input)
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return tensor_method()(fn)
+    return tensor_method()(with_formulas(cls)(fn))
 
 
 neg = _unary(Neg, "neg")
@@ -662,17 +669,26 @@ Tensor.__abs__ = abs
 
 @tensor_method()
 def square(input):
-    """input * input"""
+    """input * input (one Mul node with x as both factors).
+
+    forward: out = x^2
+    VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
+    """
     return input * input
 
 
 @tensor_method()
 def reciprocal(input):
-    """1 / input"""
+    """1 / input (a Div node with the number 1 as a).
+
+    forward: out = 1 / x
+    VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
+    """
     return 1 / input
 
 
 @tensor_method()
+@with_formulas(Gelu)
 def gelu(input, approximate="none"):
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     if approximate not in ("none", "tanh"):
@@ -681,6 +697,7 @@ def gelu(input, approximate="none"):
 
 
 @tensor_method("clamp", "clip")
+@with_formulas(Clamp)
 def clamp(input, min=None, max=None):
     """Limit every element to [min, max]."""
     for name, bound in (("min", min), ("max", max)):
@@ -711,6 +728,7 @@ sign = _unary(Sign, "sign")
 
 
 @tensor_method()
+@with_formulas(Cast)
 def clone(input):
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
@@ -797,7 +815,11 @@ class Fmod(Function):
                 unbroadcast(-g * RoundedDiv.apply(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None)
 
 
+with_formulas(RoundedDiv)(div)  # div's rounding modes
+
+
 @tensor_method()
+@with_formulas(RoundedDiv)
 def floor_divide(input, other):
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")

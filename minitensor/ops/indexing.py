@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
@@ -162,6 +162,7 @@ class Where(Function):
         return None, ga, gb
 
 
+@with_formulas(Where)
 def where(condition, input=None, other=None):
     """Elementwise select; with only a condition, the indices where it holds (like nonzero)."""
     if input is None and other is None:
@@ -190,6 +191,7 @@ def _fill_mask(input, mask, value, op):
 
 
 @tensor_method()
+@with_formulas(Where)
 def masked_fill(input, mask, value):
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
@@ -208,18 +210,21 @@ def _tri(input, diagonal, upper, op):
 
 
 @tensor_method()
+@with_formulas(Where)
 def tril(input, diagonal=0):
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, False, "tril")
 
 
 @tensor_method()
+@with_formulas(Where)
 def triu(input, diagonal=0):
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, True, "triu")
 
 
 @tensor_method()
+@with_formulas(Index)
 def gather(input, dim, index):
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
     d = _wrap_dim(dim, input.ndim, "gather")
@@ -247,6 +252,7 @@ def _check_range(idx, n, d, op):
 
 
 @tensor_method()
+@with_formulas(Index)
 def index_select(input, dim, index):
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
@@ -269,6 +275,7 @@ def nonzero(input, as_tuple=False):
 
 
 @tensor_method()
+@with_formulas(Index)
 def masked_select(input, mask):
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
     m = raw(mask)
@@ -281,6 +288,7 @@ def masked_select(input, mask):
 
 
 @tensor_method()
+@with_formulas(Where)
 def index_fill(input, dim, index, value):
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
     op = "index_fill"
@@ -360,9 +368,13 @@ def _at_least_1d(scatter_op):
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     r"""input with src's elements written at the positions `index` gives along `dim`:
     out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.
-    It is IndexPut (x with x[key] = v), so VJP: g_input = g with the written positions zeroed;
-    g_src = g.gather(dim, index)   (at a position written twice, PyTorch's formula too gives g to both)
-    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch)."""
+    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch).
+    One IndexPut node (x with x[key] = v):
+
+    forward: out = input with out[key] = src,  key = the positions `index` names along `dim`
+    VJP:     g_input = g with the written positions zeroed;  g_src = g.gather(dim, index)
+             (at a position written twice, PyTorch's formula too gives g to both)
+    """
     if src is None:
         src = value
     if src is None:
@@ -378,8 +390,11 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
 @_at_least_1d
 def scatter_add(input, dim, index, src):
     r"""input plus src's elements added at the positions `index` gives along `dim`:
-    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up)
-    VJP: g_input = g;  g_src = g.gather(dim, index)"""
+    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up). An IndexAdd node, then an Add:
+
+    forward: out = input + (zeros with src added at key),  key = the positions `index` names along `dim`
+    VJP:     g_input = g;  g_src = g.gather(dim, index)
+    """
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
     key, part = _scatter_positions(input, dim, index, src, "scatter_add")

@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
-from .elementwise import maximum, minimum
+from .elementwise import Maximum, Minimum, maximum, minimum
 from .indexing import where
 
 
@@ -244,6 +244,7 @@ class Norm(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @tensor_method()
+@with_formulas(Sum)
 def sum(input, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -251,6 +252,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):
 
 
 @tensor_method()
+@with_formulas(Mean)
 def mean(input, dim=None, keepdim=False, dtype=None):
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -266,6 +268,7 @@ def _correction(correction, unbiased, op):
 
 
 @tensor_method()
+@with_formulas(Var)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
     c = _correction(correction, unbiased, "var")
@@ -273,6 +276,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @tensor_method()
+@with_formulas(Std)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
     c = _correction(correction, unbiased, "std")
@@ -280,6 +284,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @tensor_method()
+@with_formulas(Prod)
 def prod(input, dim=None, keepdim=False, dtype=None):
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -288,6 +293,7 @@ def prod(input, dim=None, keepdim=False, dtype=None):
 
 
 @tensor_method()
+@with_formulas(Amax)
 def amax(input, dim=(), keepdim=False):
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -297,6 +303,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 @tensor_method()
+@with_formulas(Amin)
 def amin(input, dim=(), keepdim=False):
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -306,14 +313,20 @@ def amin(input, dim=(), keepdim=False):
 
 
 @tensor_method()
+@with_formulas(Logsumexp)
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over `dim`, computed without overflow."""
     return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
 
 
 @tensor_method()
+@with_formulas(Norm)
 def norm(input, p="fro", dim=None, keepdim=False):
-    """The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum."""
+    r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
+
+    forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
+    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: none)
+    """
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
@@ -376,12 +389,14 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
 
 
 @tensor_method()
+@with_formulas(Amax, Maximum)
 def max(input, dim=None, keepdim=False, *, other=None):
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
     return _extreme(input, dim, keepdim, other, Amax, argmax, max_result, maximum, "max")
 
 
 @tensor_method()
+@with_formulas(Amin, Minimum)
 def min(input, dim=None, keepdim=False, *, other=None):
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
     return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")

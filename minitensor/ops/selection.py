@@ -7,10 +7,11 @@ import collections
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..random import _gen
 from ..tensor import Tensor, tensor_method, _wrap_dim
+from .indexing import Index
 
 sort_result = collections.namedtuple("sort", ["values", "indices"])
 topk_result = collections.namedtuple("topk", ["values", "indices"])
@@ -33,6 +34,7 @@ def _order(data, dim, descending):
 
 
 @tensor_method()
+@with_formulas(Index)
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) sorted along dim; equal elements keep their order."""
     d = _wrap_dim(dim, input.ndim, "sort")
@@ -50,6 +52,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 @tensor_method()
+@with_formulas(Index)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) elements along dim, as (values, indices)."""
     d = _wrap_dim(dim, input.ndim, "topk")
@@ -82,6 +85,7 @@ class Cumsum(Function):
 
 
 @tensor_method()
+@with_formulas(Cumsum)
 def cumsum(input, dim, dtype=None):
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)

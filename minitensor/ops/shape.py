@@ -9,10 +9,11 @@ import math
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
-from .elementwise import cast
+from .elementwise import Cast, cast
+from .indexing import Index
 
 
 class Reshape(Function):
@@ -69,23 +70,28 @@ def _infer_size(shape, input, op):
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def reshape(input, *shape):
     """The same elements in a new shape; one dim may be -1."""
     return _reshape(input, shape, "reshape")
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def view(input, *shape):
     """`reshape` under PyTorch's other name (errors say `view`)."""
     return _reshape(input, shape, "view")
 
 
 @tensor_method("view_as", "reshape_as")
+@with_formulas(Reshape)
 def view_as(input, other):
+    """`reshape` to other's shape."""
     return reshape(input, other.shape)
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one."""
     if input.ndim == 0:
@@ -99,12 +105,15 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def unflatten(input, dim, sizes):
+    """Split dim `dim` into dims of the given `sizes` (the inverse of flatten)."""
     d = _wrap_dim(dim, input.ndim, "unflatten")
     return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def unsqueeze(input, dim):
     """Insert a size-1 dim at `dim`."""
     d = _wrap_dim(dim, input.ndim + 1, "unsqueeze")
@@ -112,6 +121,7 @@ def unsqueeze(input, dim):
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def squeeze(input, dim=None):
     """Remove size-1 dims (only `dim` when given; a dim that is not size 1 is left as it is)."""
     if dim is None:
@@ -141,6 +151,7 @@ class Permute(Function):
 
 
 @tensor_method()
+@with_formulas(Permute)
 def permute(input, *dims):
     """Reorder the dims."""
     dims = _size_arg(dims, "permute")
@@ -154,6 +165,7 @@ def permute(input, *dims):
 
 
 @tensor_method("transpose", "swapaxes")
+@with_formulas(Permute)
 def transpose(input, dim0, dim1):
     """Swap two dims."""
     n = input._array.ndim
@@ -171,6 +183,7 @@ swapaxes = transpose
 
 
 @tensor_method()
+@with_formulas(Permute)
 def t(input):
     """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
     if input.ndim > 2:
@@ -189,7 +202,9 @@ def _mT(x):
 
 
 @tensor_method()
+@with_formulas(Permute)
 def movedim(input, source, destination):
+    """Move dim `source` to position `destination`, the others keeping their order."""
     dims = list(range(input.ndim))
     s, d = _wrap_dim(source, input.ndim, "movedim"), _wrap_dim(destination, input.ndim, "movedim")
     dims.insert(d, dims.pop(s))
@@ -213,6 +228,7 @@ class Expand(Function):
 
 
 @tensor_method()
+@with_formulas(Expand)
 def expand(input, *sizes):
     """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
     sizes = _size_arg(sizes, "expand")
@@ -232,17 +248,25 @@ def expand(input, *sizes):
 
 
 @tensor_method()
+@with_formulas(Expand)
 def expand_as(input, other):
+    """`expand` to other's shape."""
     return expand(input, other.shape)
 
 
+@with_formulas(Expand)
 def broadcast_to(input, shape):
+    """`expand` to `shape`."""
     return expand(input, shape)
 
 
 @tensor_method()
 def sum_to_size(input, *size):
-    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
+    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created.
+
+    forward: out = unbroadcast(x, size)   (a Sum node over those dims, then a Reshape to `size`)
+    VJP:     gx = expand(g, x.shape)
+    """
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
     if size == input._array.shape:
         return input
@@ -252,6 +276,7 @@ def sum_to_size(input, *size):
 
 
 @tensor_method()
+@with_formulas(Cast)
 def contiguous(input, memory_format=None):
     """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch)."""
     return input if input._array.flags.c_contiguous else input.clone()
@@ -274,6 +299,7 @@ class Repeat(Function):
 
 
 @tensor_method()
+@with_formulas(Repeat)
 def repeat(input, *sizes):
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
     reps = _size_arg(sizes, "repeat")
@@ -311,6 +337,7 @@ def _tensors_arg(tensors, op):
     return [cast(t, dtype) for t in tensors]
 
 
+@with_formulas(Cat)
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; all other dims must match."""
     tensors = _tensors_arg(tensors, "cat")
@@ -329,8 +356,9 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@with_formulas(Cat)
 def stack(tensors, dim=0):
-    """Join tensors of the same shape along a new dim."""
+    """Join tensors of the same shape along a new dim: `cat` of each unsqueezed at `dim` (Reshape nodes)."""
     tensors = _tensors_arg(tensors, "stack")
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
@@ -340,6 +368,7 @@ def stack(tensors, dim=0):
 
 
 @tensor_method()
+@with_formulas(Index)
 def narrow(input, dim, start, length):
     """The slice start:start+length along dim (differentiable through indexing)."""
     d = _wrap_dim(dim, input.ndim, "narrow")
@@ -347,6 +376,7 @@ def narrow(input, dim, start, length):
 
 
 @tensor_method()
+@with_formulas(Index)
 def split(input, split_size_or_sections, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
     d = _wrap_dim(dim, input.ndim, "split")
@@ -368,6 +398,7 @@ def split(input, split_size_or_sections, dim=0):
 
 
 @tensor_method()
+@with_formulas(Index)
 def chunk(input, chunks, dim=0):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
     if chunks <= 0:
@@ -379,13 +410,17 @@ def chunk(input, chunks, dim=0):
 
 
 @tensor_method()
+@with_formulas(Index)
 def unbind(input, dim=0):
+    """The slices along `dim`, as a tuple (each one `input[..., i, ...]`, an Index node)."""
     d = _wrap_dim(dim, input.ndim, "unbind")
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
 @tensor_method()
+@with_formulas(Index)
 def flip(input, dims):
+    """The elements in reverse order along each of `dims` (a reversed slice, then a copy)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     key = [slice(None)] * input.ndim
     for d in dims:

@@ -6,7 +6,7 @@ x - m - log(sum(e^{x - m})), never as log(softmax(x)), which is -inf wherever so
 """
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import tensor_method, _wrap_dim
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ._util import finite_max, float_only
@@ -59,6 +59,7 @@ def _dim_and_input(input, dim, dtype, op):
 
 
 @tensor_method()
+@with_formulas(Softmax)
 def softmax(input, dim=None, dtype=None, _stacklevel=3):
     """Probabilities along `dim` that are positive and sum to 1."""
     x, d = _dim_and_input(input, dim, dtype, "softmax")
@@ -66,6 +67,7 @@ def softmax(input, dim=None, dtype=None, _stacklevel=3):
 
 
 @tensor_method()
+@with_formulas(LogSoftmax)
 def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")
