@@ -127,6 +127,7 @@ def _child(name, path, first, seed, conn):
 
 
 _TIMED_OUT = object()
+_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 
 def _receive(conn, timeout):
@@ -140,10 +141,10 @@ def _receive(conn, timeout):
 
 
 def _start(name, path, first, seed):
-    # fork: the child starts at once, with minitensor already imported (spawn, where fork is
-    # missing, imports it again: slower, the same results)
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
+    # fork: the child starts at once, with minitensor already imported. Elsewhere spawn, which
+    # imports it again (slower, the same results): macOS has fork, but its system libraries
+    # (Accelerate, numpy's BLAS there) are not safe to use in a forked child
+    ctx = multiprocessing.get_context(_START_METHOD)
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(name, path, first, seed, send), daemon=True)
     with warnings.catch_warnings():
