@@ -23,6 +23,7 @@ import csv
 import importlib.util
 import io
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -71,9 +72,10 @@ class ExerciseResult:
             counts[c.status] = counts.get(c.status, 0) + 1
         if self.passed:
             return "passed"
-        if counts.get("not implemented"):
-            return "not implemented"
-        return ", ".join(f"{k} {s}" for s, k in counts.items() if s != "pass")
+        for whole in ("not implemented", "did not load"):
+            if counts.get(whole):
+                return whole
+        return ", ".join(f"{k} {s}" for s, k in counts.items() if s not in ("pass", "not run"))
 
 
 # ---- running the student's code in a child process -------------------------------------------------
@@ -184,8 +186,9 @@ def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT):
                     lines = [f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
                 else:
                     lines = _crash_lines(proc) if msg is None else msg[1]
-                for k in range(n, len(exercise.cases)):
-                    done[k] = CaseResult(exercise, k, "fail", lines if k == n else ["not run: your file did not load"])
+                done[n] = CaseResult(exercise, n, "did not load", lines)
+                for k in range(n + 1, len(exercise.cases)):
+                    done[k] = CaseResult(exercise, k, "not run", ["not run: your file did not load"])
                 break
             while n < len(exercise.cases):
                 msg = _receive(conn, timeout)
@@ -269,8 +272,8 @@ def report(result, hint_tier=1):
             said.setdefault(key, c.n + 1)
     if skipped:
         first, last = skipped[0].n + 1, skipped[-1].n + 1
-        out.append(f"  case{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''}: not run "
-                   "(not implemented yet)")
+        out.append(f"  case{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''}: "
+                   + skipped[0].lines[0])
     if not result.passed:
         out += _new_hints(e, hint_tier, out)
     n_pass = sum(c.status == "pass" for c in result.cases)
@@ -331,8 +334,8 @@ def _positive(kind, name):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a{'n integer' if kind is int else ' number'}, got {text!r}")
-        if not value > 0 or value != value:
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
         return value
     parse.__name__ = name
     return parse

@@ -51,8 +51,9 @@ def test_a_file_that_does_not_load_fails_every_case_at_its_line(tmp_path):
     path = tmp_path / "softmax.py"
     path.write_text("import numpy as np\n\nx = np.ones(3) @ np.ones(4)\n")
     result = grader.grade_exercise(EXERCISES["softmax"], str(path))
-    assert result.score == 0 and all(c.status == "fail" for c in result.cases)
+    assert result.score == 0 and [c.status for c in result.cases] == ["did not load"] + ["not run"] * 4
     first = "\n".join(result.cases[0].lines)
+    assert "  cases 2-5: not run: your file did not load" in grader.report(result)
     assert "could not load your file" in first and "ValueError" in first
     assert f'File "{path}", line 3, in <module>' in first
     path.write_text("def softmax_typo(x):\n    return x\n")
@@ -73,6 +74,7 @@ def test_an_error_points_at_the_students_file_and_line_not_the_graders(tmp_path)
     line = open(path, encoding="utf-8").read().splitlines().index("        return q @ g.mT @ q") + 1
     assert f'File "{path}", line {line}, in backward' in out and "return q @ g.mT @ q" in out
     assert "attention/course" not in out and "minitensor/" not in out and "Traceback" not in out
+    assert sum('File "' in line for line in result.cases[0].lines) == 1  # the student's one frame, no other
 
 
 def _class_folder(tmp_path):
@@ -105,6 +107,7 @@ def test_grading_a_folder_writes_one_row_per_student_and_no_submission_stops_the
     notes = {r["student"]: r["notes"] for r in rows}
     assert notes["alice"] == "gelu: not implemented"
     assert "softmax: 1 timed out" in notes["bob"] and "softmax: 1 crashed" in notes["dan"]
+    assert notes["carol"] == "softmax: did not load; gelu: not implemented"
     assert "softmax: no softmax.py" in notes["erin"]
     printed = capsys.readouterr().out
     assert "alice: 5/8 (softmax 5/5, gelu 0/3 not implemented)" in printed and f"wrote {out_csv}" in printed
@@ -176,7 +179,8 @@ def test_list_shows_every_exercise_with_its_points(capsys):
     (["softmax"], "the following arguments are required: exercise, path"),
     (["softmax", "no/such/file.py"], "argument path: no file or folder no/such/file.py"),
     (["all", __file__], "argument path: a file holds one exercise"),
-    (["softmax", __file__, "--timeout", "0"], "argument --timeout: must be above 0, got 0"),
+    (["softmax", __file__, "--timeout", "0"], "argument --timeout: must be a number above 0, got 0"),
+    (["softmax", __file__, "--timeout", "inf"], "argument --timeout: must be a number above 0, got inf"),
     (["softmax", __file__, "--timeout", "soon"], "argument --timeout: expected a number, got 'soon'"),
     (["softmax", __file__, "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
     (["--hint", "4", "softmax"], "argument --hint: hints come in tiers 1 to 3, got 4"),
