@@ -4,6 +4,8 @@
 - Notebooks (jupytext percent files, notebooks/*.py) become pages under notebooks/ when the
   mkdocs-jupyter plugin is enabled in mkdocs.yml, and a "Notebooks" section is added to the nav
   for them: enabling the plugin is the only change they need.
+- Fences keep only the options superfences knows (`title`); the project's own, such as the
+  `check=` of docs/backprop_through_attention.md, are for its tests.
 - Links are written for GitHub, relative to the file that holds them. On the site, a link to
   another page is rewritten to that page (README's `docs/attention.md` is `attention.md` there);
   a link to a repository file that is not a page (`examples/exercises/README.md`) keeps its text
@@ -11,9 +13,11 @@
   mkdocs --strict reports it and the build fails.
 """
 import glob
+import logging
 import os
 import posixpath
 import re
+import shlex
 
 try:
     import mkdocs.plugins
@@ -79,8 +83,53 @@ def on_page_markdown(markdown, page, config, files):
     outside = _outside_pages(config)
     by_site = {v: k for k, v in outside.items()}
     source = by_site.get(page.file.src_uri, posixpath.join(docs, page.file.src_uri))
-    return rewrite_links(markdown, source, page.file.src_uri, docs, outside,
-                         lambda path: os.path.exists(os.path.join(root, path)))
+    markdown = rewrite_links(markdown, source, page.file.src_uri, docs, outside,
+                             lambda path: os.path.exists(os.path.join(root, path)))
+    return drop_fence_options(markdown)
+
+
+def on_page_content(html, page, config, files):
+    """A notebook's links, which mkdocs-jupyter renders to HTML without mkdocs' link checks:
+    pointed at the site's pages the same way, and a warning (so a failed --strict build) for
+    one that leads to no page."""
+    outside = _outside_pages(config)
+    source = {v: k for k, v in outside.items()}.get(page.file.src_uri)
+    if source is None or source.endswith(".md"):
+        return html
+    docs = os.path.relpath(config.docs_dir, _root(config)).replace(os.sep, "/")
+
+    def rewrite(m):
+        repo_path = posixpath.normpath(posixpath.join(posixpath.dirname(source), m["target"]))
+        page_path = outside.get(repo_path) or (repo_path[len(docs) + 1:] if repo_path.startswith(docs + "/") else None)
+        target = page_path and files.get_file_from_path(page_path)
+        if not target:
+            log.warning(f"{source} links to '{m['target']}', which is no page of the site")
+            return m[0]
+        return f'href="{target.url_relative_to(page.file)}{m["anchor"] or ""}"'
+
+    return NOTEBOOK_LINK.sub(rewrite, html)
+
+
+NOTEBOOK_LINK = re.compile(r'href="(?P<target>(?![a-z][a-z0-9+.-]*:)[^"#:]+\.(?:md|py))(?P<anchor>#[^"]*)?"')
+log = logging.getLogger("mkdocs.hooks.notebooks")  # under "mkdocs", so --strict counts its warnings
+
+
+FENCE_OPTIONS = ("title", "hl_lines", "linenums")  # what pymdownx.superfences knows
+FENCE = re.compile(r"^(?P<head>[ \t]*(?:`{3,}|~{3,})[\w+-]+)(?P<options>[ \t]+[^`\n]*)$", re.M)
+
+
+def drop_fence_options(markdown):
+    """Fences with options of the project's own (docs/backprop_through_attention.md's
+    `text check=scores`, read by its test) keep only those superfences knows: with another, it
+    would not take the block as a fence at all and print it as a paragraph."""
+    def keep(m):
+        try:
+            words = shlex.split(m["options"])
+        except ValueError:
+            return m[0]
+        kept = [w.split("=", 1) for w in words if w.split("=", 1)[0] in FENCE_OPTIONS and "=" in w]
+        return m["head"] + "".join(f' {k}="{v}"' for k, v in kept)
+    return FENCE.sub(keep, markdown)
 
 
 def rewrite_links(markdown, source, page, docs, outside, exists):

@@ -129,6 +129,11 @@ def test_readme_links_point_at_the_sites_pages():
     assert out == "[home](../index.md)"
 
 
+def test_fences_keep_only_the_options_superfences_knows():
+    md = '```text check=scores decimals=1\n1 2\n```\n\n```python title="excerpt from a.py"\nx\n```\n````\n'
+    assert hooks.drop_fence_options(md) == '```text\n1 2\n```\n\n```python title="excerpt from a.py"\nx\n```\n````\n'
+
+
 def test_nav_lists_every_guide():
     """strict mode fails a build that leaves a page out of the nav; this says so without mkdocs."""
     nav = MKDOCS_YML.split("\nnav:", 1)[1].split("\nplugins:", 1)[0]
@@ -175,7 +180,8 @@ def test_site_builds_strict_with_readme_as_home(site):
     assert 'href="attention/' in home and 'href="docs/attention.md' not in home
     for page in ("attention", "backprop_through_attention", "performance", "pytorch_compatibility",
                  "pytorch_interop", "api/tensor", "api/ops", "api/attention"):
-        assert (site / page / "index.html").exists(), page
+        html = (site / page / "index.html").read_text(encoding="utf-8")
+        assert not re.search(r"<p>\s*(```|~~~)", html), f"{page}: a fence printed as text"
 
 
 def test_api_reference_shows_formulas_as_code(site):
