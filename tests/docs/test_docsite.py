@@ -144,6 +144,21 @@ def test_nav_lists_every_guide():
     assert listed - pages == {"index.md"}  # README, placed there by the hook
 
 
+def test_main_modules_run_nothing_when_imported():
+    """The API reference imports every module of both packages (to list Tensor's attached
+    methods), so a `__main__.py` that trains or parses sys.argv at import would break the build."""
+    import ast
+
+    mains = glob.glob(os.path.join(ROOT, "minitensor", "**", "__main__.py"), recursive=True)
+    mains += glob.glob(os.path.join(ROOT, "attention", "**", "__main__.py"), recursive=True)
+    assert mains
+    for path in mains:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in tree.body:
+            runs = isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            assert not runs, f"{path}:{node.lineno} runs at import: put it under if __name__ == '__main__':"
+
+
 def test_docs_extra_pins_what_the_build_uses():
     cfg = open(os.path.join(ROOT, "setup.cfg"), encoding="utf-8").read()
     extra = cfg.split("\ndocs =", 1)[1].split("\n[", 1)[0]
