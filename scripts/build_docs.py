@@ -19,8 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def build(out):
-    """Run `mkdocs build --strict` from the repository root (the hook and griffe extension in
-    mkdocs.yml are paths relative to it); return the CompletedProcess."""
+    """Run `mkdocs build --strict` on the repository's mkdocs.yml; return the CompletedProcess."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")  # material's banner, printed on every build
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", out],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
