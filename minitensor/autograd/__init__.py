@@ -35,4 +35,5 @@ def detect_anomaly(check_nan=True):
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
+    "explain",
 ]

@@ -19,6 +19,8 @@ backward frees what the nodes saved, so a graph it ran through can't be replayed
 says so. The gradients backward stored are in the leaves' `.grad`, and `to_dot(loss,
 show_values=True)` draws them after backward too.
 """
+from __future__ import annotations
+
 import html
 import sys
 from dataclasses import dataclass, field
@@ -35,11 +37,11 @@ class InputInfo:
     """One argument of a node that receives a gradient."""
 
     index: int  #: position among the op's forward arguments
-    shape: tuple
+    shape: tuple[int, ...]
     source: str  #: where the input came from: '#3 MatmulBackward', 'leaf W_query', 'leaf (4, 3)'
-    grad_norm: float = None  #: 2-norm of the gradient sent to this input (None: none was sent)
-    summed_dims: tuple = ()  #: dims of the op's output that were summed to fit this input's shape
-    grad: np.ndarray = field(repr=False, default=None)  #: the gradient sent (with values=True, small tensors)
+    grad_norm: float | None = None  #: 2-norm of the gradient sent to this input (None: none was sent)
+    summed_dims: tuple[int, ...] = ()  #: dims of the op's output that were summed to fit this input's shape
+    grad: np.ndarray | None = field(repr=False, default=None)  #: the gradient sent (with values=True, small tensors)
 
     def to_dict(self):
         return dict(index=self.index, shape=self.shape, source=self.source, grad_norm=self.grad_norm,
@@ -52,15 +54,15 @@ class Step:
 
     step: int  #: 1 for the first node backward runs
     op: str  #: node name, e.g. 'MulBackward'
-    output_shape: tuple
+    output_shape: tuple[int, ...]
     output_name: str  #: the name of the node's output in `names` (or the caller's variables), else ''
 
     grad_norm: float  #: 2-norm of g, the gradient the node received for its output
     forward: str  #: the forward formula from the op's docstring
     vjp: str  #: the VJP formula from the op's docstring
-    inputs: list = field(default_factory=list)  #: one InputInfo per input that needs a gradient
-    output_value: np.ndarray = field(repr=False, default=None)  #: with values=True, small tensors
-    grad: np.ndarray = field(repr=False, default=None)  #: g itself, with values=True, small tensors
+    inputs: list[InputInfo] = field(default_factory=list)  #: one InputInfo per input that needs a gradient
+    output_value: np.ndarray | None = field(repr=False, default=None)  #: with values=True, small tensors
+    grad: np.ndarray | None = field(repr=False, default=None)  #: g itself, with values=True, small tensors
 
     @property
     def input_shapes(self):
@@ -91,10 +93,10 @@ class LeafGrad:
     """The total gradient a leaf would get in `.grad` (summed over every path into it)."""
 
     name: str
-    shape: tuple
+    shape: tuple[int, ...]
     grad_norm: float
     tensor: object = field(repr=False, default=None)
-    grad: np.ndarray = field(repr=False, default=None)
+    grad: np.ndarray | None = field(repr=False, default=None)
 
 
 class Explanation:

@@ -6,3 +6,9 @@ from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear, LogSoftmax, ModuleDict, ModuleList,
     MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
+
+__all__ = [
+    "functional", "init", "utils", "Module", "Parameter",
+    "CrossEntropyLoss", "Dropout", "Embedding", "GELU", "Identity", "LayerNorm", "Linear", "LogSoftmax", "ModuleDict",
+    "ModuleList", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh",
+]

@@ -17,23 +17,27 @@ place while recording (update it under `no_grad()`), and (a documented differenc
 through a *view* of a tensor in the graph, where PyTorch would rewrite the base's graph: write
 into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
 """
+from __future__ import annotations
+
 import weakref
+from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..random import _gen
+from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
 from .indexing import IndexPut, _index_key, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
+from ..types import Index, TensorOrNumber
 
 
 def _requires_grad(x):
     return isinstance(x, Tensor) and x._rg
 
 
-def inplace(self, op, compute, *args, **kwargs):
+def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
     grad_on = grad_mode.modes.grad_enabled
     records = grad_on and (
@@ -140,7 +144,7 @@ def _filled(t, value):
 
 
 @tensor_method()
-def fill_(self, value):
+def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
     """In place: every element becomes `value`."""
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of shape {tuple(value.shape)}")
@@ -148,13 +152,13 @@ def fill_(self, value):
 
 
 @tensor_method()
-def zero_(self):
+def zero_(self: Tensor) -> Tensor:
     """In place: every element becomes 0."""
     return inplace(self, "zero_", _filled, 0)
 
 
 @tensor_method()
-def copy_(self, src, non_blocking=False):
+def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
     """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src."""
     src = operand(src, "copy_")
     if isinstance(src, Tensor) and src.dtype != self.dtype:
@@ -163,18 +167,18 @@ def copy_(self, src, non_blocking=False):
 
 
 @tensor_method()
-def uniform_(self, a=0.0, b=1.0, generator=None):
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn uniformly from [a, b)."""
     return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
 
 
 @tensor_method()
-def normal_(self, mean=0.0, std=1.0, generator=None):
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn from N(mean, std^2)."""
     return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
 
 
-def setitem(self, index, value):
+def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
     """`x[index] = value`: recorded as IndexPut, so a value that requires grad keeps its graph."""
     key = _index_key(index)
     value = operand(value, "__setitem__") if not isinstance(value, (bool, int, float)) else value
