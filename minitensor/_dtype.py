@@ -40,7 +40,7 @@ _ALIASES = {
 }
 
 
-def as_dtype(dtype: Any, op: str | None = None) -> Any:
+def as_dtype(dtype, op=None):
     """Turn anything naming a dtype (np.dtype, numpy type, 'float32', Python float/int/bool) into an np.dtype
     (errors name `op` when given)."""
     if dtype is None:

@@ -10,9 +10,12 @@ with the argument position it feeds. After `backward()`, leaves show the norm of
 and so do intermediate results that asked for it with `.retain_grad()`. Only what autograd
 records is drawn: tensors that don't require grad (data, masks) are not part of the graph.
 """
+from __future__ import annotations
+
 import os
 import shutil
 import subprocess
+from typing import Any
 
 from .autograd.explain import _norm, _small, _value_lines, tensor_names
 from .tensor import Tensor
@@ -46,7 +49,7 @@ def _grad_line(t, show_values=False):
     return "".join("\n" + line for line in lines)
 
 
-def to_dot(tensor, names=None, rankdir="LR", show_values=False):
+def to_dot(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Dot:
     """The graph that produced `tensor`, as Graphviz DOT text (a `Dot`, which is a `str`).
 
     `names`: mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label leaves and
@@ -129,7 +132,8 @@ def _run_graphviz(source, fmt):
     return done.stdout
 
 
-def render(tensor, path, format=None, names=None, rankdir="LR", show_values=False):
+def render(tensor: Tensor, path: str | os.PathLike[str], format: str | None = None, names: Any = None,
+           rankdir: str = "LR", show_values: bool = False) -> str | os.PathLike[str]:
     """Draw the graph of `tensor` to `path` (format from the suffix: .svg, .png, .pdf; .dot writes the text).
 
     Returns `path`. Needs Graphviz for every format but `.dot`.

@@ -6,7 +6,10 @@
 - `gradcheck`, `gradgradcheck`: compare with finite differences, naming the op that is wrong.
 - `detect_anomaly`: stop at the first op that produces NaN/inf, naming your line of code.
 """
+from __future__ import annotations
+
 import contextlib
+from typing import Iterator
 
 from . import grad_mode
 from .function import Function
@@ -18,7 +21,7 @@ from .anomaly import AnomalyError
 
 
 @contextlib.contextmanager
-def detect_anomaly(check_nan=True):
+def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
     """Inside, the first NaN or inf made by an op's forward or backward raises `AnomalyError`.
 
     The error names the op and the line of your code that created it. It slows every op down
