@@ -7,7 +7,7 @@
 # equal those of the op's function where that is annotated. Methods are grouped by the module
 # that defines them; a method's first parameter is `self` here and `input` in the op's function.
 import builtins
-from typing import Any, Callable, ClassVar, Iterator, Literal, NoReturn, Sequence, TypeVar, overload
+from typing import Any, Callable, ClassVar, Iterator, Literal, Sequence, TypeVar, overload
 
 from numpy.typing import NDArray
 from typing_extensions import Self
@@ -119,7 +119,7 @@ class Tensor:
     def retains_grad(self) -> _bool: ...
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle: ...
     def cpu(self) -> Self: ...
-    def cuda(self, *args: Any, **kwargs: Any) -> NoReturn: ...
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor: ...  # (always raises: there is no GPU)
 
     # ---- autograd/api.py -----------------------------------------------------------------------------
     def backward(self, gradient: Tensor | None = None, retain_graph: _bool | None = None, create_graph: _bool = False,
