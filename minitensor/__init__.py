@@ -6,8 +6,6 @@
     y.backward(torch.randn(2, 2))
     x.grad
 """
-from __future__ import annotations
-
 import builtins as _builtins
 import math as _math
 from typing import TypeGuard as _TypeGuard
@@ -85,7 +83,7 @@ from .serialization import load, save  # noqa: E402,F401
 __version__ = "0.1.0"
 
 # What `from minitensor import *` gives, and what a type checker takes as minitensor's own names
-# (tests/typing/test_exports.py checks that every public function, class and dtype is listed).
+# (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).
 __all__ = [
     "abs", "add", "all", "allclose", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
     "as_tensor", "autograd", "backends", "bernoulli", "bitwise_and", "bitwise_not", "bitwise_or",

@@ -6,8 +6,6 @@
 - `gradcheck`, `gradgradcheck`: compare with finite differences, naming the op that is wrong.
 - `detect_anomaly`: stop at the first op that produces NaN/inf, naming your line of code.
 """
-from __future__ import annotations
-
 import contextlib
 from typing import Iterator
 
