@@ -127,3 +127,14 @@ def test_all_lists_exactly_the_public_names(ns):
 def test_both_packages_are_marked_typed(package):
     folder = os.path.dirname(_module(package).__file__)
     assert os.path.isfile(os.path.join(folder, "py.typed"))
+
+
+def test_the_distribution_ships_the_type_information():
+    # (a wheel built from this setup.cfg holds minitensor/py.typed, minitensor/tensor.pyi, attention/py.typed)
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "setup.cfg"))
+    data = {k: {p.strip() for p in v.split(",")} for k, v in cfg["options.package_data"].items()}
+    assert {"py.typed", "*.pyi"} <= data["minitensor"] and "py.typed" in data["attention"]
+    assert cfg["options.extras_require"]["typecheck"].split() == ["mypy==2.4.1"]
