@@ -6,6 +6,7 @@ packages that a type checker reads as typed say so (`py.typed`), and each namesp
 tests/minitensor/test_tensor_stub.py; the forward/backward of the ops (`Function` subclasses) are
 left unannotated on purpose, so they read as the formulas they are.
 """
+import configparser
 import importlib
 import inspect
 import os
@@ -131,8 +132,6 @@ def test_both_packages_are_marked_typed(package):
 
 def test_the_distribution_ships_the_type_information():
     # (a wheel built from this setup.cfg holds minitensor/py.typed, minitensor/tensor.pyi, attention/py.typed)
-    import configparser
-
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "setup.cfg"))
     data = {k: {p.strip() for p in v.split(",")} for k, v in cfg["options.package_data"].items()}
