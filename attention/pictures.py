@@ -3,16 +3,21 @@
 PNG files through matplotlib when it is installed (the `examples` extra); otherwise the maps are
 printed as Unicode heatmaps in the terminal, so nothing needs a display or an extra package.
 """
+from __future__ import annotations
+
 import os
+from typing import Any, Sequence, TextIO
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from .lm import greedy_answers
+from .lm import DecoderLM, greedy_answers
+from .tasks import Task
 
 _SHADES = " ░▒▓█"
 
 
-def telling_example(prompts):
+def telling_example(prompts: ArrayLike) -> NDArray[Any]:
     """The prompt with the most different tokens, most out of order: its attention has most to show."""
     p = np.asarray(prompts)
     unique = np.array([len(set(row)) for row in p.tolist()])
@@ -20,7 +25,7 @@ def telling_example(prompts):
     return p[int(np.argmax(unique * p.shape[1] + descents))]
 
 
-def unicode_heatmap(weights, labels):
+def unicode_heatmap(weights: Sequence[Sequence[float]] | NDArray[Any], labels: Sequence[str]) -> str:
     """A (T, T) matrix of attention weights in [0, 1] as text: rows are queries, columns keys."""
     lines = ["    " + "".join(f"{lab:>2}" for lab in labels)]
     for lab, row in zip(labels, weights):
@@ -29,7 +34,8 @@ def unicode_heatmap(weights, labels):
     return "\n".join(lines)
 
 
-def draw(model, task, prompt, losses, out_dir, stream):
+def draw(model: DecoderLM, task: Task, prompt: NDArray[Any], losses: Sequence[float], out_dir: str,
+         stream: TextIO) -> list[str]:
     """Save (or print) the attention maps for one held-out example and the loss curve; return file paths."""
 
     answer = greedy_answers(model, task, prompt[None, :])[0]

@@ -22,7 +22,7 @@ NAMESPACES = [
     "minitensor.optim", "minitensor.optim.lr_scheduler", "minitensor.utils", "minitensor.utils.data",
     "minitensor.autograd", "minitensor.testing", "minitensor.cuda", "minitensor.backends",
     "minitensor.backends.mps", "minitensor.backends.cudnn", "minitensor.types", "minitensor.viz",
-    "attention", "attention.lm",
+    "attention", "attention.lm", "attention.tasks", "attention.trainer", "attention.pictures",
 ]
 WITH_ALL = ["minitensor", "minitensor.nn", "minitensor.nn.functional", "minitensor.optim", "minitensor.utils",
             "minitensor.autograd", "minitensor.testing", "minitensor.backends", "minitensor.types", "attention"]
@@ -66,8 +66,8 @@ def _methods(cls):
             yield name, value.__func__, name == "__new__"  # (__new__'s first parameter is cls)
         elif isinstance(value, classmethod):
             yield name, value.__func__, True
-        elif isinstance(value, types.FunctionType):
-            yield name, value, True
+        elif isinstance(value, types.FunctionType) and not inspect.unwrap(value).__code__.co_filename.startswith("<"):
+            yield name, value, True  # (not what dataclasses write, such as Config.__eq__)
 
 
 def _problems():
