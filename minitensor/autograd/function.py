@@ -102,7 +102,7 @@ class Function:
 
     # ---- running the op -------------------------------------------------------------------------
     @staticmethod
-    def forward(ctx: Any, *args: Any) -> Any:
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:  # (**kwargs: so checkers let any forward override it)
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
