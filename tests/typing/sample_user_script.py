@@ -46,7 +46,7 @@ class Cube(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
-        (x,) = ctx.inputs
+        x: Tensor = ctx.inputs[0]
         return g * 3 * x ** 2
 
 
