@@ -23,6 +23,7 @@ from .utils import _set_grad
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    # anything with a `forward`, whose type the checker-only `Module.__call__` below returns
     _Forward = TypeVar("_Forward", bound=Callable[..., Any], covariant=True)
 
     class _HasForward(Protocol[_Forward]):
