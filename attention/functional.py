@@ -22,6 +22,7 @@ import numpy as np
 import minitensor as mt
 from minitensor import Tensor
 import minitensor.nn.functional as F
+from minitensor.autograd.function import with_formulas
 
 from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
@@ -33,6 +34,10 @@ def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
         alpha_ij = softmax_j(x_i . x_j)        z_i = sum_j alpha_ij x_j
 
     x: (..., T, d). Returns (z, alpha) of shapes (..., T, d) and (..., T, T).
+
+    forward: S = x x^T,  alpha = softmax_rows(S),  z = alpha x   (a node per step)
+    VJP:     galpha = g_alpha + gz x^T;  gS = alpha * (galpha - rowsum(galpha * alpha));
+             gx = alpha^T gz + (gS + gS^T) x   (x is query, key and value at once: its three gradients add up)
     """
     if x.ndim < 2:
         raise RuntimeError(f"basic_self_attention: expected x of shape (..., T, d), got shape {tuple(x.shape)}")
@@ -81,6 +86,7 @@ def _dropout_keep(shape, p):
     return (mt.rand(*shape, dtype=mt.float64) >= p).numpy(force=True)
 
 
+@with_formulas(FusedAttention)
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  training: bool = True, fused: bool = False,
@@ -101,6 +107,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask
         path the output is then one node and the weights are never a tensor of the graph.
 
     Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
+
+    forward: S = c Q K^T + mask,  P = softmax_rows(S),  out = P V   (c = scale; masked scores -inf)
+    VJP:     gV = P^T g_out;  gP = g_out V^T + g_weights;  gS = P * (gP - rowsum(gP * P));
+             gQ = c gS K;  gK = c gS^T Q
+    With fused=True both are the nodes of `attention.fused`:
     """
     op = "scaled_dot_product_attention"
     scores_shape, v_fits, default_scale = _check_qkv(query, key, value, op)

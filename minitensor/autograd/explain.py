@@ -30,6 +30,7 @@ import numpy as np
 
 from .api import root_gradients
 from .engine import run_backward
+from .function import split_formulas
 from ..tensor import Tensor, broadcast_dims
 
 
@@ -210,12 +211,10 @@ def _norm(t):
 
 def formulas(node):
     """(forward, vjp) formulas from the docstring of the node's op: the text before and after 'VJP:'."""
-    doc = type(node).__doc__ or ""
-    if "VJP:" not in doc:
-        text = _one_line(doc) or "(no docstring)"
-        return text, "(the op's docstring states no 'VJP:' formula)"
-    before, _, after = doc.partition("VJP:")
-    return before.strip().rstrip(";").strip(), after.strip()
+    forward, vjp = split_formulas(type(node).__doc__)
+    if vjp is None:
+        return _one_line(forward) or "(no docstring)", "(the op's docstring states no 'VJP:' formula)"
+    return forward, vjp
 
 
 def summed_dims(in_shape, out_shape):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
@@ -226,16 +226,16 @@ def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorO
         return cls.apply(operand(input, name), operand(other, name))
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return fn
+    return with_formulas(cls)(fn)
 
 
 _add = _binary(Add, "add")
 
 
 @tensor_method()
+@with_formulas(Add)
 def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
-    """input + alpha * other"""
+    """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, other if alpha == 1 else other * alpha)
 
 
@@ -243,8 +243,9 @@ _sub = _binary(Sub, "sub")
 
 
 @tensor_method()
+@with_formulas(Sub)
 def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
-    """input - alpha * other"""
+    """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     return _sub(input, other if alpha == 1 else other * alpha)
 
 
@@ -253,6 +254,7 @@ _div = _binary(Div, "div")
 
 
 @tensor_method()
+@with_formulas(Div)  # and RoundedDiv's, below where it is defined
 def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
     if rounding_mode is None:
@@ -271,6 +273,7 @@ tensor_method("divide", "true_divide")(div)
 
 
 @tensor_method()
+@with_formulas(Pow)
 def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
@@ -589,6 +592,7 @@ def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @tensor_method()
+@with_formulas(Cast)
 def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
        device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
@@ -622,6 +626,8 @@ def _converter(name: str, dtype: DType) -> None:
 
     convert.__name__ = name
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+        with_formulas(Cast)(convert)
     tensor_method(name)(convert)
 
 
@@ -631,7 +637,9 @@ for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half
 
 
 @tensor_method()
+@with_formulas(Cast)
 def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self converted to other's dtype (`self.to(other.dtype)`)."""
     return self.to(other.dtype)
 
 
@@ -644,8 +652,7 @@ def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[
         return cls.apply(input)
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return tensor_method()(fn)
+    return tensor_method()(with_formulas(cls)(fn))
 
 
 neg = _unary(Neg, "neg")
@@ -667,17 +674,26 @@ Tensor.__abs__ = abs
 
 @tensor_method()
 def square(input: Tensor) -> Tensor:
-    """input * input"""
+    """input * input (one Mul node with x as both factors).
+
+    forward: out = x^2
+    VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
+    """
     return input * input
 
 
 @tensor_method()
 def reciprocal(input: Tensor) -> Tensor:
-    """1 / input"""
+    """1 / input (a Div node with the number 1 as a).
+
+    forward: out = 1 / x
+    VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
+    """
     return 1 / input
 
 
 @tensor_method()
+@with_formulas(Gelu)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     if approximate not in ("none", "tanh"):
@@ -686,6 +702,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 @tensor_method("clamp", "clip")
+@with_formulas(Clamp)
 def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """Limit every element to [min, max]."""
     for name, bound in (("min", min), ("max", max)):
@@ -716,6 +733,7 @@ sign = _unary(Sign, "sign")
 
 
 @tensor_method()
+@with_formulas(Cast)
 def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
@@ -802,7 +820,11 @@ class Fmod(Function):
                 unbroadcast(-g * RoundedDiv.apply(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None)
 
 
+with_formulas(RoundedDiv)(div)  # div's rounding modes
+
+
 @tensor_method()
+@with_formulas(RoundedDiv)
 def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")

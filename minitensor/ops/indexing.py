@@ -13,7 +13,7 @@ from typing import Any, Callable, Literal, TypeVar, overload
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
@@ -170,6 +170,7 @@ class Where(Function):
 def where(condition: Tensor) -> tuple[Tensor, ...]: ...
 @overload
 def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor: ...
+@with_formulas(Where)
 def where(condition: Tensor, input: TensorOrNumber | None = None,
           other: TensorOrNumber | None = None) -> Tensor | tuple[Tensor, ...]:
     """Elementwise select; with only a condition, the indices where it holds (like nonzero)."""
@@ -199,6 +200,7 @@ def _fill_mask(input, mask, value, op):
 
 
 @tensor_method()
+@with_formulas(Where)
 def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
@@ -217,18 +219,21 @@ def _tri(input, diagonal, upper, op):
 
 
 @tensor_method()
+@with_formulas(Where)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, False, "tril")
 
 
 @tensor_method()
+@with_formulas(Where)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, True, "triu")
 
 
 @tensor_method()
+@with_formulas(Index)
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
     d = _wrap_dim(dim, input.ndim, "gather")
@@ -256,6 +261,7 @@ def _check_range(idx, n, d, op):
 
 
 @tensor_method()
+@with_formulas(Index)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
@@ -282,6 +288,7 @@ def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...
 
 
 @tensor_method()
+@with_formulas(Index)
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
     m = raw(mask)
@@ -294,6 +301,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Where)
 def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
     op = "index_fill"
@@ -377,9 +385,13 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None =
             reduce: str | None = None) -> Tensor:
     r"""input with src's elements written at the positions `index` gives along `dim`:
     out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.
-    It is IndexPut (x with x[key] = v), so VJP: g_input = g with the written positions zeroed;
-    g_src = g.gather(dim, index)   (at a position written twice, PyTorch's formula too gives g to both)
-    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch)."""
+    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch).
+    One IndexPut node (x with x[key] = v):
+
+    forward: out = input with out[key] = src,  key = the positions `index` names along `dim`
+    VJP:     g_input = g with the written positions zeroed;  g_src = g.gather(dim, index)
+             (at a position written twice, PyTorch's formula too gives g to both)
+    """
     if src is None:
         src = value
     if src is None:
@@ -395,8 +407,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None =
 @_at_least_1d
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     r"""input plus src's elements added at the positions `index` gives along `dim`:
-    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up)
-    VJP: g_input = g;  g_src = g.gather(dim, index)"""
+    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up). An IndexAdd node, then an Add:
+
+    forward: out = input + (zeros with src added at key),  key = the positions `index` names along `dim`
+    VJP:     g_input = g;  g_src = g.gather(dim, index)
+    """
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
     key, part = _scatter_positions(input, dim, index, src, "scatter_add")

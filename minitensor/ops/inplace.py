@@ -19,6 +19,7 @@ into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 from typing import Any, Callable
 
@@ -101,12 +102,18 @@ def _named(op, compute, *args, **kwargs):
         raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
 
 
-def _method(op, compute):
+def _method(op, compute, formulas=None):
+    """The in-place method `op`; its docstring shows the formulas of the out-of-place op it runs
+    (`formulas`: their text, for the ops composed here)."""
     def method(self, *args, **kwargs):
         return inplace(self, op, compute, *args, **kwargs)
 
     method.__name__ = op
-    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{op.rstrip('_')}` would return (recorded in the graph)."
+    name = op.rstrip("_")
+    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{name}` would return (recorded in the graph)."
+    if formulas is None:  # the out-of-place op's own docstring, formulas included
+        formulas = f"`{name}`: " + getattr(E, name).__doc__
+    method.__doc__ += "\n\n" + inspect.cleandoc(formulas)
     return tensor_method(op)(method)
 
 
@@ -125,13 +132,23 @@ _method("tanh_", lambda t: E.tanh(t))
 _method("sigmoid_", lambda t: E.sigmoid(t))
 _method("relu_", lambda t: E.relu(t))
 _method("clamp_", lambda t, min=None, max=None: E.clamp(t, min, max))
-_method("addcmul_", lambda t, t1, t2, value=1: t + value * t1 * t2)
-_method("addcdiv_", lambda t, t1, t2, value=1: t + value * t1 / t2)
-_method("lerp_", lambda t, end, weight: t + weight * (end - t))
-_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value))
-_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value))
-_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce))
-_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src))
+_method("addcmul_", lambda t, t1, t2, value=1: t + value * t1 * t2, """
+    Composed of Mul and Add nodes:
+    forward: out = x + value * t1 * t2
+    VJP:     gx = g;  gt1 = unbroadcast(g * value * t2, t1.shape);  gt2 = unbroadcast(g * value * t1, t2.shape)""")
+_method("addcdiv_", lambda t, t1, t2, value=1: t + value * t1 / t2, """
+    Composed of Mul, Div and Add nodes:
+    forward: out = x + value * t1 / t2
+    VJP:     gx = g;  gt1 = unbroadcast(g * value / t2, t1.shape);  gt2 = unbroadcast(-g * value * t1 / t2^2, t2.shape)""")
+_method("lerp_", lambda t, end, weight: t + weight * (end - t), """
+    Composed of Sub, Mul and Add nodes:
+    forward: out = x + weight * (end - x)
+    VJP:     gx = g * (1 - weight);  gend = g * weight;  gweight = g * (end - x)   (each unbroadcast to its shape)""")
+_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), "`masked_fill`: " + masked_fill.__doc__)
+_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), "`index_fill`: " + index_fill.__doc__)
+_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
+        "`scatter`: " + scatter.__doc__)
+_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), "`scatter_add`: " + scatter_add.__doc__)
 Tensor.clip_ = Tensor.clamp_
 
 
@@ -145,7 +162,11 @@ def _filled(t, value):
 
 @tensor_method()
 def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
-    """In place: every element becomes `value`."""
+    r"""In place: every element becomes `value` (a Where node that takes value everywhere).
+
+    forward: out = value, broadcast to x's shape
+    VJP:     gx = 0;  gvalue = \sum g   (when value is a tensor)
+    """
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of shape {tuple(value.shape)}")
     return inplace(self, "fill_", _filled, value)
@@ -153,13 +174,21 @@ def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
 
 @tensor_method()
 def zero_(self: Tensor) -> Tensor:
-    """In place: every element becomes 0."""
+    """In place: every element becomes 0 (a Where node that takes 0 everywhere).
+
+    forward: out = 0
+    VJP:     gx = 0   (the old values no longer matter)
+    """
     return inplace(self, "zero_", _filled, 0)
 
 
 @tensor_method()
 def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
-    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src."""
+    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
+
+    forward: out = src, broadcast to x's shape
+    VJP:     gx = 0;  gsrc = unbroadcast(g, src.shape)
+    """
     src = operand(src, "copy_")
     if isinstance(src, Tensor) and src.dtype != self.dtype:
         src = E.cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
@@ -168,13 +197,21 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
 
 @tensor_method()
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """In place: values drawn uniformly from [a, b)."""
+    """In place: values drawn uniformly from [a, b).
+
+    forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
+    VJP:     gx = 0
+    """
     return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
 
 
 @tensor_method()
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """In place: values drawn from N(mean, std^2)."""
+    """In place: values drawn from N(mean, std^2).
+
+    forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)
+    VJP:     gx = 0
+    """
     return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
 
 

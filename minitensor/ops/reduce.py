@@ -11,11 +11,11 @@ from typing import NamedTuple, cast, overload
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
-from .elementwise import maximum, minimum
+from .elementwise import Maximum, Minimum, maximum, minimum
 from .indexing import where
 from ..types import Dims, DTypeLike
 
@@ -247,6 +247,7 @@ class Norm(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @tensor_method()
+@with_formulas(Sum)
 def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -254,6 +255,7 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DT
 
 
 @tensor_method()
+@with_formulas(Mean)
 def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -269,6 +271,7 @@ def _correction(correction, unbiased, op):
 
 
 @tensor_method()
+@with_formulas(Var)
 def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
@@ -277,6 +280,7 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 
 @tensor_method()
+@with_formulas(Std)
 def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
@@ -285,6 +289,7 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 
 @tensor_method()
+@with_formulas(Prod)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -293,6 +298,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DT
 
 
 @tensor_method()
+@with_formulas(Amax)
 def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -302,6 +308,7 @@ def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Amin)
 def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -311,14 +318,20 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Logsumexp)
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow."""
     return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
 
 
 @tensor_method()
+@with_formulas(Norm)
 def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
-    """The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum."""
+    r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
+
+    forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
+    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: none)
+    """
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
@@ -405,6 +418,7 @@ def max(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def max(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
+@with_formulas(Amax, Maximum)
 def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | max_result:
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
@@ -420,6 +434,7 @@ def min(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def min(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
+@with_formulas(Amin, Minimum)
 def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | min_result:
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""

@@ -9,10 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method, _wrap_dim
+from .indexing import Index
 from ..types import DTypeLike
 
 
@@ -52,6 +53,7 @@ def _order(data, dim, descending):
 
 
 @tensor_method()
+@with_formulas(Index)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
     """(values, indices) sorted along dim; equal elements keep their order."""
     d = _wrap_dim(dim, input.ndim, "sort")
@@ -69,6 +71,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 
 
 @tensor_method()
+@with_formulas(Index)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
     """The k largest (or smallest) elements along dim, as (values, indices)."""
     d = _wrap_dim(dim, input.ndim, "topk")
@@ -101,6 +104,7 @@ class Cumsum(Function):
 
 
 @tensor_method()
+@with_formulas(Cumsum)
 def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)

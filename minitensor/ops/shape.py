@@ -12,10 +12,11 @@ from typing import Sequence
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
-from .elementwise import cast
+from .elementwise import Cast, cast
+from .indexing import Index
 from ..types import Dims, SizeArg
 
 
@@ -73,23 +74,28 @@ def _infer_size(shape, input, op):
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
     """The same elements in a new shape; one dim may be -1."""
     return _reshape(input, shape, "reshape")
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def view(input: Tensor, *shape: SizeArg) -> Tensor:
     """`reshape` under PyTorch's other name (errors say `view`)."""
     return _reshape(input, shape, "view")
 
 
 @tensor_method("view_as", "reshape_as")
+@with_formulas(Reshape)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """`reshape` to other's shape."""
     return reshape(input, other.shape)
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
     if input.ndim == 0:
@@ -103,12 +109,15 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim `dim` into dims of the given `sizes` (the inverse of flatten)."""
     d = _wrap_dim(dim, input.ndim, "unflatten")
     return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim`."""
     d = _wrap_dim(dim, input.ndim + 1, "unsqueeze")
@@ -116,6 +125,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Reshape)
 def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
     """Remove size-1 dims (only `dim` when given; a dim that is not size 1 is left as it is)."""
     if dim is None:
@@ -145,6 +155,7 @@ class Permute(Function):
 
 
 @tensor_method()
+@with_formulas(Permute)
 def permute(input: Tensor, *dims: SizeArg) -> Tensor:
     """Reorder the dims."""
     dims = _size_arg(dims, "permute")
@@ -158,6 +169,7 @@ def permute(input: Tensor, *dims: SizeArg) -> Tensor:
 
 
 @tensor_method("transpose", "swapaxes")
+@with_formulas(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     n = input._array.ndim
@@ -175,6 +187,7 @@ swapaxes = transpose
 
 
 @tensor_method()
+@with_formulas(Permute)
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
     if input.ndim > 2:
@@ -193,7 +206,9 @@ def _mT(x: Tensor) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Permute)
 def movedim(input: Tensor, source: int, destination: int) -> Tensor:
+    """Move dim `source` to position `destination`, the others keeping their order."""
     dims = list(range(input.ndim))
     s, d = _wrap_dim(source, input.ndim, "movedim"), _wrap_dim(destination, input.ndim, "movedim")
     dims.insert(d, dims.pop(s))
@@ -217,6 +232,7 @@ class Expand(Function):
 
 
 @tensor_method()
+@with_formulas(Expand)
 def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
     sizes = _size_arg(sizes, "expand")
@@ -236,17 +252,25 @@ def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Expand)
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """`expand` to other's shape."""
     return expand(input, other.shape)
 
 
+@with_formulas(Expand)
 def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """`expand` to `shape`."""
     return expand(input, shape)
 
 
 @tensor_method()
 def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
-    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
+    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created.
+
+    forward: out = unbroadcast(x, size)   (a Sum node over those dims, then a Reshape to `size`)
+    VJP:     gx = expand(g, x.shape)
+    """
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
     if size == input._array.shape:
         return input
@@ -256,6 +280,7 @@ def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Cast)
 def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
     """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch)."""
     return input if input._array.flags.c_contiguous else input.clone()
@@ -278,6 +303,7 @@ class Repeat(Function):
 
 
 @tensor_method()
+@with_formulas(Repeat)
 def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
     reps = _size_arg(sizes, "repeat")
@@ -315,6 +341,7 @@ def _tensors_arg(tensors, op):
     return [cast(t, dtype) for t in tensors]
 
 
+@with_formulas(Cat)
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; all other dims must match."""
     tensors = _tensors_arg(tensors, "cat")
@@ -333,8 +360,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = concatenate = cat
 
 
+@with_formulas(Cat)
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Join tensors of the same shape along a new dim."""
+    """Join tensors of the same shape along a new dim: `cat` of each unsqueezed at `dim` (Reshape nodes)."""
     tensors = _tensors_arg(tensors, "stack")
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
@@ -344,6 +372,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Index)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The slice start:start+length along dim (differentiable through indexing)."""
     d = _wrap_dim(dim, input.ndim, "narrow")
@@ -351,6 +380,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 
 @tensor_method()
+@with_formulas(Index)
 def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
     d = _wrap_dim(dim, input.ndim, "split")
@@ -372,6 +402,7 @@ def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int =
 
 
 @tensor_method()
+@with_formulas(Index)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
     if chunks <= 0:
@@ -383,13 +414,17 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 @tensor_method()
+@with_formulas(Index)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along `dim`, as a tuple (each one `input[..., i, ...]`, an Index node)."""
     d = _wrap_dim(dim, input.ndim, "unbind")
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
 @tensor_method()
+@with_formulas(Index)
 def flip(input: Tensor, dims: Dims) -> Tensor:
+    """The elements in reverse order along each of `dims` (a reversed slice, then a copy)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     key = [slice(None)] * input.ndim
     for d in dims:

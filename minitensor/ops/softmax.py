@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from ..types import DTypeLike
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
@@ -62,6 +62,7 @@ def _dim_and_input(input, dim, dtype, op):
 
 
 @tensor_method()
+@with_formulas(Softmax)
 def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
     x, d = _dim_and_input(input, dim, dtype, "softmax")
@@ -69,6 +70,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = Non
 
 
 @tensor_method()
+@with_formulas(LogSoftmax)
 def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")

@@ -1,7 +1,10 @@
 """The toy-model trainer end to end: it finishes, writes what it promises, resumes exactly,
 refuses a corrupt checkpoint, is deterministic, and actually learns sort."""
 import dataclasses
+import json
 import os
+import re
+import sys
 
 import numpy as np
 import pytest
@@ -25,6 +28,7 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
     assert os.path.exists(tmp_path / "a" / "checkpoint.npz")
     assert "== report ==" in out and "held-out exact match" in out and "parameters" in out
     assert 0.0 <= result["heldout_exact_match"] <= 1.0
+    assert os.path.exists(tmp_path / "a" / "attention_viewer.html")  # HTML needs no package
     try:
         import matplotlib  # noqa: F401
 
@@ -32,6 +36,18 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
         assert os.path.exists(tmp_path / "a" / "loss_curve.png")
     except ImportError:
         assert "layer 0 head 1" in out  # the text heatmaps stand in for the pictures
+
+
+def test_without_matplotlib_the_maps_print_as_text_and_the_viewer_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
+    result = run(tmp_path, "a", steps=3, pictures=True)
+    out = capsys.readouterr().out
+    viewer = tmp_path / "a" / "attention_viewer.html"
+    assert result["files"][1:] == [str(viewer)] and viewer.exists()
+    assert "layer 0 head 1" in out and f"open {viewer} in a browser" in out
+    assert not (tmp_path / "a" / "attention_maps.png").exists()
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
+    assert (data["layers"], data["heads"]) == (1, 2) and data["title"].startswith("sort: prompt")
 
 
 def test_same_seed_same_losses_bit_for_bit(tmp_path):
