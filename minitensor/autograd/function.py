@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -188,7 +188,11 @@ def modified_message(node, what, t, expected):
 #     VJP:     <the gradient of each input, g being the gradient that reaches the output>
 # and a public function composed of other ops writes those two lines itself.
 
-def split_formulas(doc):
+# a decorated function keeps its own type (signature) for a type checker
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def split_formulas(doc: str | None) -> tuple[str, str | None]:
     """(forward, vjp): the text of docstring `doc` before and after its 'VJP:' (vjp None without one)."""
     doc = inspect.cleandoc(doc or "")
     if "VJP:" not in doc:
@@ -197,7 +201,7 @@ def split_formulas(doc):
     return before.strip().rstrip(";").strip(), after.strip()
 
 
-def formula_section(op):
+def formula_section(op: type[Function]) -> str:
     """The 'forward:' and 'VJP:' lines of Function subclass `op`, from its docstring, under a heading
     naming its node."""
     forward, vjp = split_formulas(op.__doc__)
@@ -215,7 +219,7 @@ def formula_section(op):
     return "\n".join(lines)
 
 
-def with_formulas(*ops):
+def with_formulas(*ops: type[Function]) -> Callable[[_F], _F]:
     """Decorator for the public function of an op: appends to its docstring, once, when it is defined,
     the forward and VJP formulas stated in the docstrings of the Function subclasses `ops` it applies.
 
@@ -224,7 +228,7 @@ def with_formulas(*ops):
     """
     sections = "\n\n".join(formula_section(op) for op in ops)
 
-    def attach(fn):
+    def attach(fn: _F) -> _F:
         own = inspect.cleandoc(fn.__doc__ or "")
         fn.__doc__ = own + "\n\n" + sections if own else sections
         return fn

@@ -144,11 +144,11 @@ _method("lerp_", lambda t, end, weight: t + weight * (end - t), """
     Composed of Sub, Mul and Add nodes:
     forward: out = x + weight * (end - x)
     VJP:     gx = g * (1 - weight);  gend = g * weight;  gweight = g * (end - x)   (each unbroadcast to its shape)""")
-_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), "`masked_fill`: " + masked_fill.__doc__)
-_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), "`index_fill`: " + index_fill.__doc__)
+_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), f"`masked_fill`: {masked_fill.__doc__}")
+_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), f"`index_fill`: {index_fill.__doc__}")
 _method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
-        "`scatter`: " + scatter.__doc__)
-_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), "`scatter_add`: " + scatter_add.__doc__)
+        f"`scatter`: {scatter.__doc__}")
+_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), f"`scatter_add`: {scatter_add.__doc__}")
 Tensor.clip_ = Tensor.clamp_
 
 
