@@ -197,7 +197,7 @@ _CHAR, _LINE = 7.0, 13  # width of a character (with room to spare) and height o
 _GAP_LAYERS, _GAP_NODES, _MARGIN = 56, 16, 12
 
 
-def to_svg(tensor, names=None, rankdir="LR", show_values=False):
+def to_svg(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Svg:
     """The graph that produced `tensor` as an SVG picture (an `Svg`, which is a `str`), drawn in
     Python: the same nodes, edges and labels as `to_dot`, with no Graphviz needed.
 

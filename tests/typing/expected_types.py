@@ -68,6 +68,18 @@ assert_type(out, Tensor)
 assert_type(weights, Tensor | None)
 assert_type(attention.TransformerBlock(6, 2)(x.unsqueeze(0)), Tensor)
 assert_type(attention.causal_mask(4), Tensor)
+assert_type(attention.attention_viewer_html(minitensor.rand(2, 4, 4), "abcd"), str)
+
+seq = minitensor.randn(5, 2, 6)  # (L, N, E): PyTorch's sequence-first layout
+torch_mha = nn.MultiheadAttention(6, 2)
+assert_type(torch_mha(seq, seq, seq), tuple[Tensor, Tensor | None])
+assert_type(nn.TransformerEncoder(nn.TransformerEncoderLayer(6, 2), num_layers=2)(seq), Tensor)
+assert_type(nn.Transformer(6, 2, 1, 1, dim_feedforward=8)(seq, seq), Tensor)
+assert_type(nn.Transformer.generate_square_subsequent_mask(5), Tensor)
+assert_type(nn.GRU(6, 3)(seq), tuple[Tensor, Tensor])
+assert_type(nn.LSTM(6, 3)(seq), tuple[Tensor, tuple[Tensor, Tensor]])
+assert_type(nn.LSTMCell(6, 3)(x), tuple[Tensor, Tensor])
+assert_type(nn.GRUCell(6, 3)(x), Tensor)
 
 
 @minitensor.no_grad()
