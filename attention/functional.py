@@ -13,11 +13,14 @@ is the default: matmul, scale, mask, softmax and matmul, each an op with its own
 has the measurements) but a single step to look at: ask for it with `fused=True`, as the
 trainer's model (`attention.lm.DecoderLM`) and the benchmarks do.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
 
 import minitensor as mt
+from minitensor import Tensor
 import minitensor.nn.functional as F
 from minitensor.autograd.function import with_formulas
 
@@ -25,7 +28,7 @@ from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
 
 
-def basic_self_attention(x):
+def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
     r"""Self-attention with no parameters: every vector is its own query, key and value.
 
         alpha_ij = softmax_j(x_i . x_j)        z_i = sum_j alpha_ij x_j
@@ -84,8 +87,10 @@ def _dropout_keep(shape, p):
 
 
 @with_formulas(FusedAttention)
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 training=True, fused=False, need_weights=True):
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 training: bool = True, fused: bool = False,
+                                 need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
     r"""softmax(Q K^T / sqrt(d_k) + masks) V for query (..., Tq, d_k), key (..., Tk, d_k), value (..., Tk, d_v).
 
     mask: bool (True = may attend), int 0/1 (the same), or float (added to the scores; -inf hides);

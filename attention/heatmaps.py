@@ -13,16 +13,21 @@ white is 0, red positive and blue negative, on a scale symmetric about 0.
 matplotlib is optional (`pip install matplotlib`); without it `unicode_heatmap` prints a map as
 text, and `attention.attention_viewer_html` writes a page any browser opens.
 """
+from __future__ import annotations
+
 import io
+import os
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 import minitensor as mt
 
 _SHADES = " ░▒▓█"
 
 
-def unicode_heatmap(weights, labels):
+def unicode_heatmap(weights: Sequence[Sequence[float]] | NDArray[Any], labels: Sequence[str]) -> str:
     """A (T, T) matrix of attention weights in [0, 1] as text: rows are queries, columns keys."""
     lines = ["    " + "".join(f"{lab:>2}" for lab in labels)]
     for lab, row in zip(labels, weights):
@@ -77,7 +82,7 @@ def _png(fig):
     return buf.getvalue()
 
 
-def new_figure(op, **kwargs):
+def new_figure(op: str, **kwargs: Any) -> Any:
     """A matplotlib Figure that Jupyter shows once, as a PNG, when it is a cell's value.
 
     It is made without pyplot: pyplot's inline backend would show it a second time, and a script
@@ -89,12 +94,14 @@ def new_figure(op, **kwargs):
             f"{op} draws with matplotlib, which is not installed: `pip install matplotlib`. Without it, "
             "attention.unicode_heatmap(weights, labels) prints a (T, T) map as text, and "
             "attention.attention_viewer_html(maps, tokens, path) writes a page any browser opens") from None
-    fig = Figure(**kwargs)
+    fig: Any = Figure(**kwargs)  # (Any: IPython's attribute below is not one a Figure declares)
     fig._repr_png_ = lambda: _png(fig)  # how IPython displays an object it has no printer for
     return fig
 
 
-def show_heatmaps(weights, query_labels=None, key_labels=None, title=None, path=None, cmap=None):
+def show_heatmaps(weights: mt.Tensor | Sequence[mt.Tensor] | ArrayLike, query_labels: Sequence[object] | None = None,
+                  key_labels: Sequence[object] | None = None, title: str | None = None,
+                  path: str | os.PathLike[str] | None = None, cmap: str | None = None) -> Any:
     """Draw attention weights (or a gradient of them) as heatmaps; return the matplotlib Figure.
 
     weights: a Tensor or array of shape (T, S), (H, T, S) or (L, H, T, S): one panel per head, a

@@ -13,18 +13,24 @@ per layer with a hand-derived backward): it exists to be trained, and the fused 
 faster one. `DecoderLM(..., fused=False)` records every step of attention instead, for
 `minitensor.autograd.explain`; the parameters, and so the checkpoints, are the same either way.
 """
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 import minitensor as mt
 import minitensor.nn as nn
+from minitensor import Tensor
 
 from .transformer import TransformerBlock
 
 
 class DecoderLM(nn.Module):
-    def __init__(self, vocab_size, block_size, n_layer=3, n_head=3, d_model=48, dropout=0.0, fused=True):
+    def __init__(self, vocab_size: int, block_size: int, n_layer: int = 3, n_head: int = 3, d_model: int = 48,
+                 dropout: float = 0.0, fused: bool = True) -> None:
         super().__init__()
         self.vocab_size, self.block_size = vocab_size, block_size
         self.tok_emb = nn.Embedding(vocab_size, d_model)
@@ -49,7 +55,7 @@ class DecoderLM(nn.Module):
             for proj in (block.attn.w_o, block.mlp.fc2):  # the two writers into the residual stream
                 nn.init.normal_(proj.weight, 0.0, 0.02 / math.sqrt(2 * n_layer))
 
-    def forward(self, idx):
+    def forward(self, idx: Tensor) -> Tensor:
         """Logits (B, T, vocab) for int64 token ids `idx` (B, T), T <= block_size."""
         if not isinstance(idx, mt.Tensor) or idx.ndim != 2:
             what = f"shape {tuple(idx.shape)}" if isinstance(idx, mt.Tensor) else type(idx).__name__
@@ -64,13 +70,14 @@ class DecoderLM(nn.Module):
             x = block(x)                                       # (B, T, d_model)
         return self.head(self.ln_f(x))                         # (B, T, vocab)
 
-    def attention_maps(self, idx):
+    def attention_maps(self, idx: Any) -> list[NDArray[Any]]:
         """The attention weights of every head of every layer for `idx`: a list of (H, T, T) arrays."""
         with mt.no_grad():
             self(mt.from_numpy(np.asarray(idx)))
-        return [b.attn.last_weights.numpy(force=True)[0].copy() for b in self.blocks]
+        return [b.attn.last_weights.numpy(force=True)[0].copy()  # type: ignore[union-attr, operator]  # (TransformerBlocks)
+                for b in self.blocks]
 
-    def param_groups(self, weight_decay):
+    def param_groups(self, weight_decay: float) -> list[dict[str, Any]]:
         """AdamW groups: decay the weights of Linear layers only; biases, LayerNorm and embeddings are exempt."""
         decay = {id(m.weight) for m in self.modules() if isinstance(m, nn.Linear)}
         params = list(self.parameters())
@@ -80,7 +87,7 @@ class DecoderLM(nn.Module):
         ]
 
 
-def greedy_answers(model, task, prompts, batch=500):
+def greedy_answers(model: nn.Module, task: Any, prompts: NDArray[Any], batch: int = 500) -> NDArray[Any]:
     """Decode each prompt's answer one token at a time, always taking the most likely token."""
     out = []
     with mt.no_grad():

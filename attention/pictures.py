@@ -4,16 +4,21 @@ PNG files through matplotlib when it is installed (the `examples` extra); otherw
 printed as Unicode heatmaps in the terminal, so nothing needs a display or an extra package. The
 HTML viewer (`attention_viewer.html`, layer, head and query selectable) is written either way.
 """
+from __future__ import annotations
+
 import os
+from typing import Any, Sequence, TextIO
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .heatmaps import new_figure, show_heatmaps, unicode_heatmap
-from .lm import greedy_answers
+from .lm import DecoderLM, greedy_answers
+from .tasks import Task
 from .viewer import attention_viewer_html
 
 
-def telling_example(prompts):
+def telling_example(prompts: ArrayLike) -> NDArray[Any]:
     """The prompt with the most different tokens, most out of order: its attention has most to show."""
     p = np.asarray(prompts)
     unique = np.array([len(set(row)) for row in p.tolist()])
@@ -21,7 +26,8 @@ def telling_example(prompts):
     return p[int(np.argmax(unique * p.shape[1] + descents))]
 
 
-def draw(model, task, prompt, losses, out_dir, stream):
+def draw(model: DecoderLM, task: Task, prompt: NDArray[Any], losses: Sequence[float], out_dir: str,
+         stream: TextIO) -> list[str]:
     """Save the attention maps for one held-out example (a PNG and the HTML viewer) and the loss
     curve, or print the maps as text without matplotlib; return the paths of the files written."""
     answer = greedy_answers(model, task, prompt[None, :])[0]

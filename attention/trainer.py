@@ -6,6 +6,8 @@ two seeded generators (minitensor's global one for initialisation and dropout, a
 batches), and both are saved in every checkpoint, so a resumed run continues bit for bit where the
 interrupted one stopped.
 """
+from __future__ import annotations
+
 import argparse
 import copy
 import dataclasses
@@ -14,15 +16,17 @@ import math
 import os
 import sys
 import time
+from typing import Any, Sequence, TextIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.serialization import CheckpointError
 
 from .lm import DecoderLM, greedy_answers
-from .tasks import TASKS, get_task
+from .tasks import TASKS, Task, get_task
 from . import pictures
 
 
@@ -51,7 +55,7 @@ class Config:
     resume: bool = False
     pictures: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.out:
             self.out = os.path.join("runs", self.task)
 
@@ -61,7 +65,7 @@ CHECKPOINT = "checkpoint.npz"
 
 # ---- pieces ---------------------------------------------------------------------------------------
 
-def build(cfg):
+def build(cfg: Config) -> tuple[Task, DecoderLM, mt.optim.AdamW, mt.optim.lr_scheduler.LambdaLR]:
     """Task, model and optimizer for `cfg`, initialised from its seed."""
     task = get_task(cfg.task)
     mt.manual_seed(cfg.seed)
@@ -73,7 +77,7 @@ def build(cfg):
     return task, model, optimizer, scheduler
 
 
-def lr_factor(cfg, step):
+def lr_factor(cfg: Config, step: int) -> float:
     """Linear warmup over `warmup` steps, then constant or a cosine decay to 10%."""
     if cfg.warmup and step < cfg.warmup:
         return (step + 1) / cfg.warmup
@@ -83,7 +87,8 @@ def lr_factor(cfg, step):
     return 1.0
 
 
-def train_step(model, optimizer, scheduler, x, y, clip):
+def train_step(model: DecoderLM, optimizer: mt.optim.Optimizer, scheduler: mt.optim.lr_scheduler.LRScheduler,
+               x: NDArray[np.int64], y: NDArray[np.int64], clip: float) -> float:
     logits = model(mt.from_numpy(x))
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
     optimizer.zero_grad(set_to_none=True)
@@ -95,7 +100,7 @@ def train_step(model, optimizer, scheduler, x, y, clip):
     return loss.item()
 
 
-def evaluate(model, task, prompts):
+def evaluate(model: DecoderLM, task: Task, prompts: NDArray[np.int64]) -> float:
     was_training = model.training
     model.eval()
     answers = greedy_answers(model, task, prompts)
@@ -103,14 +108,15 @@ def evaluate(model, task, prompts):
     return task.exact_match(prompts, answers)
 
 
-def record_eval(evals, step, model, task, distinct, draws):
+def record_eval(evals: list[dict[str, Any]], step: int, model: DecoderLM, task: Task, distinct: NDArray[np.int64],
+                draws: NDArray[np.int64]) -> tuple[float, float]:
     """Held-out exact match on both sets, appended to `evals`; returns (distinct, draws) accuracy."""
     acc_d, acc_n = evaluate(model, task, distinct), evaluate(model, task, draws)
     evals.append({"step": step, "distinct": acc_d, "draws": acc_n})
     return acc_d, acc_n
 
 
-def heldout_sets(task, n):
+def heldout_sets(task: Task, n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """All distinct held-out prompts (or a fixed sample of them), and `n` fixed draws from that split."""
     distinct = task.heldout_prompts()
     draws = task.sample_prompts(n, np.random.default_rng(12345), split="heldout")
@@ -119,7 +125,9 @@ def heldout_sets(task, n):
 
 # ---- checkpoints ----------------------------------------------------------------------------------
 
-def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals):
+def save_checkpoint(path: str, cfg: Config, model: DecoderLM, optimizer: mt.optim.Optimizer,
+                    scheduler: mt.optim.lr_scheduler.LRScheduler, step: int, losses: Sequence[float],
+                    data_rng: np.random.Generator, evals: list[dict[str, Any]]) -> None:
     mt.save({
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
@@ -136,7 +144,9 @@ def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_r
 _ENTRIES = ("model", "optimizer", "scheduler", "step", "losses", "evals", "data_rng", "model_rng", "config")
 
 
-def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng):
+def load_checkpoint(path: str, cfg: Config, model: DecoderLM, optimizer: mt.optim.Optimizer,
+                    scheduler: mt.optim.lr_scheduler.LRScheduler,
+                    data_rng: np.random.Generator) -> tuple[int, list[float], list[dict[str, Any]]]:
     """Restore everything a checkpoint holds; a bad file raises CheckpointError and changes nothing.
 
     Nothing is assigned until every entry has been read and has loaded into copies of the model,
@@ -185,7 +195,7 @@ def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng):
 class Progress:
     """A live bar on a terminal (tqdm when installed), plain lines otherwise (logs, CI, pipes)."""
 
-    def __init__(self, total, start, stream=None, every=50):
+    def __init__(self, total: int, start: int, stream: TextIO | None = None, every: int = 50) -> None:
         self.stream = stream or sys.stdout
         self.total, self.start_step, self.every = total, start, every
         self.t0 = time.perf_counter()
@@ -199,7 +209,7 @@ class Progress:
             except ImportError:
                 pass
 
-    def update(self, step, loss):
+    def update(self, step: int, loss: float) -> None:
         self.last_loss = loss
         done = step - self.start_step
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
@@ -217,14 +227,14 @@ class Progress:
             self.stream.write(f"step {step}/{self.total}  loss {loss:.4f}  {rate:.1f} steps/s  ETA {_fmt_time(eta)}\n")
             self.stream.flush()
 
-    def note(self, text):
+    def note(self, text: str) -> None:
         if self.bar is not None:
             self.bar.write(text)
         else:
             self.stream.write(("\n" if self.tty else "") + text + "\n")
             self.stream.flush()
 
-    def close(self, step):
+    def close(self, step: int) -> None:
         """End the bar at `step`: where training stopped, which is the whole bar when it stopped early."""
         if self.bar is not None:
             self.bar.total = step
@@ -245,14 +255,16 @@ def _fmt_time(seconds):
 
 # ---- the run --------------------------------------------------------------------------------------
 
-def train(cfg, stream=None):
+def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
     """Train per `cfg`; return a dict with the results (also printed as a report)."""
     stream = stream or sys.stdout
     os.makedirs(cfg.out, exist_ok=True)
     ckpt_path = os.path.join(cfg.out, CHECKPOINT)
     task, model, optimizer, scheduler = build(cfg)
     data_rng = np.random.default_rng(cfg.seed)
-    step, losses, evals = 0, [], []
+    step = 0
+    losses: list[float] = []
+    evals: list[dict[str, Any]] = []
     if cfg.resume:
         if not os.path.exists(ckpt_path):
             raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}; run without --resume to start fresh")
@@ -322,12 +334,12 @@ def _at_least(low, kind=int):
     return parse
 
 
-def blas_threads():
+def blas_threads() -> str:
     """The BLAS thread count this process asked for (numpy read it when it loaded)."""
     return os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "BLAS's default"
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     """The command line of the trainer: every option with its default in --help, each value checked."""
     d = Config()
     ap = argparse.ArgumentParser(
@@ -365,7 +377,7 @@ def parser():
     return ap
 
 
-def parse_args(argv=None):
+def parse_args(argv: Sequence[str] | None = None) -> Config:
     ap = parser()
     a = ap.parse_args(argv)
     if a.d_model % a.heads:
@@ -376,7 +388,7 @@ def parse_args(argv=None):
     return Config(**{k: v for k, v in vars(a).items() if k in fields and v is not None})
 
 
-def command(argv=None):
+def command(argv: Sequence[str] | None = None) -> int:
     """`python -m attention`, the `attention-train` command and examples/train_toy_model.py.
 
     BLAS reads its thread count once, when numpy loads, and numpy is loaded by the time this runs.
@@ -395,7 +407,7 @@ def command(argv=None):
 _RESTARTED = "ATTENTION_TRAIN_RESTARTED"  # set in the restarted process, so it never restarts again
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     cfg = parse_args(argv)
     # A training run owns its process: keep freed arrays for reuse (see minitensor.tune_malloc)
     mt.tune_malloc()

@@ -12,11 +12,18 @@ blue for negative values, on a scale symmetric about 0.
 
 The numbers are in the page as JSON (`<script id="attention-data">`), to 7 significant digits.
 """
+from __future__ import annotations
+
 import html
 import json
+import os
 import re
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from minitensor import Tensor
 
 from .heatmaps import as_maps, color_scale, labels_for
 
@@ -25,7 +32,9 @@ def _number(v):
     return float(f"{v:.7g}") if np.isfinite(v) else None  # JSON has no NaN or inf: null, drawn grey
 
 
-def attention_viewer_html(maps, tokens, path=None, key_tokens=None, title="attention weights"):
+def attention_viewer_html(maps: Tensor | Sequence[Tensor] | ArrayLike, tokens: Sequence[object],
+                          path: str | os.PathLike[str] | None = None, key_tokens: Sequence[object] | None = None,
+                          title: str = "attention weights") -> str:
     """The viewer page for `maps` as an HTML string; also written to `path` when given.
 
     maps: a Tensor or array of shape (T, S), (H, T, S) or (L, H, T, S), or a list of per-layer

@@ -46,7 +46,7 @@ LOSS_WEIGHTS = np.round(np.random.default_rng(2019).standard_normal((3, 3)), 1)
 EPS = 1e-6  # central differences in float64: error ~ eps^2 * f''' + 1e-16 / eps, about 1e-10 here
 TOL = 1e-6
 
-failures = []
+failures: list[str] = []
 
 
 # ---- printing ---------------------------------------------------------------------------------------
@@ -326,8 +326,8 @@ def _optional_attention_module(x, outputs, grads):
     print(f"  same outputs as step 7: max |diff| = {err:.1e}   {'OK' if ok else 'MISMATCH'}")
     worst = 0.0
     for name, want in grads.items():
-        e, ok_g = agree(f"attention.SelfAttention: d {name}", getattr(layer, name).grad.numpy(), want)
-        worst, ok = max(worst, e), ok and ok_g
+        err_g, ok_g = agree(f"attention.SelfAttention: d {name}", getattr(layer, name).grad.numpy(), want)
+        worst, ok = max(worst, err_g), ok and ok_g
     print(f"  same gradients for w_query, w_key, w_value: max |diff| = {worst:.1e}   {'OK' if ok else 'MISMATCH'}")
 
 

@@ -16,10 +16,13 @@ row for rankdir='TB') one step before the node that uses it, its longest path to
 deciding which, and the nodes of each column ordered by the mean position of their neighbours
 (the barycenter heuristic), so edges cross less.
 """
+from __future__ import annotations
+
 import html
 import os
 import shutil
 import subprocess
+from typing import Any
 
 from .autograd.explain import _norm, _small, _value_lines, tensor_names
 from .tensor import Tensor
@@ -67,7 +70,7 @@ def _grad_line(t, show_values=False):
     return "".join("\n" + line for line in lines)
 
 
-def to_dot(tensor, names=None, rankdir="LR", show_values=False):
+def to_dot(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Dot:
     """The graph that produced `tensor`, as Graphviz DOT text (a `Dot`, which is a `str`).
 
     `names`: mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label leaves and
@@ -165,7 +168,8 @@ def _run_graphviz(source, fmt):
     return done.stdout
 
 
-def render(tensor, path, format=None, names=None, rankdir="LR", show_values=False):
+def render(tensor: Tensor, path: str | os.PathLike[str], format: str | None = None, names: Any = None,
+           rankdir: str = "LR", show_values: bool = False) -> str | os.PathLike[str]:
     """Draw the graph of `tensor` to `path` (format from the suffix: .svg, .png, .pdf; .dot writes the text).
 
     Returns `path`. Graphviz draws every format when it is installed; without it `.svg` is drawn by
@@ -193,7 +197,7 @@ _CHAR, _LINE = 7.0, 13  # width of a character (with room to spare) and height o
 _GAP_LAYERS, _GAP_NODES, _MARGIN = 56, 16, 12
 
 
-def to_svg(tensor, names=None, rankdir="LR", show_values=False):
+def to_svg(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Svg:
     """The graph that produced `tensor` as an SVG picture (an `Svg`, which is a `str`), drawn in
     Python: the same nodes, edges and labels as `to_dot`, with no Graphviz needed.
 

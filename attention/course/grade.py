@@ -473,9 +473,9 @@ def main(argv=None):
             print(f"wrote {a.csv}")
         return 0 if grades and all(r.passed for rs in grades.values() for r in rs) else 1
     if not a.path:  # --hint N exercise: the hints, no grading
-        for e in exercises:
-            print(f"{e.name} ({e.title}):")
-            print("\n".join("  " + h for h in hint_lines(e, tier)))
+        for ex in exercises:
+            print(f"{ex.name} ({ex.title}):")
+            print("\n".join("  " + h for h in hint_lines(ex, tier)))
         return 0
     if os.path.isdir(a.path):
         results = grade_submission(a.path, exercises, a.seed, a.timeout)

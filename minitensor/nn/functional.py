@@ -10,7 +10,10 @@ tests/minitensor/nn/test_fused_ops.py checks each against its composition of pri
 Each op's docstring states only its math (`autograd.explain` prints it for the learner); how it
 is computed is said in comments.
 """
+from __future__ import annotations
+
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -56,7 +59,7 @@ class Linear(Function):
 
 
 @with_formulas(Linear)
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         name, bad = ("input", input) if not isinstance(input, Tensor) else ("weight", weight)
@@ -85,12 +88,12 @@ def linear(input, weight, bias=None):
 
 
 @with_formulas(Gelu)
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     return _gelu(input, approximate)
 
 
-def silu(input):
+def silu(input: Tensor) -> Tensor:
     """x * sigmoid(x) (a Sigmoid node and a Mul).
 
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
@@ -99,7 +102,7 @@ def silu(input):
     return input * sigmoid(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch).
 
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
@@ -110,7 +113,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     return where(z > threshold, input, (safe.exp() + 1).log() / beta)
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in training only.
 
     forward: out = x * m / (1 - p),  m_i = 1 with probability 1 - p, else 0   (out = x outside training)
@@ -183,7 +186,8 @@ def _rows(a, norm_shape):
 
 
 @with_formulas(LayerNorm)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = input._array  # the array's shape: a Tensor's .shape makes a Size
@@ -199,8 +203,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer `input`; repeated indices accumulate their gradient.
 
     The row at `padding_idx` is looked up but receives no gradient (as in PyTorch). With `max_norm`,
@@ -241,7 +245,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     weight._bump_version()  # an in-place op, as PyTorch's (changed or not): a graph that saved W must notice
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor with a trailing dim of size num_classes: 1 at each index, 0 elsewhere."""
     idx = tensor._array
     if idx.dtype.kind not in "iu":
@@ -288,7 +292,8 @@ def _class_targets(input, rows, rest, target, ignore_index, op):
     return t, keep, np.where(keep, t, 0)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
     r"""loss_i = -w[t_i] * input[i, t_i] for log-probabilities `input` (N, C) or (N, C, d1, ...).
 
     Targets equal to `ignore_index` contribute nothing; 'mean' divides by the summed weight of the
@@ -365,7 +370,8 @@ class CrossEntropy(Function):
 
 
 @with_formulas(CrossEntropy)
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     r"""Cross-entropy from logits: nll_loss(log_softmax(input, dim=1), target), computed stably.
 
     `target` holds class indices (N,) / (N, d1, ...), or class probabilities of input's shape.
@@ -417,7 +423,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return loss
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     r"""Mean (or sum, or none) of the squared differences.
 
     forward: out = \sum_i (x_i - y_i)^2 / n ('mean', n elements), the sum ('sum'), or (x - y)^2 ('none')
@@ -429,7 +435,7 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(d * d, reduction, "mse_loss")
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     r"""Mean (or sum, or none) of the absolute differences.
 
     forward: out = \sum_i |x_i - y_i| / n ('mean', n elements), the sum ('sum'), or |x - y| ('none')
@@ -438,7 +444,7 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """BCE from logits: -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) = softplus(x) - x t, with the
     gradient sigmoid(x) - t. (The textbook stable form max(x, 0) - x t + log(1 + e^{-|x|}) is the same
     function, but its pieces have kinks at x = 0 whose subgradients sum to 1 - t there, not 1/2 - t.)
@@ -465,7 +471,7 @@ class Pad(Function):
 
 
 @with_formulas(Pad)
-def pad(input, pad, mode="constant", value=0.0):
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Constant padding of the last len(pad)//2 dims, PyTorch's order (last dim first)."""
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
@@ -479,7 +485,7 @@ def pad(input, pad, mode="constant", value=0.0):
     return Pad.apply(input, tuple(widths), value)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12):
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     r"""x divided by its p-norm along `dim`, the norm clamped below at eps.
 
     forward: out = x / n,  n = max(||x||_p, eps)
@@ -488,7 +494,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim`: each norm is clamped on its own, as
     in PyTorch (clamping their product instead shrank the similarity of vectors shorter than ~1e-4).
 
@@ -499,8 +505,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return num / (x1.norm(dim=dim).clamp(min=eps) * x2.norm(dim=dim).clamp(min=eps))
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     r"""softmax(Q K^T * scale + mask) V for query (..., L, E), key (..., S, E), value (..., S, Ev): (..., L, Ev).
 
     scale: 1 / sqrt(E) unless given.
@@ -599,6 +606,6 @@ __all__ = [
 ]
 
 
-def __dir__():
+def __dir__() -> list[str]:
     # tab completion shows the functions, not the module's imports (np, math) or its op classes
     return sorted(__all__)

@@ -21,6 +21,8 @@ Linear per projection, batch first, weights per head); this one follows PyTorch'
 sequence-first input unless batch_first=True, bool masks where True means "may NOT attend",
 weights averaged over heads unless average_attn_weights=False.
 """
+from __future__ import annotations
+
 import math
 import warnings
 
@@ -28,10 +30,12 @@ from .. import _dtype
 from ..factories import zeros
 from ..ops.shape import cat
 from ..tensor import Tensor
+from ..types import DeviceLike, DTypeLike
 from . import functional as F
 from . import init
 from .layers import Linear, _empty
 from .module import Module
+from .parameter import Parameter
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -55,8 +59,10 @@ class MultiheadAttention(Module):
     F.scaled_dot_product_attention gives such a query weights 0).
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
-                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, "
                              f"got embed_dim={embed_dim} and num_heads={num_heads} instead")
@@ -87,8 +93,8 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
         if add_bias_kv:
-            self.bias_k = _empty((1, 1, embed_dim), dtype, device, where)
-            self.bias_v = _empty((1, 1, embed_dim), dtype, device, where)
+            self.bias_k: Parameter | None = _empty((1, 1, embed_dim), dtype, device, where)
+            self.bias_v: Parameter | None = _empty((1, 1, embed_dim), dtype, device, where)
         else:
             self.bias_k = self.bias_v = None
         self._reset_parameters()
@@ -118,8 +124,9 @@ class MultiheadAttention(Module):
         biases = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
         return weights, biases
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
+                need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         batched = _check_inputs(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         where = "MultiheadAttention"
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype,
@@ -154,7 +161,7 @@ class MultiheadAttention(Module):
         q = F.linear(query, w_q, b_q)                                    # (N, L, E)
         k = F.linear(key, w_k, b_k)                                      # (N, S, E)
         v = F.linear(value, w_v, b_v)                                    # (N, S, E)
-        if self.bias_k is not None:  # one more key and value, learned, that every query may see
+        if self.bias_k is not None and self.bias_v is not None:  # one more key and value, learned, seen by all
             k = cat([k, self.bias_k.expand(N, 1, E)], dim=1)             # (N, S+1, E)
             v = cat([v, self.bias_v.expand(N, 1, E)], dim=1)
             attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)

@@ -28,9 +28,12 @@ PyTorch's order, so a state dict moves between the two libraries by name:
 with G = 1 for RNN, 3 for GRU (r, z, n) and 4 for LSTM (i, f, g, o). Every parameter starts
 uniform in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)].
 """
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.shape import cat, stack
@@ -39,6 +42,8 @@ from . import functional as F
 from . import init
 from .layers import _empty
 from .module import Module
+from .parameter import Parameter
+from ..types import DeviceLike, DTypeLike
 
 
 # ---- the cells' math: one time step ----------------------------------------------------------------
@@ -129,8 +134,9 @@ class RNNBase(Module):
 
     _gates = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
-    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(mode, mode)
         if mode not in self._gates:
@@ -165,7 +171,8 @@ class RNNBase(Module):
             layer_in = input_size if layer == 0 else h_out * directions
             for direction in range(directions):
                 sfx = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-                shapes = {f"weight_ih{sfx}": (gate_rows, layer_in), f"weight_hh{sfx}": (gate_rows, h_out)}
+                shapes: dict[str, tuple[int, ...]] = {f"weight_ih{sfx}": (gate_rows, layer_in),
+                                                      f"weight_hh{sfx}": (gate_rows, h_out)}
                 if bias:
                     shapes.update({f"bias_ih{sfx}": (gate_rows,), f"bias_hh{sfx}": (gate_rows,)})
                 if proj_size > 0:
@@ -175,18 +182,18 @@ class RNNBase(Module):
                 self._all_weights.append(list(shapes))
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch."""
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
     @property
-    def all_weights(self):
+    def all_weights(self) -> list[list[Parameter]]:
         """The parameters, one list per (layer, direction): [w_ih, w_hh, b_ih, b_hh(, w_hr)]."""
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
-    def flatten_parameters(self):
+    def flatten_parameters(self) -> None:
         """Does nothing: PyTorch packs the weights into one buffer for cuDNN; there is no cuDNN here."""
 
     def _state_sizes(self):
@@ -203,7 +210,8 @@ class RNNBase(Module):
         """The state after one time step: a tuple (h,), or (h, c) for the LSTM; `w` as `_weights` gives it."""
         raise NotImplementedError
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor,
+                hx: Tensor | tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | tuple[Tensor, ...]]:
         name = type(self).__name__
         directions = 2 if self.bidirectional else 1
         # 1. check, and bring the input to (L, N, H_in) and each part of the state to (D * layers, N, size)
@@ -236,11 +244,11 @@ class RNNBase(Module):
                 w = self._weights(k)
                 s = tuple(part[k] for part in state)  # (h,) or (h, c), each (N, size)
                 times = reversed(range(steps)) if direction == 1 else range(steps)
-                hs = [None] * steps
+                hs = []  # the output at each step, in the order the steps ran
                 for t in times:
                     s = self._step(xs[t], s, w)
-                    hs[t] = s[0]  # the output at time t is the new h
-                outputs.append(stack(hs))  # (L, N, H_out) in time order, whichever way it ran
+                    hs.append(s[0])  # the output at time t is the new h
+                outputs.append(stack(hs[::-1] if direction == 1 else hs))  # (L, N, H_out) in time order
                 finals.append(s)
             x = outputs[0] if directions == 1 else cat(outputs, -1)  # (L, N, D * H_out)
             if layer < self.num_layers - 1:
@@ -287,7 +295,7 @@ class RNNBase(Module):
             out.append(p if batched else p.unsqueeze(1))
         return tuple(out)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
             s += f", proj_size={self.proj_size}"
@@ -315,8 +323,9 @@ class RNN(RNNBase):
     forward(input, h_0=None) -> (output, h_n). Shapes and parameter names: see this module's docstring.
     """
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None, *, proj_size=0):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None, *, proj_size: int = 0) -> None:
         _no_proj("RNN", proj_size)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
@@ -326,6 +335,10 @@ class RNN(RNNBase):
 
     def _step(self, x, state, w):
         return (rnn_cell(x, state[0], *w[:4], nonlinearity=self.nonlinearity),)
+
+    if TYPE_CHECKING:  # for a type checker: the state of an RNN is one tensor (RNNBase's forward serves all three)
+        def forward(self, input: Tensor, hx: Tensor | None = None  # type: ignore[override]
+                    ) -> tuple[Tensor, Tensor]: ...
 
 
 class GRU(RNNBase):
@@ -339,14 +352,19 @@ class GRU(RNNBase):
     forward(input, h_0=None) -> (output, h_n). Shapes and parameter names: see this module's docstring.
     """
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, device=None, dtype=None, *, proj_size=0):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None, *, proj_size: int = 0) -> None:
         _no_proj("GRU", proj_size)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          0, device, dtype)
 
     def _step(self, x, state, w):
         return (gru_cell(x, state[0], *w[:4]),)
+
+    if TYPE_CHECKING:  # for a type checker: the state of a GRU is one tensor
+        def forward(self, input: Tensor, hx: Tensor | None = None  # type: ignore[override]
+                    ) -> tuple[Tensor, Tensor]: ...
 
 
 class LSTM(RNNBase):
@@ -362,8 +380,9 @@ class LSTM(RNNBase):
     forward(input, (h_0, c_0)=None) -> (output, (h_n, c_n)).
     """
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype)
 
@@ -374,6 +393,10 @@ class LSTM(RNNBase):
         h, c = state
         return lstm_cell(x, h, c, *w)
 
+    if TYPE_CHECKING:  # for a type checker: the state of an LSTM is the pair (h, c)
+        def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # type: ignore[override]
+                    ) -> tuple[Tensor, tuple[Tensor, Tensor]]: ...
+
 
 # ---- the cells -----------------------------------------------------------------------------------------
 
@@ -381,7 +404,8 @@ class RNNCellBase(Module):
     """What the cells share: weight_ih (G * hidden, input), weight_hh (G * hidden, hidden), the biases,
     PyTorch's init, and the checks of one step's input and state."""
 
-    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
@@ -396,13 +420,13 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Every weight and bias ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
-    def _weights(self):
+    def _weights(self) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         return self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
 
     def _inputs(self, input, states):
@@ -438,7 +462,7 @@ class RNNCellBase(Module):
             out.append(h if batched else h.unsqueeze(0))
         return out, batched
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.bias is not True:
             s += f", bias={self.bias}"
@@ -453,13 +477,14 @@ class RNNCell(RNNCellBase):
     forward(input (N, input_size) or (input_size,), hx=None) -> h' of hx's shape (zeros when None).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         (x, h), batched = self._inputs(input, [hx])
         h = rnn_cell(x, h, *self._weights(), nonlinearity=self.nonlinearity)
         return h if batched else h.squeeze(0)
@@ -471,10 +496,11 @@ class GRUCell(RNNCellBase):
     forward(input (N, input_size) or (input_size,), hx=None) -> h' of hx's shape (zeros when None).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         (x, h), batched = self._inputs(input, [hx])
         h = gru_cell(x, h, *self._weights())
         return h if batched else h.squeeze(0)
@@ -486,10 +512,11 @@ class LSTMCell(RNNCellBase):
     forward(input (N, input_size) or (input_size,), (h, c)=None) -> (h', c') (zeros when None).
     """
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError(f"LSTMCell: hx must be a tuple (h, c) of two Tensors, got {type(hx).__name__}")
         (x, h, c), batched = self._inputs(input, [None, None] if hx is None else list(hx))

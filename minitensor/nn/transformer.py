@@ -19,8 +19,11 @@ Shapes are PyTorch's: (S, N, E) sequence first, (N, S, E) with batch_first=True,
 unbatched sequence (S, E). Masks follow MultiheadAttention: bool True = may NOT attend, a float
 mask is added to the scores; Transformer.generate_square_subsequent_mask(S) is the causal one.
 """
+from __future__ import annotations
+
 import copy
 import math
+from typing import Any, Callable, Union
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..factories import full
@@ -31,6 +34,10 @@ from . import init
 from .layers import GELU, Dropout, LayerNorm, Linear, ModuleList, ReLU
 from .module import Module
 from .multihead import MultiheadAttention, _canonical_mask
+from ..types import DeviceLike, DTypeLike
+
+Activation = Union[str, Callable[[Tensor], Tensor]]
+"""A feed-forward activation: 'relu', 'gelu', or a function or module of a Tensor."""
 
 
 def _activation_fn(activation):
@@ -60,9 +67,9 @@ def _check_tensor(t, name, where):
         raise TypeError(f"{where}: {name} must be a Tensor, got {type(t).__name__}")
 
 
-def _seq_len(x, batch_first):
-    """The sequence length of x: (S, E), (S, N, E), or (N, S, E) when batch_first."""
-    return x.shape[0] if x.ndim == 2 else x.shape[1 if batch_first else 0]
+def _seq_len(x, layer):
+    """The sequence length of x as `layer` reads it: (S, E), (S, N, E), or (N, S, E) when batch_first."""
+    return x.shape[0] if x.ndim == 2 else x.shape[1 if layer.self_attn.batch_first else 0]
 
 
 def _is_causal(mask, is_causal, size):
@@ -84,10 +91,12 @@ class TransformerEncoderLayer(Module):
     src_key_padding_mask (N, S) or (S,), True at padding. Returns src's shape.
     """
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: Activation = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
-        kw = dict(device=device, dtype=dtype)
+        kw: dict[str, Any] = dict(device=device, dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
@@ -101,7 +110,8 @@ class TransformerEncoderLayer(Module):
         self.activation_relu_or_gelu = _relu_or_gelu(activation)
         self.activation = activation  # a Module (nn.GELU()) becomes a child, as in PyTorch; a function does not
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+    def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool = False) -> Tensor:
         _check_tensor(src, "src", "TransformerEncoderLayer")
         where = "TransformerEncoderLayer"
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask",
@@ -142,7 +152,8 @@ class TransformerEncoder(Module):
     under the same conditions, so the numbers are PyTorch's.
     """
 
-    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
@@ -151,13 +162,14 @@ class TransformerEncoder(Module):
         self.use_nested_tensor = enable_nested_tensor and _packs_padding(encoder_layer)
         self.mask_check = mask_check
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool | None = None) -> Tensor:
         _check_tensor(src, "src", "TransformerEncoder")
         where = "TransformerEncoder"
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype,
                                                where)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, where)
-        is_causal = _is_causal(mask, is_causal, _seq_len(src, self.layers[0].self_attn.batch_first))
+        is_causal = _is_causal(mask, is_causal, _seq_len(src, self.layers[0]))
         zero_padding = self._zeroes_padding(src, mask, src_key_padding_mask)
         output = src
         for layer in self.layers:
@@ -205,10 +217,12 @@ class TransformerDecoderLayer(Module):
     tgt_mask (T, T), memory_mask (T, S). Returns tgt's shape.
     """
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: Activation = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
-        kw = dict(device=device, dtype=dtype)
+        kw: dict[str, Any] = dict(device=device, dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
                                                  **kw)
@@ -224,8 +238,9 @@ class TransformerDecoderLayer(Module):
         self.dropout3 = Dropout(dropout)
         self.activation = _activation_fn(activation)
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -259,16 +274,17 @@ class TransformerDecoder(Module):
     r"""num_layers deep copies of `decoder_layer` applied in turn (each also reading `memory`), then
     `norm` if given. When tgt_is_causal is None, a tgt_mask equal to the causal mask counts as causal."""
 
-    def __init__(self, decoder_layer, num_layers, norm=None):
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None) -> None:
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
         _check_tensor(tgt, "tgt", "TransformerDecoder")
-        tgt_is_causal = _is_causal(tgt_mask, tgt_is_causal, _seq_len(tgt, self.layers[0].self_attn.batch_first))
+        tgt_is_causal = _is_causal(tgt_mask, tgt_is_causal, _seq_len(tgt, self.layers[0]))
         output = tgt
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -293,11 +309,13 @@ class Transformer(Module):
     memory_key_padding_mask, src_is_causal, tgt_is_causal, memory_is_causal) returns tgt's shape.
     """
 
-    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
-                 dropout=0.1, activation=F.relu, custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, dropout: float = 0.1, activation: Activation = F.relu,
+                 custom_encoder: Module | None = None, custom_decoder: Module | None = None,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
-        kw = dict(device=device, dtype=dtype)
+        kw: dict[str, Any] = dict(device=device, dtype=dtype)
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
                       bias)
         if custom_encoder is not None:
@@ -313,9 +331,11 @@ class Transformer(Module):
         self._reset_parameters()
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-                memory_is_causal=False):
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
         _check_tensor(src, "src", "Transformer")
         _check_tensor(tgt, "tgt", "Transformer")
         batch_dim = 0 if self.batch_first else 1
@@ -334,7 +354,8 @@ class Transformer(Module):
                             memory_is_causal=memory_is_causal)
 
     @staticmethod
-    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+    def generate_square_subsequent_mask(sz: int, device: DeviceLike | None = None,
+                                        dtype: DTypeLike | None = None) -> Tensor:
         """The causal mask (sz, sz): 0 on and below the diagonal (key j <= query i may be seen), -inf above.
 
         Of the default float dtype unless `dtype` is given (with dtype=bool: True above the diagonal).

@@ -5,8 +5,11 @@ forward result, and `unbroadcast(·, a.shape)` sums a gradient back down to the 
 (the adjoint of broadcasting). Each VJP is written with Tensor ops, so it can be differentiated
 again (`create_graph=True`).
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Callable
 
 import numpy as np
 
@@ -19,6 +22,7 @@ from ._erf import erf as _np_erf
 from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
 from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
+from ..types import DeviceLike, DType, DTypeLike, Number, TensorOrNumber
 
 
 @quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
@@ -217,8 +221,8 @@ class Minimum(Function):
         return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
-def _binary(cls, name):
-    def fn(input, other):
+def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    def fn(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
         return cls.apply(operand(input, name), operand(other, name))
 
     fn.__name__ = name
@@ -230,7 +234,7 @@ _add = _binary(Add, "add")
 
 @tensor_method()
 @with_formulas(Add)
-def add(input, other, alpha=1):
+def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, other if alpha == 1 else other * alpha)
 
@@ -240,7 +244,7 @@ _sub = _binary(Sub, "sub")
 
 @tensor_method()
 @with_formulas(Sub)
-def sub(input, other, alpha=1):
+def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     return _sub(input, other if alpha == 1 else other * alpha)
 
@@ -251,7 +255,7 @@ _div = _binary(Div, "div")
 
 @tensor_method()
 @with_formulas(Div)  # and RoundedDiv's, below where it is defined
-def div(input, other, *, rounding_mode=None):
+def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
     if rounding_mode is None:
         return _div(input, other)
@@ -270,7 +274,7 @@ tensor_method("divide", "true_divide")(div)
 
 @tensor_method()
 @with_formulas(Pow)
-def pow(input, exponent):
+def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
@@ -580,7 +584,7 @@ class Cast(Function):
         return cast(g, x.dtype, False), None, None
 
 
-def cast(x, dtype, copy=False):
+def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
     if x.dtype == dtype and not copy:
         return x
     return Cast.apply(x, dtype, copy)
@@ -589,7 +593,8 @@ def cast(x, dtype, copy=False):
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @tensor_method()
 @with_formulas(Cast)
-def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
+       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
     for a in args:
         if isinstance(a, Tensor):
@@ -597,7 +602,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
             check_device(a, "to")
         else:
-            dtype = a
+            dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
@@ -609,14 +614,14 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 
 
 @tensor_method("type")
-def _type(self, dtype=None):
+def _type(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
     if dtype is None:
         return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
-def _converter(name, dtype):
-    def convert(self):
+def _converter(name: str, dtype: DType) -> None:
+    def convert(self: Tensor) -> Tensor:
         return self.to(dtype)
 
     convert.__name__ = name
@@ -633,15 +638,15 @@ for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half
 
 @tensor_method()
 @with_formulas(Cast)
-def type_as(self, other):
+def type_as(self: Tensor, other: Tensor) -> Tensor:
     """self converted to other's dtype (`self.to(other.dtype)`)."""
     return self.to(other.dtype)
 
 
-def _unary(cls, name, to_float=False):
+def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[Tensor], Tensor]:
     """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
     the default float dtype (PyTorch's promotion for exp, log, sin, ...)."""
-    def fn(input):
+    def fn(input: Tensor) -> Tensor:
         if to_float and isinstance(input, Tensor) and input._array.dtype.kind in "biu":
             input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
@@ -668,7 +673,7 @@ Tensor.__abs__ = abs
 
 
 @tensor_method()
-def square(input):
+def square(input: Tensor) -> Tensor:
     """input * input (one Mul node with x as both factors).
 
     forward: out = x^2
@@ -678,7 +683,7 @@ def square(input):
 
 
 @tensor_method()
-def reciprocal(input):
+def reciprocal(input: Tensor) -> Tensor:
     """1 / input (a Div node with the number 1 as a).
 
     forward: out = 1 / x
@@ -689,7 +694,7 @@ def reciprocal(input):
 
 @tensor_method()
 @with_formulas(Gelu)
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -698,7 +703,7 @@ def gelu(input, approximate="none"):
 
 @tensor_method("clamp", "clip")
 @with_formulas(Clamp)
-def clamp(input, min=None, max=None):
+def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """Limit every element to [min, max]."""
     for name, bound in (("min", min), ("max", max)):
         if bound is not None and not isinstance(bound, (Tensor, numbers.Number)):
@@ -729,7 +734,7 @@ sign = _unary(Sign, "sign")
 
 @tensor_method()
 @with_formulas(Cast)
-def clone(input):
+def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
 
@@ -820,7 +825,7 @@ with_formulas(RoundedDiv)(div)  # div's rounding modes
 
 @tensor_method()
 @with_formulas(RoundedDiv)
-def floor_divide(input, other):
+def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")
 

@@ -5,7 +5,10 @@ integer-array keys an element can be read more than once (an embedding lookup of
 token), and then its gradients must add up: `np.add.at` accumulates, `gx[key] += g` would keep
 only one of them.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -15,6 +18,7 @@ from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
+from ..types import Index as IndexKey, Number, TensorOrNumber
 
 
 def _index_key(index, shape=None):
@@ -105,7 +109,7 @@ def _describe_item(k):
     return "..." if k is Ellipsis else repr(k)
 
 
-def getitem(input, index):
+def getitem(input: Tensor, index: IndexKey) -> Tensor:
     """`x[index]` with PyTorch/numpy semantics; gradients scatter back (accumulating)."""
     key = _index_key(index)
     if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
@@ -162,8 +166,13 @@ class Where(Function):
         return None, ga, gb
 
 
+@overload
+def where(condition: Tensor) -> tuple[Tensor, ...]: ...
+@overload
+def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor: ...
 @with_formulas(Where)
-def where(condition, input=None, other=None):
+def where(condition: Tensor, input: TensorOrNumber | None = None,
+          other: TensorOrNumber | None = None) -> Tensor | tuple[Tensor, ...]:
     """Elementwise select; with only a condition, the indices where it holds (like nonzero)."""
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in np.nonzero(raw(condition)))
@@ -192,7 +201,7 @@ def _fill_mask(input, mask, value, op):
 
 @tensor_method()
 @with_formulas(Where)
-def masked_fill(input, mask, value):
+def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
     if not isinstance(value, Tensor):
@@ -211,21 +220,21 @@ def _tri(input, diagonal, upper, op):
 
 @tensor_method()
 @with_formulas(Where)
-def tril(input, diagonal=0):
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, False, "tril")
 
 
 @tensor_method()
 @with_formulas(Where)
-def triu(input, diagonal=0):
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, True, "triu")
 
 
 @tensor_method()
 @with_formulas(Index)
-def gather(input, dim, index):
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
     d = _wrap_dim(dim, input.ndim, "gather")
     if not isinstance(index, Tensor):
@@ -253,7 +262,7 @@ def _check_range(idx, n, d, op):
 
 @tensor_method()
 @with_formulas(Index)
-def index_select(input, dim, index):
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
     idx = np.asarray(raw(index))
@@ -263,8 +272,12 @@ def index_select(input, dim, index):
     return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
+@overload
+def nonzero(input: Tensor, as_tuple: Literal[False] = False) -> Tensor: ...
+@overload
+def nonzero(input: Tensor, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
 @tensor_method()
-def nonzero(input, as_tuple=False):
+def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if input.ndim == 0:  # PyTorch: one row of no coordinates if the scalar is non-zero (numpy refuses 0-d)
         rows = int(bool(input._array))
         return (Tensor._make(np.zeros(rows, np.int64)),) if as_tuple else Tensor._make(np.zeros((rows, 0), np.int64))
@@ -276,7 +289,7 @@ def nonzero(input, as_tuple=False):
 
 @tensor_method()
 @with_formulas(Index)
-def masked_select(input, mask):
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
     m = raw(mask)
     if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
@@ -289,7 +302,7 @@ def masked_select(input, mask):
 
 @tensor_method()
 @with_formulas(Where)
-def index_fill(input, dim, index, value):
+def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
     op = "index_fill"
     d = _wrap_dim(dim, input.ndim, op)
@@ -353,19 +366,23 @@ def _scatter_positions(input, dim, index, src, op):
     return key, part
 
 
-def _at_least_1d(scatter_op):
+_Op = TypeVar("_Op", bound=Callable[..., Tensor])
+
+
+def _at_least_1d(scatter_op: _Op) -> _Op:
     """Run a scatter on a 0-d input as on its 1-element vector, as PyTorch does."""
-    def run(input, *args, **kwargs):
+    def run(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if input.ndim == 0:
             return scatter_op(input.reshape(1), *args, **kwargs).reshape(())
         return scatter_op(input, *args, **kwargs)
 
     run.__name__, run.__doc__ = scatter_op.__name__, scatter_op.__doc__
-    return tensor_method(scatter_op.__name__)(run)
+    return tensor_method(scatter_op.__name__)(run)  # type: ignore[return-value]  # run takes what scatter_op takes
 
 
 @_at_least_1d
-def scatter(input, dim, index, src=None, value=None, reduce=None):
+def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None = None, value: Number | None = None,
+            reduce: str | None = None) -> Tensor:
     r"""input with src's elements written at the positions `index` gives along `dim`:
     out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.
     reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch).
@@ -388,7 +405,7 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
 
 
 @_at_least_1d
-def scatter_add(input, dim, index, src):
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     r"""input plus src's elements added at the positions `index` gives along `dim`:
     out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up). An IndexAdd node, then an Add:
 

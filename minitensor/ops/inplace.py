@@ -17,24 +17,28 @@ place while recording (update it under `no_grad()`), and (a documented differenc
 through a *view* of a tensor in the graph, where PyTorch would rewrite the base's graph: write
 into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
 """
+from __future__ import annotations
+
 import inspect
 import weakref
+from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..random import _gen
+from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
 from .indexing import IndexPut, _index_key, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
+from ..types import Index, TensorOrNumber
 
 
 def _requires_grad(x):
     return isinstance(x, Tensor) and x._rg
 
 
-def inplace(self, op, compute, *args, **kwargs):
+def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
     grad_on = grad_mode.modes.grad_enabled
     records = grad_on and (
@@ -140,11 +144,11 @@ _method("lerp_", lambda t, end, weight: t + weight * (end - t), """
     Composed of Sub, Mul and Add nodes:
     forward: out = x + weight * (end - x)
     VJP:     gx = g * (1 - weight);  gend = g * weight;  gweight = g * (end - x)   (each unbroadcast to its shape)""")
-_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), "`masked_fill`: " + masked_fill.__doc__)
-_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), "`index_fill`: " + index_fill.__doc__)
+_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), f"`masked_fill`: {masked_fill.__doc__}")
+_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), f"`index_fill`: {index_fill.__doc__}")
 _method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
-        "`scatter`: " + scatter.__doc__)
-_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), "`scatter_add`: " + scatter_add.__doc__)
+        f"`scatter`: {scatter.__doc__}")
+_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), f"`scatter_add`: {scatter_add.__doc__}")
 Tensor.clip_ = Tensor.clamp_
 
 
@@ -157,7 +161,7 @@ def _filled(t, value):
 
 
 @tensor_method()
-def fill_(self, value):
+def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
     r"""In place: every element becomes `value` (a Where node that takes value everywhere).
 
     forward: out = value, broadcast to x's shape
@@ -169,7 +173,7 @@ def fill_(self, value):
 
 
 @tensor_method()
-def zero_(self):
+def zero_(self: Tensor) -> Tensor:
     """In place: every element becomes 0 (a Where node that takes 0 everywhere).
 
     forward: out = 0
@@ -179,7 +183,7 @@ def zero_(self):
 
 
 @tensor_method()
-def copy_(self, src, non_blocking=False):
+def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
     """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
 
     forward: out = src, broadcast to x's shape
@@ -192,7 +196,7 @@ def copy_(self, src, non_blocking=False):
 
 
 @tensor_method()
-def uniform_(self, a=0.0, b=1.0, generator=None):
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn uniformly from [a, b).
 
     forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
@@ -202,7 +206,7 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
 
 
 @tensor_method()
-def normal_(self, mean=0.0, std=1.0, generator=None):
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn from N(mean, std^2).
 
     forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)
@@ -211,7 +215,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
 
 
-def setitem(self, index, value):
+def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
     """`x[index] = value`: recorded as IndexPut, so a value that requires grad keeps its graph."""
     key = _index_key(index)
     value = operand(value, "__setitem__") if not isinstance(value, (bool, int, float)) else value

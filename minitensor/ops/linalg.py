@@ -1,5 +1,8 @@
 r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcast batch dims."""
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +57,7 @@ class Matmul(Function):
 
 @tensor_method()
 @with_formulas(Matmul)
-def matmul(input, other):
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with numpy's rules for 1-D and batched inputs."""
     return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
 
@@ -64,7 +67,7 @@ Tensor.__matmul__, Tensor.__rmatmul__ = operator_method(Matmul, "matmul"), opera
 
 @tensor_method()
 @with_formulas(Matmul)
-def mm(input, mat2):
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
@@ -73,7 +76,7 @@ def mm(input, mat2):
 
 @tensor_method()
 @with_formulas(Matmul)
-def bmm(input, mat2):
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of (B, n, k) and (B, k, m)."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expects (B, n, k) and (B, k, m), got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
@@ -82,7 +85,7 @@ def bmm(input, mat2):
 
 @tensor_method()
 @with_formulas(Matmul)
-def dot(input, other):
+def dot(input: Tensor, other: Tensor) -> Tensor:
     r"""The inner product of two 1-D tensors: \sum_i a_i b_i."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
@@ -90,7 +93,7 @@ def dot(input, other):
 
 
 @tensor_method()
-def outer(input, vec2):
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
     r"""The outer product of two 1-D tensors, by broadcasting (a Reshape node, then a Mul):
 
     forward: out[i, j] = a_i b_j
@@ -99,7 +102,7 @@ def outer(input, vec2):
     return input.unsqueeze(-1) * vec2
 
 
-def einsum(equation, *operands):
+def einsum(equation: str, *operands: Any) -> Tensor:
     r"""A small einsum: the pairwise products of matmul only are not enough for learners, so this
     composes broadcasting multiply and sum (differentiable, not fast).
 
@@ -119,7 +122,7 @@ def einsum(equation, *operands):
     for term, op in zip(terms, operands):
         if len(term) != op.ndim or len(set(term)) != len(term):
             raise RuntimeError(f"einsum: term {term!r} does not fit operand of shape {tuple(op.shape)} (no repeated letters)")
-    result = None
+    result: Any = None
     for term, op in zip(terms, operands):
         order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
         x = op.permute([*order]) if order else op

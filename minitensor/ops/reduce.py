@@ -3,9 +3,11 @@ r"""Reductions over dims: sum, mean, var, std, prod, amax/amin (and max/min), lo
 Every VJP first puts the reduced dims back as size 1 (`_keep`) and then broadcasts `g` over them
 with `expand`: a reduction's adjoint copies the gradient to every element that was reduced.
 """
+from __future__ import annotations
+
 import builtins
-import collections
 import math
+from typing import NamedTuple, cast, overload
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
 from .elementwise import Maximum, Minimum, maximum, minimum
 from .indexing import where
+from ..types import Dims, DTypeLike
 
 
 def _keep(g, shape, dims, keepdim):
@@ -245,7 +248,7 @@ class Norm(Function):
 
 @tensor_method()
 @with_formulas(Sum)
-def sum(input, dim=None, keepdim=False, dtype=None):
+def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     return Sum.apply(x, norm_dims(dim, x.ndim, "sum"), keepdim)
@@ -253,7 +256,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):
 
 @tensor_method()
 @with_formulas(Mean)
-def mean(input, dim=None, keepdim=False, dtype=None):
+def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     return Mean.apply(x, norm_dims(dim, x.ndim, "mean"), keepdim)
@@ -269,7 +272,8 @@ def _correction(correction, unbiased, op):
 
 @tensor_method()
 @with_formulas(Var)
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
     c = _correction(correction, unbiased, "var")
     return Var.apply(input, norm_dims(dim, input.ndim, "var"), c, keepdim)
@@ -277,7 +281,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method()
 @with_formulas(Std)
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
     c = _correction(correction, unbiased, "std")
     return Std.apply(input, norm_dims(dim, input.ndim, "std"), c, keepdim)
@@ -285,7 +290,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @tensor_method()
 @with_formulas(Prod)
-def prod(input, dim=None, keepdim=False, dtype=None):
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
     d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
@@ -294,7 +299,7 @@ def prod(input, dim=None, keepdim=False, dtype=None):
 
 @tensor_method()
 @with_formulas(Amax)
-def amax(input, dim=(), keepdim=False):
+def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amax: the maximum of an empty tensor (shape {tuple(input.shape)}) has no value; "
@@ -304,7 +309,7 @@ def amax(input, dim=(), keepdim=False):
 
 @tensor_method()
 @with_formulas(Amin)
-def amin(input, dim=(), keepdim=False):
+def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amin: the minimum of an empty tensor (shape {tuple(input.shape)}) has no value; "
@@ -314,14 +319,14 @@ def amin(input, dim=(), keepdim=False):
 
 @tensor_method()
 @with_formulas(Logsumexp)
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow."""
     return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
 
 
 @tensor_method()
 @with_formulas(Norm)
-def norm(input, p="fro", dim=None, keepdim=False):
+def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
 
     forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
@@ -334,6 +339,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return input.abs().amax(dim=dims, keepdim=keepdim)
     if p == 0:  # the number of non-zeros: a step function, so no gradient (PyTorch's is None too)
         return (input != 0).sum(dim=dims, keepdim=keepdim).to(input.dtype)
+    p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
     # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
     # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
     # (or x) is 0 the power is taken of 1 instead and its result replaced by 0
@@ -348,8 +354,23 @@ def norm(input, p="fro", dim=None, keepdim=False):
     return where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p))
 
 
-max_result = collections.namedtuple("max", ["values", "indices"])
-min_result = collections.namedtuple("min", ["values", "indices"])
+class max_result(NamedTuple):
+    """What `max(x, dim)` returns: the largest values along dim, and their indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class min_result(NamedTuple):
+    """What `min(x, dim)` returns: the smallest values along dim, and their indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# printed under PyTorch's names: max(values=..., indices=...)
+max_result.__name__ = max_result.__qualname__ = "max"
+min_result.__name__ = min_result.__qualname__ = "min"
 
 
 def _arg(np_arg, input, dim, keepdim, op):
@@ -365,13 +386,13 @@ def _arg(np_arg, input, dim, keepdim, op):
 
 
 @tensor_method()
-def argmax(input, dim=None, keepdim=False):
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmax, input, dim, keepdim, "argmax")
 
 
 @tensor_method()
-def argmin(input, dim=None, keepdim=False):
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmin, input, dim, keepdim, "argmin")
 
@@ -388,35 +409,53 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
     return result(values, arg(input, dim, keepdim))
 
 
+@overload
+def max(input: Tensor, dim: None = None, keepdim: bool = False, *, other: None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -> max_result: ...
+@overload
+def max(input: Tensor, dim: Tensor, /) -> Tensor: ...
+@overload
+def max(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
 @with_formulas(Amax, Maximum)
-def max(input, dim=None, keepdim=False, *, other=None):
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        other: Tensor | None = None) -> Tensor | max_result:
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
     return _extreme(input, dim, keepdim, other, Amax, argmax, max_result, maximum, "max")
 
 
+@overload
+def min(input: Tensor, dim: None = None, keepdim: bool = False, *, other: None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -> min_result: ...
+@overload
+def min(input: Tensor, dim: Tensor, /) -> Tensor: ...
+@overload
+def min(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
 @with_formulas(Amin, Minimum)
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        other: Tensor | None = None) -> Tensor | min_result:
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
     return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")
 
 
 @tensor_method()
-def all(input, dim=None, keepdim=False):
+def all(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where every element (over `dim`) is non-zero."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
     return Tensor._make(np.asarray(np.all(input._array, axis=axis, keepdims=keepdim)))
 
 
 @tensor_method()
-def any(input, dim=None, keepdim=False):
+def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where some element (over `dim`) is non-zero."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
     return Tensor._make(np.asarray(np.any(input._array, axis=axis, keepdims=keepdim)))
 
 
 @tensor_method()
-def count_nonzero(input, dim=None):
+def count_nonzero(input: Tensor, dim: Dims | None = None) -> Tensor:
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
     return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))
