@@ -16,20 +16,23 @@ characters, 4.5 knowing only how often each occurs, 3.5 knowing which character 
 The default text ships inside the package (`attention/data`, see its README): chapters 1-17 of
 Jane Austen's Pride and Prejudice, public domain. Pure numpy, like the toy tasks.
 """
+from __future__ import annotations
+
 import importlib.resources
 import os
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 DEFAULT_TEXT = "pride_and_prejudice.txt"
 
 
-def default_text_path():
+def default_text_path() -> str:
     """The path of the shipped text (attention/data/pride_and_prejudice.txt)."""
     return str(importlib.resources.files(__package__).joinpath("data", DEFAULT_TEXT))
 
 
-def read_text(path):
+def read_text(path: str | os.PathLike[str]) -> str:
     """The text of a UTF-8 file, newlines as \\n; a clear ValueError if it is empty or not UTF-8.
 
     A missing or unreadable file raises the OSError that `open` raises."""
@@ -50,7 +53,7 @@ class CharsTask:
 
     name = "chars"
 
-    def __init__(self, text, block_size=64, heldout_fraction=0.1, source="text"):
+    def __init__(self, text: str, block_size: int = 64, heldout_fraction: float = 0.1, source: str = "text") -> None:
         if not 0.0 < heldout_fraction < 1.0:
             raise ValueError(f"heldout_fraction must be in (0, 1), got {heldout_fraction}")
         if block_size < 1:
@@ -73,20 +76,21 @@ class CharsTask:
         self.train_ids, self.heldout_ids = self.data[:-n_heldout], self.data[-n_heldout:]
 
     @classmethod
-    def from_file(cls, path=None, block_size=64, heldout_fraction=0.1):
+    def from_file(cls, path: str | os.PathLike[str] | None = None, block_size: int = 64,
+                  heldout_fraction: float = 0.1) -> CharsTask:
         """The task on a UTF-8 text file; None means the text shipped with the package."""
         path = default_text_path() if path is None else os.fspath(path)
         return cls(read_text(path), block_size, heldout_fraction, source=path)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"CharsTask({self.describe()!r})"
 
-    def describe(self):
+    def describe(self) -> str:
         return (f"chars: next character of {os.path.basename(self.source)} ({len(self.data):,} characters, "
                 f"{self.vocab_size} distinct), windows of {self.block_size}")
 
     # -- characters <-> ids -------------------------------------------------
-    def encode(self, text):
+    def encode(self, text: str) -> NDArray[np.int64]:
         """int64 ids of the characters of `text`; a ValueError names any not in the vocabulary."""
         try:
             return np.array([self._ids[c] for c in text], dtype=np.int64)
@@ -95,24 +99,25 @@ class CharsTask:
             raise ValueError(f"characters not in the vocabulary of {self.source}: "
                              f"{''.join(unknown)!r}") from None
 
-    def decode(self, ids):
+    def decode(self, ids: ArrayLike) -> str:
         """The text of a sequence of ids."""
         return "".join(self.chars[int(i)] for i in np.asarray(ids).reshape(-1))
 
     # -- windows ------------------------------------------------------------
-    def _split(self, split):
+    def _split(self, split: str) -> NDArray[np.int64]:
         if split not in ("train", "heldout"):
             raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
         return self.train_ids if split == "train" else self.heldout_ids
 
-    def batch(self, n, rng, split="train"):
+    def batch(self, n: int, rng: np.random.Generator,
+              split: str = "train") -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """`n` windows at random places of `split`: inputs and targets, both (n, block_size) int64."""
         ids = self._split(split)
         starts = rng.integers(0, len(ids) - self.block_size, size=n)  # the last start leaves room for y
         offsets = starts[:, None] + np.arange(self.block_size)        # (n, block_size)
         return ids[offsets], ids[offsets + 1]
 
-    def heldout_windows(self, n=None):
+    def heldout_windows(self, n: int | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """The held-out text cut into windows side by side: inputs and targets (m, block_size).
 
         Together they score every held-out character but the first once (a tail shorter than a

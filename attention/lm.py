@@ -15,19 +15,25 @@ faster one. `DecoderLM(..., fused=False)` records every step of attention instea
 
 `generate` writes text: it feeds the model its own samples, one token at a time (nanoGPT's loop).
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 import minitensor as mt
 import minitensor.nn as nn
+from minitensor import Tensor
 
 from .transformer import TransformerBlock
 
 
 class DecoderLM(nn.Module):
-    def __init__(self, vocab_size, block_size, n_layer=3, n_head=3, d_model=48, dropout=0.0, fused=True):
+    def __init__(self, vocab_size: int, block_size: int, n_layer: int = 3, n_head: int = 3, d_model: int = 48,
+                 dropout: float = 0.0, fused: bool = True) -> None:
         super().__init__()
         self.vocab_size, self.block_size = vocab_size, block_size
         self.tok_emb = nn.Embedding(vocab_size, d_model)
@@ -52,7 +58,7 @@ class DecoderLM(nn.Module):
             for proj in (block.attn.w_o, block.mlp.fc2):  # the two writers into the residual stream
                 nn.init.normal_(proj.weight, 0.0, 0.02 / math.sqrt(2 * n_layer))
 
-    def forward(self, idx):
+    def forward(self, idx: Tensor) -> Tensor:
         """Logits (B, T, vocab) for int64 token ids `idx` (B, T), T <= block_size."""
         if not isinstance(idx, mt.Tensor) or idx.ndim != 2:
             what = f"shape {tuple(idx.shape)}" if isinstance(idx, mt.Tensor) else type(idx).__name__
@@ -67,7 +73,8 @@ class DecoderLM(nn.Module):
             x = block(x)                                       # (B, T, d_model)
         return self.head(self.ln_f(x))                         # (B, T, vocab)
 
-    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                 generator: mt.Generator | None = None) -> Tensor:
         r"""Extend the token ids `idx` (B, T) by `max_new_tokens` tokens, each drawn from the model.
 
         One new token per row at each step, t = T, T+1, ...:
@@ -104,7 +111,8 @@ class DecoderLM(nn.Module):
             self.train(was_training)
         return idx
 
-    def _check_generate_args(self, idx, max_new_tokens, temperature, top_k):
+    def _check_generate_args(self, idx: Tensor, max_new_tokens: int, temperature: float,
+                             top_k: int | None) -> Tensor:
         """idx as int64 ids (B, T >= 1), or the error a bad argument deserves (nothing is changed)."""
         if not isinstance(idx, mt.Tensor):
             raise TypeError(f"DecoderLM.generate: idx must be a Tensor of token ids of shape (B, T), "
@@ -124,13 +132,14 @@ class DecoderLM(nn.Module):
             raise ValueError(f"DecoderLM.generate: top_k must be None or an integer >= 1, got {top_k!r}")
         return idx.long().clone()  # the result never shares memory with the caller's idx
 
-    def attention_maps(self, idx):
+    def attention_maps(self, idx: Any) -> list[NDArray[Any]]:
         """The attention weights of every head of every layer for `idx`: a list of (H, T, T) arrays."""
         with mt.no_grad():
             self(mt.from_numpy(np.asarray(idx)))
-        return [b.attn.last_weights.numpy(force=True)[0].copy() for b in self.blocks]
+        return [b.attn.last_weights.numpy(force=True)[0].copy()  # type: ignore[union-attr, operator]  # (TransformerBlocks)
+                for b in self.blocks]
 
-    def param_groups(self, weight_decay):
+    def param_groups(self, weight_decay: float) -> list[dict[str, Any]]:
         """AdamW groups: decay the weights of Linear layers only; biases, LayerNorm and embeddings are exempt."""
         decay = {id(m.weight) for m in self.modules() if isinstance(m, nn.Linear)}
         params = list(self.parameters())
@@ -140,7 +149,7 @@ class DecoderLM(nn.Module):
         ]
 
 
-def next_token_probs(logits, temperature=1.0, top_k=None):
+def next_token_probs(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
     r"""The distribution `generate` draws the next token from, given the last position's logits z (B, vocab).
 
         z'  = z / temperature                                 temperature > 0
@@ -154,7 +163,7 @@ def next_token_probs(logits, temperature=1.0, top_k=None):
     return mt.softmax(logits, dim=-1)
 
 
-def greedy_answers(model, task, prompts, batch=500):
+def greedy_answers(model: nn.Module, task: Any, prompts: NDArray[Any], batch: int = 500) -> NDArray[Any]:
     """Decode each prompt's answer one token at a time, always taking the most likely token."""
     out = []
     with mt.no_grad():

@@ -13,6 +13,8 @@ Two kinds of task, two kinds of evaluation:
   - chars (a character-level language model of a text file): held-out loss and bits per character,
     for all --steps; --sample N prints N generated characters at each evaluation and at the end.
 """
+from __future__ import annotations
+
 import argparse
 import copy
 import dataclasses
@@ -21,8 +23,10 @@ import math
 import os
 import sys
 import time
+from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 import minitensor as mt
 import minitensor.nn.functional as F
@@ -30,13 +34,13 @@ from minitensor.serialization import CheckpointError
 
 from .chars import CharsTask
 from .lm import DecoderLM, greedy_answers
-from .tasks import TASKS, get_task
+from .tasks import TASKS, Task, get_task
 from . import pictures
 
 # The settings whose default depends on the task (None in Config until __post_init__ fills them):
 # the toy tasks' are minGPT's sort demo; chars' a model that learns to write text resembling the
 # shipped one in about a minute on one CPU thread.
-TASK_DEFAULTS = {
+TASK_DEFAULTS: dict[str, dict[str, Any]] = {
     "toy": dict(block_size=None, layers=3, heads=3, d_model=48, steps=2000, batch=64, lr=5e-4,
                 warmup=0, schedule="constant", eval_every=100, sample=0),
     "chars": dict(block_size=64, layers=2, heads=4, d_model=64, steps=1500, batch=32, lr=1e-2,
@@ -44,43 +48,48 @@ TASK_DEFAULTS = {
 }
 
 
-def task_defaults(task):
+def task_defaults(task: str) -> dict[str, Any]:
     return TASK_DEFAULTS["chars" if task == "chars" else "toy"]
+
+
+# The default of a field whose value is the task's (TASK_DEFAULTS), until __post_init__ fills it
+# in; typed Any, so the field keeps the type it will hold
+PER_TASK: Any = None
 
 
 @dataclasses.dataclass
 class Config:
     task: str = "sort"
     data: str = ""  # chars: the text file; "" means the one shipped in attention/data
-    block_size: int = None  # chars: characters of context; a toy task's lengths set its own
-    layers: int = None
-    heads: int = None
-    d_model: int = None
+    block_size: int | None = None  # chars: characters of context; a toy task's lengths set its own
+    layers: int = PER_TASK
+    heads: int = PER_TASK
+    d_model: int = PER_TASK
     dropout: float = 0.0
-    steps: int = None  # toy tasks: an upper bound, training stops once held-out exact match is perfect
-    batch: int = None
-    lr: float = None
+    steps: int = PER_TASK  # toy tasks: an upper bound, training stops once held-out exact match is perfect
+    batch: int = PER_TASK
+    lr: float = PER_TASK
     beta1: float = 0.9
     beta2: float = 0.95
     weight_decay: float = 0.1
     clip: float = 1.0
-    warmup: int = None
-    schedule: str = None  # "constant" or "cosine" (decays to 10% of lr at `steps`)
+    warmup: int = PER_TASK
+    schedule: str = PER_TASK  # "constant" or "cosine" (decays to 10% of lr at `steps`)
     seed: int = 0
-    eval_every: int = None
+    eval_every: int = PER_TASK
     eval_n: int = 1000
     checkpoint_every: int = 100
     stop_when_perfect: bool = True
     out: str = ""  # "" means runs/<task>
     resume: bool = False
     pictures: bool = True
-    sample: int = None  # chars: characters of generated text printed at each evaluation and at the end
+    sample: int = PER_TASK  # chars: characters of generated text printed at each evaluation and at the end
     temperature: float = 1.0  # of those samples (0: greedy)
-    top_k: int = None  # of those samples (None: every character may be drawn)
-    prompt: str = None  # the text samples continue; None: a newline (or the first character if none)
+    top_k: int | None = None  # of those samples (None: every character may be drawn)
+    prompt: str | None = None  # the text samples continue; None: a newline (or the first character if none)
     generate_only: bool = False  # print a sample from the checkpoint in `out` instead of training
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for key, value in task_defaults(self.task).items():
             if getattr(self, key) is None:
                 setattr(self, key, value)
@@ -93,14 +102,14 @@ CHECKPOINT = "checkpoint.npz"
 
 # ---- pieces ---------------------------------------------------------------------------------------
 
-def make_task(cfg):
+def make_task(cfg: Config) -> Task | CharsTask:
     """The task `cfg` names; chars reads its text file (the shipped one unless `cfg.data` names one)."""
     if cfg.task == "chars":
         return get_task("chars", path=cfg.data or None, block_size=cfg.block_size)
     return get_task(cfg.task)
 
 
-def build(cfg):
+def build(cfg: Config) -> tuple[Task | CharsTask, DecoderLM, mt.optim.AdamW, mt.optim.lr_scheduler.LambdaLR]:
     """Task, model and optimizer for `cfg`, initialised from its seed."""
     task = make_task(cfg)
     mt.manual_seed(cfg.seed)
@@ -112,7 +121,7 @@ def build(cfg):
     return task, model, optimizer, scheduler
 
 
-def lr_factor(cfg, step):
+def lr_factor(cfg: Config, step: int) -> float:
     """Linear warmup over `warmup` steps, then constant or a cosine decay to 10%."""
     if cfg.warmup and step < cfg.warmup:
         return (step + 1) / cfg.warmup
@@ -122,7 +131,8 @@ def lr_factor(cfg, step):
     return 1.0
 
 
-def train_step(model, optimizer, scheduler, x, y, clip):
+def train_step(model: DecoderLM, optimizer: mt.optim.Optimizer, scheduler: mt.optim.lr_scheduler.LRScheduler,
+               x: NDArray[np.int64], y: NDArray[np.int64], clip: float) -> float:
     logits = model(mt.from_numpy(x))
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
     optimizer.zero_grad(set_to_none=True)
@@ -134,7 +144,7 @@ def train_step(model, optimizer, scheduler, x, y, clip):
     return loss.item()
 
 
-def evaluate(model, task, prompts):
+def evaluate(model: DecoderLM, task: Task, prompts: NDArray[np.int64]) -> float:
     was_training = model.training
     model.eval()
     answers = greedy_answers(model, task, prompts)
@@ -142,7 +152,7 @@ def evaluate(model, task, prompts):
     return task.exact_match(prompts, answers)
 
 
-def heldout_loss(model, x, y, batch=64):
+def heldout_loss(model: DecoderLM, x: NDArray[np.int64], y: NDArray[np.int64], batch: int = 64) -> float:
     """Mean cross-entropy (nats) of the model's next-token predictions on windows x -> targets y."""
     was_training = model.training
     model.eval()
@@ -156,7 +166,7 @@ def heldout_loss(model, x, y, batch=64):
     return total / y.size
 
 
-def heldout_sets(task, n):
+def heldout_sets(task: Task, n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """All distinct held-out prompts (or a fixed sample of them), and `n` fixed draws from that split."""
     distinct = task.heldout_prompts()
     draws = task.sample_prompts(n, np.random.default_rng(12345), split="heldout")
@@ -168,33 +178,33 @@ class ExactMatch:
 
     keys = {"step", "distinct", "draws"}
 
-    def __init__(self, task, n):
+    def __init__(self, task: Task, n: int) -> None:
         self.task = task
         self.distinct, self.draws = heldout_sets(task, n)
 
-    def describe(self):
+    def describe(self) -> str:
         return f"held-out: {len(self.distinct)} distinct prompts, {len(self.draws)} draws"
 
-    def __call__(self, model, step):
+    def __call__(self, model: DecoderLM, step: int) -> dict[str, Any]:
         return {"step": step, "distinct": evaluate(model, self.task, self.distinct),
                 "draws": evaluate(model, self.task, self.draws)}
 
-    def perfect(self, record):
+    def perfect(self, record: dict[str, Any]) -> bool:
         return record["distinct"] == 1.0 and record["draws"] == 1.0
 
-    def line(self, r):
+    def line(self, r: dict[str, Any]) -> str:
         return (f"held-out exact match {100 * r['draws']:.2f}% of {len(self.draws)} draws, "
                 f"{100 * r['distinct']:.2f}% of {len(self.distinct)} distinct prompts")
 
-    def report(self, r):
+    def report(self, r: dict[str, Any]) -> str:
         return (f"held-out exact match: {100 * r['draws']:.2f}% of {len(self.draws)} held-out sequences "
                 f"({100 * r['distinct']:.2f}% of all {len(self.distinct)} distinct held-out prompts)\n")
 
-    def result(self, r):
+    def result(self, r: dict[str, Any]) -> dict[str, Any]:
         return {"heldout_exact_match": r["draws"], "heldout_distinct_exact_match": r["distinct"],
                 "heldout_draws": len(self.draws), "heldout_distinct": len(self.distinct)}
 
-    def draw(self, model, losses, out_dir, stream):
+    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO) -> list[str]:
         return pictures.draw(model, self.task, pictures.telling_example(self.distinct), losses, out_dir, stream)
 
 
@@ -205,36 +215,36 @@ class HeldoutLoss:
 
     keys = {"step", "loss", "bpc"}
 
-    def __init__(self, task, n):
+    def __init__(self, task: CharsTask, n: int) -> None:
         self.task = task
         self.x, self.y = task.heldout_windows(n)
 
-    def describe(self):
+    def describe(self) -> str:
         return (f"held-out: the last {len(self.task.heldout_ids):,} characters, {self.y.size:,} of them scored "
                 f"({len(self.x)} windows of {self.task.block_size})")
 
-    def __call__(self, model, step):
+    def __call__(self, model: DecoderLM, step: int) -> dict[str, Any]:
         loss = heldout_loss(model, self.x, self.y)
         return {"step": step, "loss": loss, "bpc": loss / math.log(2)}
 
-    def perfect(self, record):
+    def perfect(self, record: dict[str, Any]) -> bool:
         return False  # no loss is perfect: a text model trains for all --steps
 
-    def line(self, r):
+    def line(self, r: dict[str, Any]) -> str:
         return f"held-out loss {r['loss']:.4f} ({r['bpc']:.3f} bits per character)"
 
-    def report(self, r):
+    def report(self, r: dict[str, Any]) -> str:
         return (f"held-out loss   {r['loss']:.4f} nats = {r['bpc']:.3f} bits per character "
                 f"({self.y.size:,} held-out characters)\n")
 
-    def result(self, r):
+    def result(self, r: dict[str, Any]) -> dict[str, Any]:
         return {"heldout_loss": r["loss"], "heldout_bpc": r["bpc"], "heldout_chars": int(self.y.size)}
 
-    def draw(self, model, losses, out_dir, stream):
+    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO) -> list[str]:
         return pictures.draw_text(model, self.task, losses, out_dir, stream)
 
 
-def evaluator(task, n):
+def evaluator(task: Task | CharsTask, n: int) -> ExactMatch | HeldoutLoss:
     return HeldoutLoss(task, n) if isinstance(task, CharsTask) else ExactMatch(task, n)
 
 
@@ -244,14 +254,14 @@ class CommandError(Exception):
     """A request the run can't carry out (for instance a --prompt with unknown characters): `error: ...`, exit 2."""
 
 
-def prompt_of(cfg, chars):
+def prompt_of(cfg: Config, chars: Sequence[str]) -> str:
     """The text a sample continues: --prompt, else a newline (else the vocabulary's first character)."""
     if cfg.prompt is not None:
         return cfg.prompt
     return "\n" if "\n" in chars else chars[0]
 
 
-def prompt_ids(cfg, chars):
+def prompt_ids(cfg: Config, chars: Sequence[str] | None) -> list[int]:
     """The prompt's ids in the vocabulary `chars`, or a CommandError naming what is wrong with it."""
     if chars is None:
         raise CommandError(f"--sample: only --task chars writes text (the {cfg.task} task is scored by exact match)")
@@ -265,7 +275,7 @@ def prompt_ids(cfg, chars):
     return [ids[c] for c in prompt]
 
 
-def sample_text(model, chars, cfg):
+def sample_text(model: DecoderLM, chars: Sequence[str], cfg: Config) -> str:
     """`cfg.sample` characters the model writes after the prompt, drawn from a generator seeded with
     `cfg.seed`: the same text for the same weights, whatever ran before."""
     prompt = prompt_ids(cfg, chars)
@@ -274,14 +284,17 @@ def sample_text(model, chars, cfg):
     return "".join(chars[i] for i in out[0, len(prompt):].tolist())
 
 
-def _show_sample(write, text, step=None):
+def _show_sample(write: Callable[[str], object], text: str, step: int | None = None) -> None:
     where = "after training" if step is None else f"at step {step}"
     write(f"--- sample {where} ({len(text)} characters) ---\n{text}\n---")
 
 
 # ---- checkpoints ----------------------------------------------------------------------------------
 
-def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals, vocab=None):
+def save_checkpoint(path: str, cfg: Config, model: DecoderLM, optimizer: mt.optim.Optimizer,
+                    scheduler: mt.optim.lr_scheduler.LRScheduler, step: int, losses: Sequence[float],
+                    data_rng: np.random.Generator, evals: list[dict[str, Any]],
+                    vocab: Sequence[str] | None = None) -> None:
     """Everything a resumed run needs; `vocab` (chars: the text's characters, in id order) too,
     so a resumed run or --generate-only maps ids to the same characters."""
     extra = {} if vocab is None else {"vocab": json.dumps(list(vocab))}
@@ -302,7 +315,10 @@ def save_checkpoint(path, cfg, model, optimizer, scheduler, step, losses, data_r
 _ENTRIES = ("model", "optimizer", "scheduler", "step", "losses", "evals", "data_rng", "model_rng", "config")
 
 
-def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng, vocab=None, eval_keys=ExactMatch.keys):
+def load_checkpoint(path: str, cfg: Config, model: DecoderLM, optimizer: mt.optim.Optimizer,
+                    scheduler: mt.optim.lr_scheduler.LRScheduler, data_rng: np.random.Generator,
+                    vocab: Sequence[str] | None = None,
+                    eval_keys: set[str] = ExactMatch.keys) -> tuple[int, list[float], list[dict[str, Any]]]:
     """Restore everything a checkpoint holds; a bad file raises CheckpointError and changes nothing.
 
     Nothing is assigned until every entry has been read and has loaded into copies of the model,
@@ -357,7 +373,7 @@ def load_checkpoint(path, cfg, model, optimizer, scheduler, data_rng, vocab=None
 class Progress:
     """A live bar on a terminal (tqdm when installed), plain lines otherwise (logs, CI, pipes)."""
 
-    def __init__(self, total, start, stream=None, every=50):
+    def __init__(self, total: int, start: int, stream: TextIO | None = None, every: int = 50) -> None:
         self.stream = stream or sys.stdout
         self.total, self.start_step, self.every = total, start, every
         self.t0 = time.perf_counter()
@@ -371,7 +387,7 @@ class Progress:
             except ImportError:
                 pass
 
-    def update(self, step, loss):
+    def update(self, step: int, loss: float) -> None:
         self.last_loss = loss
         done = step - self.start_step
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
@@ -389,14 +405,14 @@ class Progress:
             self.stream.write(f"step {step}/{self.total}  loss {loss:.4f}  {rate:.1f} steps/s  ETA {_fmt_time(eta)}\n")
             self.stream.flush()
 
-    def note(self, text):
+    def note(self, text: str) -> None:
         if self.bar is not None:
             self.bar.write(text)
         else:
             self.stream.write(("\n" if self.tty else "") + text + "\n")
             self.stream.flush()
 
-    def close(self, step):
+    def close(self, step: int) -> None:
         """End the bar at `step`: where training stopped, which is the whole bar when it stopped early."""
         if self.bar is not None:
             self.bar.total = step
@@ -417,7 +433,7 @@ def _fmt_time(seconds):
 
 # ---- the run --------------------------------------------------------------------------------------
 
-def train(cfg, stream=None):
+def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
     """Train per `cfg`; return a dict with the results (also printed as a report)."""
     stream = stream or sys.stdout
     os.makedirs(cfg.out, exist_ok=True)
@@ -426,14 +442,16 @@ def train(cfg, stream=None):
     vocab = task.chars if isinstance(task, CharsTask) else None
     scorer = evaluator(task, cfg.eval_n)
     data_rng = np.random.default_rng(cfg.seed)
-    step, losses, evals = 0, [], []
+    step = 0
+    losses: list[float] = []
+    evals: list[dict[str, Any]] = []
     if cfg.resume:
         if not os.path.exists(ckpt_path):
             raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}; run without --resume to start fresh")
         step, losses, evals = load_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, data_rng, vocab, scorer.keys)
         stream.write(f"resumed from {ckpt_path} at step {step}\n")
     if cfg.sample:
-        prompt_ids(cfg, vocab)  # a bad --prompt stops the run before it starts, not after it
+        prompt_ids(cfg, vocab)  # a bad --prompt, or a toy task, stops the run before it starts, not after it
     n_params = sum(p.numel() for p in model.parameters())
     stream.write(f"task: {task.describe()}\nmodel: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}, "
                  f"{n_params:,} parameters\n{scorer.describe()}\nBLAS threads: {blas_threads()}\n")
@@ -454,7 +472,7 @@ def train(cfg, stream=None):
             evals.append(scorer(model, step))
             progress.note(f"step {step}: {scorer.line(evals[-1])}")
             perfect = scorer.perfect(evals[-1])
-            if cfg.sample and step < cfg.steps:  # the last one is printed after training
+            if cfg.sample and vocab is not None and step < cfg.steps:  # the last one is printed after training
                 _show_sample(progress.note, sample_text(model, vocab, cfg), step)
         if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:
             save()
@@ -464,7 +482,7 @@ def train(cfg, stream=None):
         evals.append(scorer(model, step))
         save()
     final = evals[-1]
-    sample = sample_text(model, vocab, cfg) if cfg.sample else None
+    sample = sample_text(model, vocab, cfg) if cfg.sample and vocab is not None else None
     if sample is not None:
         _show_sample(lambda text: stream.write(text + "\n"), sample)
     files = [ckpt_path]
@@ -487,7 +505,7 @@ def train(cfg, stream=None):
     return result
 
 
-def generate_only(cfg, stream=None):
+def generate_only(cfg: Config, stream: TextIO | None = None) -> str:
     """Print `cfg.sample` characters from the chars model saved in `cfg.out`: no data file, no training.
 
     The checkpoint brings the architecture and the vocabulary; `cfg` brings the sampling settings
@@ -533,12 +551,12 @@ def _at_least(low, kind=int):
     return parse
 
 
-def blas_threads():
+def blas_threads() -> str:
     """The BLAS thread count this process asked for (numpy read it when it loaded)."""
     return os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "BLAS's default"
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     """The command line of the trainer: every option with its default in --help, each value checked."""
     d, toy, chars = Config(), TASK_DEFAULTS["toy"], TASK_DEFAULTS["chars"]
     ap = argparse.ArgumentParser(
@@ -601,7 +619,7 @@ def parser():
 _CHARS_ONLY = ("data", "block_size", "sample", "temperature", "top_k", "prompt")
 
 
-def parse_args(argv=None):
+def parse_args(argv: Sequence[str] | None = None) -> Config:
     ap = parser()
     a = ap.parse_args(argv)
     if a.task != "chars" and not a.generate_only:
@@ -622,7 +640,7 @@ def parse_args(argv=None):
             ap.error(f"argument --data: cannot read {e.filename}: {e.strerror}")
         except ValueError as e:
             ap.error(f"argument --data: {e}")
-        if cfg.sample:
+        if cfg.sample and isinstance(task, CharsTask):
             try:
                 prompt_ids(cfg, task.chars)
             except CommandError as e:
@@ -630,7 +648,7 @@ def parse_args(argv=None):
     return cfg
 
 
-def command(argv=None):
+def command(argv: Sequence[str] | None = None) -> int:
     """`python -m attention`, the `attention-train` command and examples/train_toy_model.py.
 
     BLAS reads its thread count once, when numpy loads, and numpy is loaded by the time this runs.
@@ -649,7 +667,7 @@ def command(argv=None):
 _RESTARTED = "ATTENTION_TRAIN_RESTARTED"  # set in the restarted process, so it never restarts again
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     cfg = parse_args(argv)
     try:
         if cfg.generate_only:

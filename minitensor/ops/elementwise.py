@@ -5,20 +5,24 @@ forward result, and `unbroadcast(·, a.shape)` sums a gradient back down to the 
 (the adjoint of broadcasting). Each VJP is written with Tensor ops, so it can be differentiated
 again (`create_graph=True`).
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Callable
 
 import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
 from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
 from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
+from ..types import DeviceLike, DType, DTypeLike, Number, TensorOrNumber
 
 
 @quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
@@ -217,21 +221,21 @@ class Minimum(Function):
         return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
-def _binary(cls, name):
-    def fn(input, other):
+def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    def fn(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
         return cls.apply(operand(input, name), operand(other, name))
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return fn
+    return with_formulas(cls)(fn)
 
 
 _add = _binary(Add, "add")
 
 
 @tensor_method()
-def add(input, other, alpha=1):
-    """input + alpha * other"""
+@with_formulas(Add)
+def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+    """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, other if alpha == 1 else other * alpha)
 
 
@@ -239,8 +243,9 @@ _sub = _binary(Sub, "sub")
 
 
 @tensor_method()
-def sub(input, other, alpha=1):
-    """input - alpha * other"""
+@with_formulas(Sub)
+def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+    """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     return _sub(input, other if alpha == 1 else other * alpha)
 
 
@@ -249,7 +254,8 @@ _div = _binary(Div, "div")
 
 
 @tensor_method()
-def div(input, other, *, rounding_mode=None):
+@with_formulas(Div)  # and RoundedDiv's, below where it is defined
+def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
     if rounding_mode is None:
         return _div(input, other)
@@ -267,7 +273,8 @@ tensor_method("divide", "true_divide")(div)
 
 
 @tensor_method()
-def pow(input, exponent):
+@with_formulas(Pow)
+def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
@@ -577,7 +584,7 @@ class Cast(Function):
         return cast(g, x.dtype, False), None, None
 
 
-def cast(x, dtype, copy=False):
+def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
     if x.dtype == dtype and not copy:
         return x
     return Cast.apply(x, dtype, copy)
@@ -585,7 +592,9 @@ def cast(x, dtype, copy=False):
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @tensor_method()
-def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+@with_formulas(Cast)
+def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
+       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
     for a in args:
         if isinstance(a, Tensor):
@@ -593,7 +602,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
             check_device(a, "to")
         else:
-            dtype = a
+            dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
@@ -605,18 +614,20 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 
 
 @tensor_method("type")
-def _type(self, dtype=None):
+def _type(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
     if dtype is None:
         return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
-def _converter(name, dtype):
-    def convert(self):
+def _converter(name: str, dtype: DType) -> None:
+    def convert(self: Tensor) -> Tensor:
         return self.to(dtype)
 
     convert.__name__ = name
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+        with_formulas(Cast)(convert)
     tensor_method(name)(convert)
 
 
@@ -626,21 +637,22 @@ for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half
 
 
 @tensor_method()
-def type_as(self, other):
+@with_formulas(Cast)
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self converted to other's dtype (`self.to(other.dtype)`)."""
     return self.to(other.dtype)
 
 
-def _unary(cls, name, to_float=False):
+def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[Tensor], Tensor]:
     """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
     the default float dtype (PyTorch's promotion for exp, log, sin, ...)."""
-    def fn(input):
+    def fn(input: Tensor) -> Tensor:
         if to_float and isinstance(input, Tensor) and input._array.dtype.kind in "biu":
             input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return tensor_method()(fn)
+    return tensor_method()(with_formulas(cls)(fn))
 
 
 neg = _unary(Neg, "neg")
@@ -661,19 +673,28 @@ Tensor.__abs__ = abs
 
 
 @tensor_method()
-def square(input):
-    """input * input"""
+def square(input: Tensor) -> Tensor:
+    """input * input (one Mul node with x as both factors).
+
+    forward: out = x^2
+    VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
+    """
     return input * input
 
 
 @tensor_method()
-def reciprocal(input):
-    """1 / input"""
+def reciprocal(input: Tensor) -> Tensor:
+    """1 / input (a Div node with the number 1 as a).
+
+    forward: out = 1 / x
+    VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
+    """
     return 1 / input
 
 
 @tensor_method()
-def gelu(input, approximate="none"):
+@with_formulas(Gelu)
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -681,7 +702,8 @@ def gelu(input, approximate="none"):
 
 
 @tensor_method("clamp", "clip")
-def clamp(input, min=None, max=None):
+@with_formulas(Clamp)
+def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """Limit every element to [min, max]."""
     for name, bound in (("min", min), ("max", max)):
         if bound is not None and not isinstance(bound, (Tensor, numbers.Number)):
@@ -711,7 +733,8 @@ sign = _unary(Sign, "sign")
 
 
 @tensor_method()
-def clone(input):
+@with_formulas(Cast)
+def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
 
@@ -797,8 +820,12 @@ class Fmod(Function):
                 unbroadcast(-g * RoundedDiv.apply(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None)
 
 
+with_formulas(RoundedDiv)(div)  # div's rounding modes
+
+
 @tensor_method()
-def floor_divide(input, other):
+@with_formulas(RoundedDiv)
+def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")
 

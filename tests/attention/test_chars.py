@@ -146,7 +146,7 @@ def test_the_shipped_text_is_declared_package_data_with_its_readme():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(root, "setup.cfg"))
-    patterns = cfg["options.package_data"]["attention"].split()
+    patterns = cfg["options.package_data"]["attention"].replace(",", " ").split()  # (a list of either form)
     assert "data/*.txt" in patterns and "data/README.md" in patterns
     with open(os.path.join(os.path.dirname(default_text_path()), "README.md"), encoding="utf-8") as f:
         readme = f.read()

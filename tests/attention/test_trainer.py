@@ -3,6 +3,8 @@ refuses a corrupt checkpoint, is deterministic, and actually learns sort."""
 import dataclasses
 import json
 import os
+import re
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +29,7 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
     assert os.path.exists(tmp_path / "a" / "checkpoint.npz")
     assert "== report ==" in out and "held-out exact match" in out and "parameters" in out
     assert 0.0 <= result["heldout_exact_match"] <= 1.0
+    assert os.path.exists(tmp_path / "a" / "attention_viewer.html")  # HTML needs no package
     try:
         import matplotlib  # noqa: F401
 
@@ -34,6 +37,18 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
         assert os.path.exists(tmp_path / "a" / "loss_curve.png")
     except ImportError:
         assert "layer 0 head 1" in out  # the text heatmaps stand in for the pictures
+
+
+def test_without_matplotlib_the_maps_print_as_text_and_the_viewer_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
+    result = run(tmp_path, "a", steps=3, pictures=True)
+    out = capsys.readouterr().out
+    viewer = tmp_path / "a" / "attention_viewer.html"
+    assert result["files"][1:] == [str(viewer)] and viewer.exists()
+    assert "layer 0 head 1" in out and f"open {viewer} in a browser" in out
+    assert not (tmp_path / "a" / "attention_maps.png").exists()
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
+    assert (data["layers"], data["heads"]) == (1, 2) and data["title"].startswith("sort: prompt")
 
 
 def test_same_seed_same_losses_bit_for_bit(tmp_path):
@@ -372,6 +387,21 @@ def test_a_chars_run_reports_heldout_loss_and_bits_per_character_and_prints_samp
     ck = trainer.mt.load(str(tmp_path / "a" / "checkpoint.npz"))
     assert json.loads(ck["vocab"]) == sorted(set(TEXT))
     assert [e["step"] for e in json.loads(ck["evals"])] == [5, 10]
+
+
+def test_a_chars_run_draws_a_line_of_heldout_text_labelled_by_its_characters(tmp_path, text_file, capsys,
+                                                                              monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # the text heatmaps, readable in the output
+    result = run_chars(tmp_path, "p", text_file, steps=5, pictures=True)
+    out = capsys.readouterr().out
+    viewer = tmp_path / "p" / "attention_viewer.html"
+    assert result["files"][1:] == [str(viewer)] and "layer 0 head 1" in out
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
+    labels = data["queries"]
+    text = "".join(labels).replace("·", " ").replace("↵", "\n")  # the glyphs back to the characters
+    assert len(labels) == 16 and data["title"] == f"chars: {text!r}"
+    assert "\n" + text in TEXT[int(0.85 * len(TEXT)):]  # held-out text, from the beginning of a line
+    assert " ".join(labels[:4]) in out  # the text heatmaps carry the same labels
 
 
 def test_the_heldout_loss_is_the_mean_cross_entropy_of_every_scored_character(tmp_path, text_file):
