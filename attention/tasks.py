@@ -9,13 +9,18 @@ decided by a fixed hash of its tokens. The split never depends on a seed, so no
 amount of training-set sampling can ever leak a held-out prompt.
 
 Pure numpy; randomness comes only from the ``np.random.Generator`` passed in.
+
+The registry also names ``chars``, next-character prediction on a text (``attention.chars``):
+no prompt and answer there, every position is a target, and the score is held-out loss.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from .chars import CharsTask
 
 IGNORE_INDEX = -100  # PyTorch's cross_entropy default ignore_index
 
@@ -263,11 +268,13 @@ class AddTask(Task):
         return f"add: two {d}-digit numbers -> their {d + 1}-digit sum, least significant digit first"
 
 
-TASKS: dict[str, type[Task]] = {"sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask}
+# name -> what makes the task; chars reads a text file (the shipped one unless given a path=)
+TASKS: dict[str, Callable[..., Task | CharsTask]] = {
+    "sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask, "chars": CharsTask.from_file}
 
 
-def get_task(name: str, **kwargs: Any) -> Task:
-    """Instantiate the task registered under ``name``."""
+def get_task(name: str, **kwargs: Any) -> Task | CharsTask:
+    """Instantiate the task registered under ``name`` (keyword arguments go to its constructor)."""
     try:
         cls = TASKS[name]
     except KeyError:

@@ -22,7 +22,7 @@ NAMESPACES = [
     "minitensor.optim", "minitensor.optim.lr_scheduler", "minitensor.utils", "minitensor.utils.data",
     "minitensor.autograd", "minitensor.testing", "minitensor.cuda", "minitensor.backends",
     "minitensor.backends.mps", "minitensor.backends.cudnn", "minitensor.types", "minitensor.viz",
-    "attention", "attention.lm", "attention.tasks", "attention.trainer", "attention.pictures",
+    "attention", "attention.chars", "attention.lm", "attention.tasks", "attention.trainer", "attention.pictures",
 ]
 WITH_ALL = ["minitensor", "minitensor.nn", "minitensor.nn.functional", "minitensor.optim", "minitensor.utils",
             "minitensor.autograd", "minitensor.testing", "minitensor.backends", "minitensor.types", "attention"]
