@@ -136,7 +136,11 @@ def execute(path, tmp_path, edit=None):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("MPLBACKEND", None)  # the kernel's own (inline) backend, as a learner's Jupyter has
-    client.execute(env=env)
+    try:
+        client.execute(env=env, cleanup_kc=True)  # (a client given a kernel manager leaves the kernel running)
+    finally:
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     return nb
 
 
