@@ -28,7 +28,7 @@ except ImportError:  # the tests use rewrite_links alone, where mkdocs (the docs
         return lambda fn: fn
 
 PAGES_OUTSIDE_DOCS = {"README.md": "index.md"}  # repository path -> page path on the site
-NOTEBOOKS = "notebooks/*.py"
+NOTEBOOKS = ("notebooks/[0-9]*.py", "notebooks/exercises/[0-9]*.py")  # numbered: the generator script is not one
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]+)\]\((?P<target>[^)\s#]+)(?P<anchor>#[^)\s]*)?\)")
 
 
@@ -44,7 +44,7 @@ def _outside_pages(config):
     """Repository path -> site path of every page whose source is outside docs/."""
     root, pages = _root(config), dict(PAGES_OUTSIDE_DOCS)
     if _jupyter_enabled(config):
-        for path in sorted(glob.glob(os.path.join(root, NOTEBOOKS))):
+        for path in sorted(p for pattern in NOTEBOOKS for p in glob.glob(os.path.join(root, pattern))):
             rel = os.path.relpath(path, root).replace(os.sep, "/")
             pages[rel] = rel
     return pages
