@@ -214,7 +214,7 @@ def test_api_reference_shows_formulas_as_code(site):
 def _small_copy(tmp_path):
     """The guides and README with mkdocs.yml minus the API reference: a build of a few seconds."""
     tmp_path.mkdir()
-    for name in ("README.md", "scripts", "examples"):
+    for name in ("README.md", "scripts", "examples", "notebooks"):
         src = os.path.join(ROOT, name)
         (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, tmp_path / name)
     shutil.copytree(os.path.join(ROOT, "docs"), tmp_path / "docs", ignore=shutil.ignore_patterns("api"))
