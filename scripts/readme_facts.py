@@ -32,15 +32,15 @@ def count_tests():
     return int(found.group(1))
 
 
-def default_parameters():
-    """Parameters of the trainer's default model (minGPT's sort demo)."""
+def default_parameters(task="sort"):
+    """Parameters of the trainer's default model for `task` (for sort, minGPT's sort demo)."""
     sys.path.insert(0, ROOT)
     import minitensor
     from attention.trainer import Config, build
 
     state = minitensor.get_rng_state()  # build() seeds the global generator: leave it as it was
     try:
-        _, model, _, _ = build(Config())
+        _, model, _, _ = build(Config(task=task))
     finally:
         minitensor.set_rng_state(state)
     return sum(p.numel() for p in model.parameters())
@@ -83,6 +83,7 @@ def main(argv=None):
     print(f"measured on: {machine()}")
     print(f"tests collected by `python -m pytest`: {count_tests():,}")
     print(f"parameters of the default model: {default_parameters():,}")
+    print(f"parameters of the default chars model: {default_parameters('chars'):,}")
     if args.suite:
         print(f"`python -m pytest` wall time: {time_suite():.0f} s")
     if args.tasks:
