@@ -11,20 +11,25 @@ Every function and layer computes attention step by step by default (matmul, sca
 softmax, matmul: each a node that `minitensor.autograd.explain` shows). `fused=True` asks for
 the same math as one node with a hand-derived backward, for speed (`attention.fused`); the
 trainer's model, `attention.lm.DecoderLM`, asks for it.
+
+Pictures: `show_heatmaps` (matplotlib) draws weights or their gradients for any layers and heads,
+`attention_viewer_html` writes a page to explore them in a browser, `unicode_heatmap` prints one.
 """
 from minitensor import __version__  # one distribution (minitensor-attention), one version
 from .functional import basic_self_attention, scaled_dot_product_attention
 from .fused import FusedAttention, FusedAttentionWeights
+from .heatmaps import show_heatmaps, unicode_heatmap
 from .layers import MultiHeadAttention, ScaledDotProductAttention, SelfAttention
 from .masks import causal_mask, padding_mask
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from .transformer import FeedForward, TransformerBlock
+from .viewer import attention_viewer_html
 
 __all__ = [
     "basic_self_attention", "scaled_dot_product_attention",
     "FusedAttention", "FusedAttentionWeights", "ScaledDotProductAttention", "SelfAttention", "MultiHeadAttention",
     "causal_mask", "padding_mask", "SinusoidalPositionalEncoding", "LearnedPositionalEncoding",
-    "FeedForward", "TransformerBlock",
+    "FeedForward", "TransformerBlock", "show_heatmaps", "unicode_heatmap", "attention_viewer_html",
 ]
 
 

@@ -3,4 +3,5 @@ import sys
 
 from .trainer import command
 
-sys.exit(command())
+if __name__ == "__main__":  # importing the module (as the API reference's generator does) trains nothing
+    sys.exit(command())

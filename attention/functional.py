@@ -13,30 +13,38 @@ is the default: matmul, scale, mask, softmax and matmul, each an op with its own
 has the measurements) but a single step to look at: ask for it with `fused=True`, as the
 trainer's model (`attention.lm.DecoderLM`) and the benchmarks do.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
 
 import minitensor as mt
+from minitensor import Tensor
 import minitensor.nn.functional as F
+from minitensor.autograd.function import with_formulas
 
 from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
 
 
-def check_tensor(x, op, name="x"):
+def check_tensor(x: object, op: str, name: str = "x") -> Tensor:
     """`x` if it is a minitensor Tensor, else a TypeError naming the layer or function and what it got."""
     if not isinstance(x, mt.Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__} (minitensor.tensor(data) makes one)")
     return x
 
 
-def basic_self_attention(x):
+def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
     r"""Self-attention with no parameters: every vector is its own query, key and value.
 
         alpha_ij = softmax_j(x_i . x_j)        z_i = sum_j alpha_ij x_j
 
     x: (..., T, d). Returns (z, alpha) of shapes (..., T, d) and (..., T, T).
+
+    forward: S = x x^T,  alpha = softmax_rows(S),  z = alpha x   (a node per step)
+    VJP:     galpha = g_alpha + gz x^T;  gS = alpha * (galpha - rowsum(galpha * alpha));
+             gx = alpha^T gz + (gS + gS^T) x   (x is query, key and value at once: its three gradients add up)
     """
     if check_tensor(x, "basic_self_attention").ndim < 2:
         raise RuntimeError(f"basic_self_attention: expected x of shape (..., T, d), got shape {tuple(x.shape)}")
@@ -84,8 +92,11 @@ def _dropout_keep(shape, p):
     return (mt.rand(*shape, dtype=mt.float64) >= p).numpy(force=True)
 
 
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 training=True, fused=False, need_weights=True):
+@with_formulas(FusedAttention)
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 training: bool = True, fused: bool = False,
+                                 need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
     r"""softmax(Q K^T / sqrt(d_k) + masks) V for query (..., Tq, d_k), key (..., Tk, d_k), value (..., Tk, d_v).
 
     mask: bool (True = may attend), int 0/1 (the same), or float (added to the scores; -inf hides);
@@ -102,6 +113,11 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, is
         path the output is then one node and the weights are never a tensor of the graph.
 
     Returns (output (..., Tq, d_v), weights (..., Tq, Tk)).
+
+    forward: S = c Q K^T + mask,  P = softmax_rows(S),  out = P V   (c = scale; masked scores -inf)
+    VJP:     gV = P^T g_out;  gP = g_out V^T + g_weights;  gS = P * (gP - rowsum(gP * P));
+             gQ = c gS K;  gK = c gS^T Q
+    With fused=True both are the nodes of `attention.fused`:
     """
     op = "scaled_dot_product_attention"
     scores_shape, v_fits, default_scale = _check_qkv(query, key, value, op)

@@ -6,10 +6,13 @@ r"""Attention layers: the function of `attention.functional` plus learnable proj
 
 Every forward returns `(output, weights)`.
 """
+from __future__ import annotations
+
 import math
 
 import minitensor as mt
 import minitensor.nn as nn
+from minitensor import Tensor
 
 from .functional import check_tensor, scaled_dot_product_attention
 
@@ -18,22 +21,23 @@ class ScaledDotProductAttention(nn.Module):
     """`scaled_dot_product_attention` as a Module: attention-weight dropout only while training.
     `fused=True` computes it as one node (see `scaled_dot_product_attention`)."""
 
-    def __init__(self, dropout=0.0, fused=False):
+    def __init__(self, dropout: float = 0.0, fused: bool = False) -> None:
         super().__init__()
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"ScaledDotProductAttention: dropout must be in [0, 1], got {dropout}")
         self.dropout, self.fused = dropout, bool(fused)
 
-    def forward(self, query, key, value, mask=None, is_causal=False, scale=None):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, is_causal: bool = False,
+                scale: float | None = None) -> tuple[Tensor, Tensor | None]:
         return scaled_dot_product_attention(query, key, value, mask=mask, dropout_p=self.dropout,
                                             is_causal=is_causal, scale=scale, training=self.training,
                                             fused=self.fused)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"dropout={self.dropout}" + (", fused=True" if self.fused else "")
 
 
-def _uniform_parameter(shape, fan_in):
+def _uniform_parameter(shape: tuple[int, ...], fan_in: int) -> nn.Parameter:
     # nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), so outputs start at a sane scale
     p = nn.Parameter(mt.zeros(*shape))
     bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
@@ -56,7 +60,8 @@ class SelfAttention(nn.Module):
     fused: True computes the attention as one node (see `scaled_dot_product_attention`).
     """
 
-    def __init__(self, d_in, d_k, d_v=None, bias=False, scale=None, fused=False):
+    def __init__(self, d_in: int, d_k: int, d_v: int | None = None, bias: bool = False, scale: float | None = None,
+                 fused: bool = False) -> None:
         super().__init__()
         d_v = d_k if d_v is None else d_v
         self.d_in, self.d_k, self.d_v, self.scale = d_in, d_k, d_v, scale
@@ -72,7 +77,7 @@ class SelfAttention(nn.Module):
             for name in ("b_query", "b_key", "b_value"):
                 self.register_parameter(name, None)
 
-    def project(self, x):
+    def project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """(queries, keys, values) for x of shape (..., T, d_in): steps 1-3 of the tutorial."""
         if check_tensor(x, "SelfAttention").shape[-1] != self.d_in:
             raise RuntimeError(f"SelfAttention: expected input of shape (..., T, {self.d_in}), got {tuple(x.shape)}")
@@ -83,13 +88,13 @@ class SelfAttention(nn.Module):
             queries, keys, values = queries + self.b_query, keys + self.b_key, values + self.b_value
         return queries, keys, values
 
-    def forward(self, x, mask=None, is_causal=False):
+    def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         """x: (..., T, d_in) -> (output (..., T, d_v), weights (..., T, T))."""
         queries, keys, values = self.project(x)             # (..., T, d_k), (..., T, d_k), (..., T, d_v)
         return scaled_dot_product_attention(queries, keys, values, mask=mask, is_causal=is_causal,
                                             scale=self.scale, fused=self.fused)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         fused = ", fused=True" if self.fused else ""
         return f"d_in={self.d_in}, d_k={self.d_k}, d_v={self.d_v}, bias={self.b_query is not None}{fused}"
 
@@ -113,7 +118,10 @@ class MultiHeadAttention(nn.Module):
     the default, False, records each step. The attribute `fused` can be changed later.
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, fused=False):
+    last_weights: Tensor | None
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, kdim: int | None = None,
+                 vdim: int | None = None, fused: bool = False) -> None:
         super().__init__()
         if num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(
@@ -153,7 +161,8 @@ class MultiHeadAttention(nn.Module):
                 "scores (B, H, Tq, Tk); use (Tq, Tk), (B, 1, 1, Tk), (B, 1, Tq, Tk) or (B, H, Tq, Tk)"
             )
 
-    def forward(self, query, key=None, value=None, mask=None, is_causal=False, need_weights=True):
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, mask: Tensor | None = None,
+                is_causal: bool = False, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
         if key is None:
             key = query
         if value is None:
@@ -180,12 +189,12 @@ class MultiHeadAttention(nn.Module):
         out = out.transpose(1, 2).reshape(B, Tq, self.d_model)      # (B, Tq, d_model)
         out = self.w_o(out)                                         # (B, Tq, d_model)
 
-        self.last_weights = weights.detach() if need_weights else None
+        self.last_weights = weights.detach() if weights is not None else None  # (None unless need_weights)
         if unbatched:
-            out, weights = out.squeeze(0), (weights.squeeze(0) if need_weights else None)
+            out, weights = out.squeeze(0), (weights.squeeze(0) if weights is not None else None)
         return out, weights
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         extra = ""
         if self.kdim != self.d_model or self.vdim != self.d_model:
             extra = f", kdim={self.kdim}, vdim={self.vdim}"

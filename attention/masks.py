@@ -13,12 +13,17 @@ A mask broadcasts against the scores `(..., Tq, Tk)`. The usual shapes:
 
 The masks are constants (they never need a gradient), so they are built with numpy.
 """
+from __future__ import annotations
+
+from typing import Sequence
+
 import numpy as np
 
 import minitensor as mt
+from minitensor import Tensor
 
 
-def causal_mask(T, T_k=None):
+def causal_mask(T: int, T_k: int | None = None) -> Tensor:
     r"""Bool `(T, T_k)` mask, True on and below the diagonal: query i may attend to keys j <= i.
 
     With `T_k` given the triangle is anchored at the top-left corner, as PyTorch's `is_causal`.
@@ -29,7 +34,7 @@ def causal_mask(T, T_k=None):
     return mt.from_numpy(np.tril(np.ones((T, T_k), dtype=bool)))
 
 
-def padding_mask(lengths, T):
+def padding_mask(lengths: Sequence[int] | Tensor, T: int) -> Tensor:
     r"""Bool `(B, 1, 1, T)` mask, True at the first `lengths[b]` positions of sequence b.
 
     The two singleton dims broadcast over heads and queries: a padded key is hidden from every

@@ -9,9 +9,18 @@ decided by a fixed hash of its tokens. The split never depends on a seed, so no
 amount of training-set sampling can ever leak a held-out prompt.
 
 Pure numpy; randomness comes only from the ``np.random.Generator`` passed in.
+
+The registry also names ``chars``, next-character prediction on a text (``attention.chars``):
+no prompt and answer there, every position is a target, and the score is held-out loss.
 """
+from __future__ import annotations
+
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .chars import CharsTask
 
 IGNORE_INDEX = -100  # PyTorch's cross_entropy default ignore_index
 
@@ -37,7 +46,7 @@ def _mix(z):
     return z ^ (z >> 31)
 
 
-def stable_hash(tokens):
+def stable_hash(tokens: ArrayLike) -> NDArray[np.uint64]:
     """Hash each row of an int array to uint64, identically on every run and
     platform (unlike Python's salted ``hash``)."""
     tokens = np.asarray(tokens, dtype=np.int64)
@@ -51,8 +60,10 @@ class Task:
     """Base class; subclasses set the sizes and implement ``answer``."""
 
     name = "task"
+    _pools: dict[str, NDArray[np.int64]] | None
+    _num_heldout: int | None
 
-    def __init__(self, vocab_size, prompt_len, answer_len, heldout_fraction=0.2):
+    def __init__(self, vocab_size: int, prompt_len: int, answer_len: int, heldout_fraction: float = 0.2) -> None:
         if not 0.0 < heldout_fraction < 1.0:
             raise ValueError(f"heldout_fraction must be in (0, 1), got {heldout_fraction}")
         self.vocab_size = int(vocab_size)
@@ -65,31 +76,31 @@ class Task:
         self._pools = None
         self._num_heldout = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()!r})"
 
     # -- to override -------------------------------------------------------
-    def answer(self, prompts):
+    def answer(self, prompts: ArrayLike) -> NDArray[np.int64]:
         """Correct answers, shape (N, answer_len)."""
         raise NotImplementedError
 
-    def describe(self):
+    def describe(self) -> str:
         return self.name
 
     # -- splits ------------------------------------------------------------
-    def _check_prompts(self, prompts):
+    def _check_prompts(self, prompts: ArrayLike) -> NDArray[np.int64]:
         prompts = np.asarray(prompts, dtype=np.int64)
         if prompts.ndim != 2 or prompts.shape[1] != self.prompt_len:
             raise ValueError(f"expected prompts of shape (N, {self.prompt_len}), got {prompts.shape}")
         return prompts
 
-    def split_of(self, prompts):
+    def split_of(self, prompts: ArrayLike) -> NDArray[np.bool_]:
         """Boolean mask, True where a prompt is in the held-out split."""
         h = stable_hash(self._check_prompts(prompts))
         # Top 53 bits as a uniform float in [0, 1).
         return (h >> 11).astype(np.float64) * 2.0**-53 < self.heldout_fraction
 
-    def _prompts_from_index(self, idx):
+    def _prompts_from_index(self, idx: ArrayLike) -> NDArray[np.int64]:
         # Base-vocab digits, most significant first, so index order is lexicographic.
         idx = np.asarray(idx, dtype=np.int64)
         powers = self.vocab_size ** np.arange(self.prompt_len - 1, -1, -1, dtype=np.int64)
@@ -98,14 +109,14 @@ class Task:
     def _enumerable(self):
         return self.space_size <= _ENUMERATE_LIMIT
 
-    def _pool(self, split):
+    def _pool(self, split: str) -> NDArray[np.int64]:
         if self._pools is None:
             everything = self._prompts_from_index(np.arange(self.space_size))
             held = self.split_of(everything)
             self._pools = {"train": everything[~held], "heldout": everything[held]}
         return self._pools[split]
 
-    def num_heldout(self):
+    def num_heldout(self) -> int:
         """Number of distinct held-out prompts: exact for spaces up to 2**24,
         otherwise the expected count."""
         if self._num_heldout is None:
@@ -121,7 +132,7 @@ class Task:
         return self._num_heldout
 
     # -- sampling ----------------------------------------------------------
-    def sample_prompts(self, n, rng, split="train"):
+    def sample_prompts(self, n: int, rng: np.random.Generator, split: str = "train") -> NDArray[np.int64]:
         """``n`` prompts drawn uniformly from ``split``, shape (n, prompt_len)."""
         if split not in ("train", "heldout"):
             raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
@@ -146,7 +157,8 @@ class Task:
                 raise RuntimeError(f"{self.name}: could not draw {n} {split} prompts")
         return np.concatenate(out)[:n]
 
-    def batch(self, n, rng, split="train"):
+    def batch(self, n: int, rng: np.random.Generator,
+              split: str = "train") -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Inputs and targets, both (n, block_size) int64; targets outside the
         answer are IGNORE_INDEX."""
         prompts = self.sample_prompts(n, rng, split)
@@ -157,7 +169,7 @@ class Task:
         y[:, : self.prompt_len - 1] = IGNORE_INDEX
         return x, y
 
-    def heldout_prompts(self, n=None):
+    def heldout_prompts(self, n: int | None = None) -> NDArray[np.int64]:
         """Distinct held-out prompts in a fixed order: all of them (lexicographic)
         when the space is enumerable, else a fixed pseudo-random sample of ``n``
         (default 1000). A smaller ``n`` always gives a prefix of a larger one."""
@@ -176,7 +188,7 @@ class Task:
             if len(first) >= n:
                 return drawn[np.sort(first)[:n]]
 
-    def exact_match(self, prompts, predicted_answers):
+    def exact_match(self, prompts: ArrayLike, predicted_answers: ArrayLike) -> float:
         """Fraction of rows whose predicted answer is entirely correct."""
         target = self.answer(prompts)
         predicted_answers = np.asarray(predicted_answers)
@@ -187,7 +199,7 @@ class Task:
 
 class _SequenceTask(Task):
     # Prompt and answer are both `length` digits from range(num_digits).
-    def __init__(self, length=6, num_digits=10, heldout_fraction=0.2):
+    def __init__(self, length: int = 6, num_digits: int = 10, heldout_fraction: float = 0.2) -> None:
         super().__init__(num_digits, length, length, heldout_fraction)
         self.length = length
         self.num_digits = num_digits
@@ -198,13 +210,13 @@ class SortTask(_SequenceTask):
 
     name = "sort"
 
-    def __init__(self, length=6, num_digits=3, heldout_fraction=0.2):
+    def __init__(self, length: int = 6, num_digits: int = 3, heldout_fraction: float = 0.2) -> None:
         super().__init__(length, num_digits, heldout_fraction)
 
-    def answer(self, prompts):
+    def answer(self, prompts: ArrayLike) -> NDArray[np.int64]:
         return np.sort(self._check_prompts(prompts), axis=1)
 
-    def describe(self):
+    def describe(self) -> str:
         return f"sort: {self.length} digits in [0, {self.num_digits}) -> sorted ascending"
 
 
@@ -213,10 +225,10 @@ class ReverseTask(_SequenceTask):
 
     name = "reverse"
 
-    def answer(self, prompts):
+    def answer(self, prompts: ArrayLike) -> NDArray[np.int64]:
         return self._check_prompts(prompts)[:, ::-1].copy()
 
-    def describe(self):
+    def describe(self) -> str:
         return f"reverse: {self.length} digits in [0, {self.num_digits}) -> same digits backwards"
 
 
@@ -225,10 +237,10 @@ class CopyTask(_SequenceTask):
 
     name = "copy"
 
-    def answer(self, prompts):
+    def answer(self, prompts: ArrayLike) -> NDArray[np.int64]:
         return self._check_prompts(prompts).copy()
 
-    def describe(self):
+    def describe(self) -> str:
         return f"copy: {self.length} digits in [0, {self.num_digits}) -> same digits again"
 
 
@@ -240,27 +252,29 @@ class AddTask(Task):
 
     name = "add"
 
-    def __init__(self, num_digits=2, heldout_fraction=0.2):
+    def __init__(self, num_digits: int = 2, heldout_fraction: float = 0.2) -> None:
         super().__init__(10, 2 * num_digits, num_digits + 1, heldout_fraction)
         self.num_digits = num_digits
 
-    def answer(self, prompts):
+    def answer(self, prompts: ArrayLike) -> NDArray[np.int64]:
         prompts = self._check_prompts(prompts)
         d = self.num_digits
         powers = 10 ** np.arange(d - 1, -1, -1, dtype=np.int64)
         total = prompts[:, :d] @ powers + prompts[:, d:] @ powers
         return (total[:, None] // 10 ** np.arange(d + 1, dtype=np.int64)) % 10
 
-    def describe(self):
+    def describe(self) -> str:
         d = self.num_digits
         return f"add: two {d}-digit numbers -> their {d + 1}-digit sum, least significant digit first"
 
 
-TASKS = {"sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask}
+# name -> what makes the task; chars reads a text file (the shipped one unless given a path=)
+TASKS: dict[str, Callable[..., Task | CharsTask]] = {
+    "sort": SortTask, "reverse": ReverseTask, "copy": CopyTask, "add": AddTask, "chars": CharsTask.from_file}
 
 
-def get_task(name, **kwargs):
-    """Instantiate the task registered under ``name``."""
+def get_task(name: str, **kwargs: Any) -> Task | CharsTask:
+    """Instantiate the task registered under ``name`` (keyword arguments go to its constructor)."""
     try:
         cls = TASKS[name]
     except KeyError:

@@ -6,18 +6,24 @@ r"""A pre-LayerNorm transformer block, the unit a decoder-only language model st
 Normalising *before* each sublayer leaves the residual path an identity from input to output,
 so gradients reach early blocks undiminished and no learning-rate warm-up is needed to start.
 """
+from __future__ import annotations
+
+from typing import Literal, overload
+
 import minitensor.nn as nn
+from minitensor import Tensor
 
 from .functional import check_tensor
 from .layers import MultiHeadAttention
 
-_ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "relu": nn.ReLU}
 
 
 class FeedForward(nn.Module):
     """Position-wise MLP: fc1 (d_model -> d_ff), activation, fc2 (d_ff -> d_model), dropout."""
 
-    def __init__(self, d_model, d_ff=None, dropout=0.0, bias=True, activation="gelu"):
+    def __init__(self, d_model: int, d_ff: int | None = None, dropout: float = 0.0, bias: bool = True,
+                 activation: str | nn.Module = "gelu") -> None:
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.d_model, self.d_ff = d_model, d_ff
@@ -31,7 +37,7 @@ class FeedForward(nn.Module):
         self.fc2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         check_tensor(x, "FeedForward")
         return self.dropout(self.fc2(self.act(self.fc1(x))))   # (..., d_model) -> (..., d_ff) -> (..., d_model)
 
@@ -46,8 +52,9 @@ class TransformerBlock(nn.Module):
     `attention.scaled_dot_product_attention`); by default it records each step.
     """
 
-    def __init__(self, d_model, num_heads, d_ff=None, dropout=0.0, causal=False, bias=True, activation="gelu",
-                 layer_norm_eps=1e-5, fused=False):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int | None = None, dropout: float = 0.0, causal: bool = False,
+                 bias: bool = True, activation: str | nn.Module = "gelu", layer_norm_eps: float = 1e-5,
+                 fused: bool = False) -> None:
         super().__init__()
         self.d_model, self.num_heads, self.causal = d_model, num_heads, causal
         self.ln1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -56,7 +63,14 @@ class TransformerBlock(nn.Module):
         self.ln2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.mlp = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
 
-    def forward(self, x, mask=None, is_causal=None, return_weights=False):
+    @overload
+    def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool | None = None,
+                return_weights: Literal[False] = False) -> Tensor: ...
+    @overload
+    def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool | None = None, *,
+                return_weights: Literal[True]) -> tuple[Tensor, Tensor | None]: ...
+    def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool | None = None,
+                return_weights: bool = False) -> Tensor | tuple[Tensor, Tensor | None]:
         check_tensor(x, "TransformerBlock")
         causal = self.causal if is_causal is None else is_causal
         a, weights = self.attn(self.ln1(x), mask=mask, is_causal=causal)   # (B, T, d), (B, H, T, T)
@@ -64,5 +78,5 @@ class TransformerBlock(nn.Module):
         x = x + self.mlp(self.ln2(x))                                      # (B, T, d)
         return (x, weights) if return_weights else x
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"d_model={self.d_model}, num_heads={self.num_heads}, causal={self.causal}"

@@ -6,7 +6,9 @@
     y.backward(torch.randn(2, 2))
     x.grad
 """
+import builtins as _builtins
 import math as _math
+from typing import TypeGuard as _TypeGuard
 
 from . import _dtype
 from .fast import allocator as _allocator
@@ -56,15 +58,18 @@ dtype = type(float32)
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 
-def is_tensor(obj):
+# (bool, int and float are dtypes in this module, as in PyTorch: annotations name the builtins)
+def is_tensor(obj: object) -> _TypeGuard[Tensor]:
     return isinstance(obj, Tensor)
 
 
-def numel(input):
+def numel(input: Tensor) -> _builtins.int:
     return input.numel()
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, sci_mode=None):
+def set_printoptions(precision: _builtins.int | None = None, threshold: _builtins.int | None = None,
+                     edgeitems: _builtins.int | None = None, linewidth: _builtins.int | None = None,
+                     sci_mode: _builtins.bool | None = None) -> None:
     import numpy as _np
 
     _np.set_printoptions(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth)
@@ -76,3 +81,30 @@ from . import viz  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+# What `from minitensor import *` gives, and what a type checker takes as minitensor's own names
+# (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).
+__all__ = [
+    "abs", "add", "addcdiv", "addcmul", "all", "allclose", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
+    "as_tensor", "autograd", "backends", "bernoulli", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "bmm", "bool", "BoolTensor", "broadcast_to", "ByteTensor", "cat", "CharTensor", "chunk",
+    "clamp", "clip", "clone", "concat", "concatenate", "cos", "count_nonzero", "cuda", "cumsum", "device",
+    "div", "divide", "dot", "double", "DoubleTensor", "dtype", "e", "einsum", "empty", "empty_like",
+    "enable_grad", "eq", "equal", "erf", "exp", "expand", "eye", "flatten", "flip", "float", "float16",
+    "float32", "float64", "FloatTensor", "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather",
+    "ge", "gelu", "Generator", "get_default_dtype", "get_rng_state", "greater", "greater_equal", "gt", "half",
+    "HalfTensor", "index_fill", "index_select", "inf", "inference_mode", "int", "int16", "int32", "int64",
+    "int8", "IntTensor", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le",
+    "lerp", "less", "less_equal", "linspace", "load", "log", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "logsumexp", "long", "LongTensor", "lt", "manual_seed", "masked_fill",
+    "masked_select", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul",
+    "multinomial", "multiply", "nan", "narrow", "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm",
+    "normal", "not_equal", "numel", "ones", "ones_like", "optim", "outer", "permute", "pi", "pow", "prod",
+    "rand", "rand_like", "randint", "randn", "randn_like", "randperm", "reciprocal", "relu", "remainder",
+    "repeat", "reshape", "rsqrt", "save", "scatter", "scatter_add", "seed", "set_default_dtype",
+    "set_grad_enabled", "set_printoptions", "set_rng_state", "ShortTensor", "sigmoid", "sign", "sin", "Size",
+    "softmax", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "subtract", "sum",
+    "swapaxes", "t", "tanh", "Tensor", "tensor", "topk", "transpose", "tril", "triu", "true_divide",
+    "tune_malloc", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "viz", "where", "zeros",
+    "zeros_like",
+]

@@ -5,20 +5,24 @@ an integer tensor times a Python float is float64 in numpy and the *default* dty
 and an int64 tensor plus a float32 tensor is float64 in numpy and float32 in PyTorch.
 `result_dtype` applies PyTorch's rules so the result of every op matches what a tutorial prints.
 """
+from __future__ import annotations
+
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
-float32 = np.dtype("float32")
-float64 = np.dtype("float64")
-float16 = np.dtype("float16")
-int64 = np.dtype("int64")
-int32 = np.dtype("int32")
-int16 = np.dtype("int16")
-int8 = np.dtype("int8")
-uint8 = np.dtype("uint8")
-bool_ = np.dtype("bool")
+DType = np.dtype[Any]
+float32: DType = np.dtype("float32")
+float64: DType = np.dtype("float64")
+float16: DType = np.dtype("float16")
+int64: DType = np.dtype("int64")
+int32: DType = np.dtype("int32")
+int16: DType = np.dtype("int16")
+int8: DType = np.dtype("int8")
+uint8: DType = np.dtype("uint8")
+bool_: DType = np.dtype("bool")
 
 float = float32  # torch.float is float32
 double = float64
@@ -72,7 +76,7 @@ import builtins as _b  # noqa: E402 - the names float/int above shadow the built
 builtins_float, builtins_int, builtins_bool = _b.float, _b.int, _b.bool
 
 
-def set_default_dtype(dtype):
+def set_default_dtype(dtype: np.dtype[Any] | str | type) -> None:
     """Set the dtype that Python floats and float factories produce (float32 or float64)."""
     global _default
     d = as_dtype(dtype)
@@ -81,7 +85,7 @@ def set_default_dtype(dtype):
     _default = d
 
 
-def get_default_dtype():
+def get_default_dtype() -> DType:
     return _default
 
 

@@ -7,17 +7,17 @@ the (absent) GPU generators does nothing.
 """
 
 
-def is_available():
+def is_available() -> bool:
     return False
 
 
-def device_count():
+def device_count() -> int:
     return 0
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> None:
     """Seed the GPU's generator: there is none, so nothing to do (as PyTorch without a GPU)."""
 
 
-def manual_seed_all(seed):
+def manual_seed_all(seed: int) -> None:
     """Seed every GPU's generator: there are none."""

@@ -9,7 +9,10 @@ Older tutorials build tensors and test their type with them:
 As in PyTorch they are not subclasses of `Tensor`: every tensor is a `Tensor`, and "is a
 LongTensor" means "is a Tensor whose dtype is int64". Calling one returns a plain `Tensor`.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -20,10 +23,12 @@ from .tensor import Size, Tensor, _to_array, check_device
 class _TypedTensorType(type):
     """The class of `LongTensor` & co: `isinstance` checks the dtype, calling builds a tensor."""
 
-    def __instancecheck__(cls, obj):
+    dtype: np.dtype[Any]
+
+    def __instancecheck__(cls, obj: object) -> bool:
         return isinstance(obj, Tensor) and obj.dtype == cls.dtype
 
-    def __call__(cls, *args, device=None):
+    def __call__(cls, *args: Any, device: str | None = None) -> Tensor:
         where = cls.__name__
         check_device(device, where)
         if not args:
@@ -46,11 +51,11 @@ class _TypedTensorType(type):
             raise TypeError(f"{where}: data must be a sequence (got {type(data).__name__})")
         return Tensor._make(np.array(_to_array(data, cls.dtype, where), copy=True))
 
-    def __repr__(cls):
+    def __repr__(cls) -> str:
         return f"<class 'minitensor.{cls.__name__}'>"
 
 
-def _typed(name, dtype):
+def _typed(name: str, dtype: np.dtype[Any]) -> _TypedTensorType:
     return _TypedTensorType(name, (), {"dtype": dtype, "__doc__": f"A Tensor of dtype {dtype}: "
                                        f"`{name}(data)`, `{name}(*size)`, `isinstance(t, {name})`."})
 

@@ -20,6 +20,8 @@ run it, and meanwhile reprs name the library "torch" (`torch.Size([2, 3])`, see 
 so the output reads as the tutorial's text. Nothing of this happens at `import minitensor`: the
 hook exists only inside `torch_is_minitensor()`, which `run` enters.
 """
+from __future__ import annotations
+
 import contextlib
 import importlib
 import importlib.abc
@@ -61,6 +63,8 @@ MODULES = {
 
 class NotInMinitensor(Exception):
     """Mixed into the errors for a torch name minitensor lacks; says where the script used it."""
+
+    last: NotInMinitensor | None  # (set below)
 
     def __init__(self, name):
         self.torch_name = name
@@ -138,7 +142,7 @@ class TorchModule(types.ModuleType):
         return f"<module '{self.__name__}' (minitensor's {getattr(self._real, '__name__', '')})>"
 
 
-_STAND_INS = {}  # torch module name -> its TorchModule: one each, whoever asks
+_STAND_INS: dict[str, TorchModule] = {}  # torch module name -> its TorchModule: one each, whoever asks
 
 
 def torch_module(name):

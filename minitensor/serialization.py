@@ -15,6 +15,8 @@ the new one, never half of one. A save killed outright (kill -9) leaves its temp
 the next successful save of the same target removes such leftovers. Any unreadable file raises
 `CheckpointError` naming the path.
 """
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -24,6 +26,7 @@ import tempfile
 import time
 import zipfile
 import zlib
+from typing import IO, Any
 
 import numpy as np
 
@@ -39,13 +42,13 @@ class CheckpointError(RuntimeError):
 
 
 # ---- save -------------------------------------------------------------------------------------
-def save(obj, f):
+def save(obj: object, f: str | os.PathLike[str] | IO[bytes]) -> None:
     """Save `obj` (a state dict, or a dict/list/tuple of them with ints, floats, strings) to `f`.
 
     `f` is a path (written atomically; no suffix is added) or a binary file object. Tensors and
     numpy arrays are stored bit-exactly with their dtype; `load` returns them as Tensors.
     """
-    arrays = {}
+    arrays: dict[str, Any] = {}
     root = _encode(obj, "", arrays, set())
     meta = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root}, allow_nan=True)
     members = [(_META, np.frombuffer(meta.encode("utf-8"), dtype=np.uint8))] + list(arrays.items())
@@ -191,7 +194,7 @@ def _fsync_folder(folder):
 
 
 # ---- load -------------------------------------------------------------------------------------
-def load(f, map_location=None, weights_only=True):
+def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, weights_only: bool = True) -> Any:
     """Read a checkpoint written by `save` (or any pickle-free `.npz`) back into dicts and Tensors.
 
     A plain `.npz` without minitensor's metadata loads as a flat dict name -> Tensor.
@@ -219,7 +222,7 @@ def load(f, map_location=None, weights_only=True):
             raise ValueError(f"unknown format {meta.get('format')!r}")
         if meta.get("version") != _VERSION:
             raise ValueError(f"format version {meta.get('version')!r}; this minitensor reads version {_VERSION}")
-        used = set()
+        used: set[str] = set()
         obj = _decode(meta["root"], arrays, used)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(f"load: {where} has unreadable metadata: {e}") from e

@@ -7,6 +7,7 @@
 - `detect_anomaly`: stop at the first op that produces NaN/inf, naming your line of code.
 """
 import contextlib
+from typing import Iterator
 
 from . import grad_mode
 from .function import Function
@@ -18,7 +19,7 @@ from .anomaly import AnomalyError
 
 
 @contextlib.contextmanager
-def detect_anomaly(check_nan=True):
+def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
     """Inside, the first NaN or inf made by an op's forward or backward raises `AnomalyError`.
 
     The error names the op and the line of your code that created it. It slows every op down
@@ -35,4 +36,5 @@ def detect_anomaly(check_nan=True):
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
+    "explain",
 ]

@@ -11,6 +11,8 @@ While enabled:
   (Inside a backward, the ops that make up the VJP are not checked one by one: the node whose
   backward it is gets the blame, which is the op the user knows about.)
 """
+from __future__ import annotations
+
 import linecache
 import os
 import sys
@@ -30,7 +32,8 @@ class AnomalyError(RuntimeError):
     `location` (the user's file and line, as text).
     """
 
-    def __init__(self, message, op=None, phase=None, location=None):
+    def __init__(self, message: str, op: str | None = None, phase: str | None = None,
+                 location: str | None = None) -> None:
         super().__init__(message)
         self.op, self.phase, self.location = op, phase, location
 

@@ -2,6 +2,10 @@
 (`loss.backward()` is this function), `grad` returns the gradients and touches no `.grad`.
 Both check what they are given, turn it into the gradients the walk starts from
 (`root_gradients`), and hand the walk to `engine.run_backward`."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
 import numpy as np
 
 from .engine import accumulate, run_backward, store_grad
@@ -39,7 +43,9 @@ def root_gradients(outputs, grad_outputs):
     return pending
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
     tensors = _tuple(tensors)
     grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
@@ -56,13 +62,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 @tensor_method("backward")
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+def _tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                     create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
     backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
-         materialize_grads=False):
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
     """Return d(outputs)/d(inputs) weighted by `grad_outputs`, without touching any `.grad`.
 
     With `create_graph=True` the returned gradients carry a graph of their own, so they can be

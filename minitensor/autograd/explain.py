@@ -19,14 +19,18 @@ backward frees what the nodes saved, so a graph it ran through can't be replayed
 says so. The gradients backward stored are in the leaves' `.grad`, and `to_dot(loss,
 show_values=True)` draws them after backward too.
 """
+from __future__ import annotations
+
 import html
 import sys
+from typing import Any, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .api import root_gradients
 from .engine import run_backward
+from .function import split_formulas
 from ..tensor import Tensor, broadcast_dims
 
 
@@ -35,13 +39,13 @@ class InputInfo:
     """One argument of a node that receives a gradient."""
 
     index: int  #: position among the op's forward arguments
-    shape: tuple
+    shape: tuple[int, ...]
     source: str  #: where the input came from: '#3 MatmulBackward', 'leaf W_query', 'leaf (4, 3)'
-    grad_norm: float = None  #: 2-norm of the gradient sent to this input (None: none was sent)
-    summed_dims: tuple = ()  #: dims of the op's output that were summed to fit this input's shape
-    grad: np.ndarray = field(repr=False, default=None)  #: the gradient sent (with values=True, small tensors)
+    grad_norm: float | None = None  #: 2-norm of the gradient sent to this input (None: none was sent)
+    summed_dims: tuple[int, ...] = ()  #: dims of the op's output that were summed to fit this input's shape
+    grad: np.ndarray | None = field(repr=False, default=None)  #: the gradient sent (with values=True, small tensors)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(index=self.index, shape=self.shape, source=self.source, grad_norm=self.grad_norm,
                     summed_dims=self.summed_dims)
 
@@ -52,26 +56,26 @@ class Step:
 
     step: int  #: 1 for the first node backward runs
     op: str  #: node name, e.g. 'MulBackward'
-    output_shape: tuple
+    output_shape: tuple[int, ...]
     output_name: str  #: the name of the node's output in `names` (or the caller's variables), else ''
 
     grad_norm: float  #: 2-norm of g, the gradient the node received for its output
     forward: str  #: the forward formula from the op's docstring
     vjp: str  #: the VJP formula from the op's docstring
-    inputs: list = field(default_factory=list)  #: one InputInfo per input that needs a gradient
-    output_value: np.ndarray = field(repr=False, default=None)  #: with values=True, small tensors
-    grad: np.ndarray = field(repr=False, default=None)  #: g itself, with values=True, small tensors
+    inputs: list[InputInfo] = field(default_factory=list)  #: one InputInfo per input that needs a gradient
+    output_value: np.ndarray | None = field(repr=False, default=None)  #: with values=True, small tensors
+    grad: np.ndarray | None = field(repr=False, default=None)  #: g itself, with values=True, small tensors
 
     @property
-    def input_shapes(self):
+    def input_shapes(self) -> list[tuple[int, ...]]:
         return [i.shape for i in self.inputs]
 
     @property
-    def grad_norms_out(self):
+    def grad_norms_out(self) -> list[float | None]:
         return [i.grad_norm for i in self.inputs]
 
     @property
-    def broadcast_notes(self):
+    def broadcast_notes(self) -> list[str]:
         """One sentence per input whose gradient was summed over broadcast dims."""
         return [
             f"input {i.index} has shape {i.shape}: its gradient is g summed over dim"
@@ -79,7 +83,7 @@ class Step:
             for i in self.inputs if i.summed_dims
         ]
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(step=self.step, op=self.op, output_shape=self.output_shape, output_name=self.output_name,
                     grad_norm=self.grad_norm,
                     forward=self.forward, vjp=self.vjp, inputs=[i.to_dict() for i in self.inputs],
@@ -91,31 +95,31 @@ class LeafGrad:
     """The total gradient a leaf would get in `.grad` (summed over every path into it)."""
 
     name: str
-    shape: tuple
+    shape: tuple[int, ...]
     grad_norm: float
     tensor: object = field(repr=False, default=None)
-    grad: np.ndarray = field(repr=False, default=None)
+    grad: np.ndarray | None = field(repr=False, default=None)
 
 
 class Explanation:
     """What `explain` returns: `rows` (a list of `Step`) and `leaves` (a list of `LeafGrad`)."""
 
-    def __init__(self, rows, leaves, root_shape, values=False):
+    def __init__(self, rows: list[Step], leaves: list[LeafGrad], root_shape: tuple[int, ...], values: bool = False) -> None:
         self.rows, self.leaves, self.root_shape, self.values = rows, leaves, root_shape, values
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Step]:
         return iter(self.rows)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Step:
         return self.rows[i]
 
-    def to_records(self):
+    def to_records(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]
 
-    def __str__(self):
+    def __str__(self) -> str:
         lines = [f"backward from an output of shape {self.root_shape}: {len(self.rows)} nodes, in the order "
                  "backward runs them (g = gradient of the loss w.r.t. the node's output)"]
         for r in self.rows:
@@ -140,7 +144,7 @@ class Explanation:
                     lines += _value_lines(" " * (width + 5) + "grad = ", _small(lf.grad))
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self):
@@ -207,12 +211,10 @@ def _norm(t):
 
 def formulas(node):
     """(forward, vjp) formulas from the docstring of the node's op: the text before and after 'VJP:'."""
-    doc = type(node).__doc__ or ""
-    if "VJP:" not in doc:
-        text = _one_line(doc) or "(no docstring)"
-        return text, "(the op's docstring states no 'VJP:' formula)"
-    before, _, after = doc.partition("VJP:")
-    return before.strip().rstrip(";").strip(), after.strip()
+    forward, vjp = split_formulas(type(node).__doc__)
+    if vjp is None:
+        return _one_line(forward) or "(no docstring)", "(the op's docstring states no 'VJP:' formula)"
+    return forward, vjp
 
 
 def summed_dims(in_shape, out_shape):
@@ -239,7 +241,7 @@ def _broadcast_of(node, inp_shape, out_shape):
     return summed_dims(inp_shape, out_shape)
 
 
-def tensor_names(names=None, depth=2):
+def tensor_names(names: Any = None, depth: int = 2) -> dict[int, str]:
     """id(tensor) -> name, from `names` (a mapping or (name, tensor) pairs) or else the caller's variables.
 
     Learners call `explain(loss)` right where they built the graph, so the variables in scope there
@@ -255,7 +257,7 @@ def tensor_names(names=None, depth=2):
             pairs = list(frame.f_locals.items())
         finally:
             del frame  # a frame held in a local would keep every tensor of the caller alive
-    label = {}
+    label: dict[int, str] = {}
     for name, t in pairs:
         if name.startswith("_"):
             continue
@@ -267,7 +269,7 @@ def tensor_names(names=None, depth=2):
     return label
 
 
-def explain(output, gradient=None, names=None, values=False):
+def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, values: bool = False) -> Explanation:
     """Run backward from `output` without touching any `.grad`, and report every node it visits.
 
     `gradient`: as for `.backward()` (needed when `output` is not a scalar).
@@ -284,7 +286,8 @@ def explain(output, gradient=None, names=None, values=False):
     _check_not_freed(output)
     label = tensor_names(names)
     keep = _small if values else (lambda t: None)
-    visited, leaves = [], {}
+    visited: list[tuple[Any, ...]] = []
+    leaves: dict[int, Tensor] = {}
 
     def visit(node, g, grads):  # called before the node's inputs are released
         visited.append((node, _norm(g), tuple(g.shape), keep(g), [

@@ -26,7 +26,11 @@ backward, and only a *weak* reference to its output. So no node is part of a ref
 graph is freed by reference counting as soon as its last output is dropped, and after backward
 a graph still referenced holds no intermediate results.
 """
+from __future__ import annotations
+
+import inspect
 import weakref
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -48,23 +52,34 @@ class Function:
     #: (reshape, transpose, basic indexing ...): the output then shares that tensor's version
     #: counter, so an in-place change through either is seen by every node that saved the other.
     is_view = False
-    hooks = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
+    hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
     retain = False  # `retain_grad()` was called on the output
+    # set on each node by `apply` (declared here for type checkers): the arguments of forward (None
+    # once backward has freed them), the tensors saved by `save_for_backward`, the (tensor, version)
+    # pairs backward checks, the edges (input index, target, shape, dtype), and which inputs need a gradient
+    inputs: tuple[Any, ...] | None
+    saved: tuple[Any, ...]
+    versions: tuple[tuple[Tensor, int], ...]
+    edges: tuple[tuple[int, Any, tuple[int, ...], Any], ...]
+    needs_input_grad: tuple[bool, ...]
+    saved_output: Tensor
+    output_version: int
+    _out: weakref.ref[Tensor]
 
     # ---- the node API (PyTorch's `ctx`) ---------------------------------------------------------
-    def save_for_backward(self, *tensors):
+    def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; like the inputs, each is checked for in-place changes before backward."""
         self.saved = tensors
         self.versions = self.versions + tuple((t, t._version) for t in tensors if isinstance(t, Tensor))
 
     @property
-    def saved_tensors(self):
+    def saved_tensors(self) -> tuple[Any, ...]:
         if self.inputs is None:
             raise RuntimeError(freed_message(self))
         return self.saved
 
     @property
-    def output(self):
+    def output(self) -> Tensor:
         """The tensor this node produced, as it was then, with this node as its `grad_fn` (so a
         backward that reads it is differentiable again under `create_graph`)."""
         if self.inputs is None:
@@ -75,28 +90,28 @@ class Function:
         out.grad_fn, out._rg = self, True
         return out
 
-    def name(self):
+    def name(self) -> str:
         return type(self).__name__ + "Backward"
 
     @property
-    def next_functions(self):
+    def next_functions(self) -> tuple[tuple[Function | Tensor, int], ...]:
         """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
         return tuple((target, i) for i, target, _, _ in self.edges)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{self.name()}>"
 
     # ---- running the op -------------------------------------------------------------------------
     @staticmethod
-    def forward(ctx, *args):
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:  # (**kwargs: so checkers let any forward override it)
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx: Any, g: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, g)")
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args: Any) -> Tensor:
         """Run forward on `args` without recording, then record one node if any input needs a gradient."""
         modes = grad_mode.modes
         ctx = cls()
@@ -162,3 +177,60 @@ def modified_message(node, what, t, expected):
         "or do the in-place change after backward"
     )
 
+
+
+# ---- the formulas in a docstring ----------------------------------------------------------------
+# A Function's docstring states its math: the forward formula, then "VJP:" and the gradient of each
+# input. That text is the one source of truth: `explain` prints it for each node, and `with_formulas`
+# copies it into the docstring of the public function that applies the Function, so `help(softmax)`
+# shows it. There every formula section reads
+#     forward: <the forward formula>
+#     VJP:     <the gradient of each input, g being the gradient that reaches the output>
+# and a public function composed of other ops writes those two lines itself.
+
+# a decorated function keeps its own type (signature) for a type checker
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def split_formulas(doc: str | None) -> tuple[str, str | None]:
+    """(forward, vjp): the text of docstring `doc` before and after its 'VJP:' (vjp None without one)."""
+    doc = inspect.cleandoc(doc or "")
+    if "VJP:" not in doc:
+        return doc, None
+    before, _, after = doc.partition("VJP:")
+    return before.strip().rstrip(";").strip(), after.strip()
+
+
+def formula_section(op: type[Function]) -> str:
+    """The 'forward:' and 'VJP:' lines of Function subclass `op`, from its docstring, under a heading
+    naming its node."""
+    forward, vjp = split_formulas(op.__doc__)
+    if vjp is None or not forward:
+        missing = "'VJP:' formula" if vjp is None else "forward formula before its 'VJP:'"
+        raise TypeError(f"{op.__name__}'s docstring states no {missing}, so there is nothing to show")
+    pad = " " * len("forward: ")
+    first, *rest = forward.splitlines()
+    lines = [f"Formulas of its node {op.__name__}Backward (g = d loss / d out):", "forward: " + first.strip()]
+    lines += [pad + line for line in rest]
+    first, *rest = vjp.splitlines()
+    lines.append("VJP:     " + first.strip())
+    # a continuation line was aligned under the text after 'VJP: ' (5 characters): keep it aligned
+    lines += [pad + line[5:] if line[:5].isspace() else pad + line.strip() for line in rest]
+    return "\n".join(lines)
+
+
+def with_formulas(*ops: type[Function]) -> Callable[[_F], _F]:
+    """Decorator for the public function of an op: appends to its docstring, once, when it is defined,
+    the forward and VJP formulas stated in the docstrings of the Function subclasses `ops` it applies.
+
+        @with_formulas(Softmax)
+        def softmax(input, dim=None): ...     # help(softmax) shows Softmax's formulas
+    """
+    sections = "\n\n".join(formula_section(op) for op in ops)
+
+    def attach(fn: _F) -> _F:
+        own = inspect.cleandoc(fn.__doc__ or "")
+        fn.__doc__ = own + "\n\n" + sections if own else sections
+        return fn
+
+    return attach

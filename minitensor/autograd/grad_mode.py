@@ -4,9 +4,17 @@ Each works as a context manager and as a decorator (also bare, `@no_grad`, and o
 functions), as in PyTorch. The switches are per thread, as in PyTorch: a `no_grad` block in one
 thread never stops another thread from recording its graph.
 """
+from __future__ import annotations
+
 import functools
 import inspect
 import threading
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar, overload
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _Modes(threading.local):
@@ -20,7 +28,7 @@ class _Modes(threading.local):
 modes = _Modes()
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
     return modes.grad_enabled
 
 
@@ -29,16 +37,16 @@ class _GradSwitch:
 
     mode = True
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.prev = modes.grad_enabled
         modes.grad_enabled = self.mode
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         modes.grad_enabled = self.prev
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         mode = self.mode
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
@@ -61,18 +69,18 @@ class _GradSwitch:
                     except BaseException as error:  # the caller's gen.throw(): pass it on
                         thrown = error
 
-            return generator
+            return generator  # type: ignore[return-value]  # (what fn takes and yields)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with _Fixed(mode):  # a fresh switch per call, so a nested or recursive call restores its own `prev`
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # (what fn takes and returns)
 
 
 class _Fixed(_GradSwitch):
-    def __init__(self, mode):
+    def __init__(self, mode: bool) -> None:
         self.mode = mode
 
 
@@ -83,7 +91,11 @@ class no_grad(_GradSwitch):
 
     mode = False
 
-    def __new__(cls, fn=None):
+    @overload
+    def __new__(cls, fn: None = None) -> Self: ...
+    @overload
+    def __new__(cls, fn: _F) -> _F: ...  # type: ignore[misc]  # (bare `@no_grad` returns the function)
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
         self = super().__new__(cls)
         return self if fn is None else self(fn)  # bare `@no_grad`: decorate at once
 
@@ -93,7 +105,11 @@ class enable_grad(_GradSwitch):
 
     mode = True
 
-    def __new__(cls, fn=None):
+    @overload
+    def __new__(cls, fn: None = None) -> Self: ...
+    @overload
+    def __new__(cls, fn: _F) -> _F: ...  # type: ignore[misc]
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
         self = super().__new__(cls)
         return self if fn is None else self(fn)
 
@@ -101,14 +117,18 @@ class enable_grad(_GradSwitch):
 class inference_mode(_GradSwitch):
     """`no_grad` under PyTorch's name for it (`inference_mode(False)` records as usual)."""
 
-    def __new__(cls, mode=True):
+    @overload
+    def __new__(cls, mode: bool = True) -> Self: ...
+    @overload
+    def __new__(cls, mode: _F) -> _F: ...  # type: ignore[misc]
+    def __new__(cls, mode: bool | Callable[..., Any] = True) -> Any:
         self = super().__new__(cls)
         if callable(mode):  # bare `@inference_mode`
             self.mode = False
             return self(mode)
         return self
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool | Callable[..., Any] = True) -> None:
         if not callable(mode):
             self.mode = not mode
 
@@ -116,14 +136,14 @@ class inference_mode(_GradSwitch):
 class set_grad_enabled(_GradSwitch):
     """Set recording to `mode`: in a `with` block, as a decorator, or (called plainly) from now on."""
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
         self.prev = modes.grad_enabled
         modes.grad_enabled = self.mode  # as in PyTorch, the plain call `set_grad_enabled(False)` takes effect
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self  # __init__ already switched; __exit__ restores `prev`
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         modes.grad_enabled = self.prev  # used as a decorator, the switch must not outlive decoration
         return super().__call__(fn)

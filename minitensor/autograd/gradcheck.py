@@ -10,6 +10,10 @@ constant, so `.sum()` would hide every softmax bug.
 When the check fails, each node of the graph is checked again on its own recorded inputs, so the
 error can name the op whose backward is wrong instead of only the function that contains it.
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from . import grad_mode
@@ -168,7 +172,8 @@ def _blame(outs, eps, atol, rtol, rng, max_numel=4096):
     return found
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0, **_ignored):
+def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, seed: int = 0, **_ignored: Any) -> bool:
     """True if the analytic gradients of `fn` at `inputs` match central differences.
 
     Every input that `requires_grad` is checked; they must be float64. Outputs are reduced with
@@ -204,8 +209,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
                                      "every op's backward passes on its own inputs; check how the function combines them"))
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0,
-                  **_ignored):
+def gradgradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_outputs: Any = None, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True, seed: int = 0,
+                  **_ignored: Any) -> bool:
     """Check second derivatives: gradcheck of (inputs, v) -> vector-Jacobian product v^T J(inputs).
 
     The VJP is computed with `create_graph=True`, so this verifies that every backward is itself

@@ -6,5 +6,5 @@ deterministic = False
 benchmark = False
 
 
-def is_available():
+def is_available() -> bool:
     return False

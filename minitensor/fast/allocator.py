@@ -21,7 +21,7 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 ENV_SWITCH = "MINITENSOR_TUNE_MALLOC"
 
 
-def tune_malloc(mmap_threshold=16 * 1024 * 1024, trim_threshold=128 * 1024 * 1024):
+def tune_malloc(mmap_threshold: int = 16 * 1024 * 1024, trim_threshold: int = 128 * 1024 * 1024) -> bool:
     """Raise glibc's mmap and trim thresholds for this process; return True when they were applied.
 
     Blocks below `mmap_threshold` bytes come from the heap and are reused after free; the heap is

@@ -6,3 +6,17 @@ from .layers import (  # noqa: F401
     GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear, LogSoftmax, ModuleDict, ModuleList,
     MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
+from .multihead import MultiheadAttention  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+
+__all__ = [
+    "functional", "init", "utils", "Module", "Parameter",
+    "CrossEntropyLoss", "Dropout", "Embedding", "GELU", "Identity", "LayerNorm", "Linear", "LogSoftmax", "ModuleDict",
+    "ModuleList", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh",
+    "MultiheadAttention",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
+]

@@ -10,14 +10,17 @@ tests/minitensor/nn/test_fused_ops.py checks each against its composition of pri
 Each op's docstring states only its math (`autograd.explain` prints it for the learner); how it
 is computed is said in comments.
 """
+from __future__ import annotations
+
 import math
+from typing import Sequence
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
-from ..ops.elementwise import gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
+from ..ops.elementwise import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
@@ -56,7 +59,8 @@ class Linear(Function):
         return gx, gw, gb
 
 
-def linear(input, weight, bias=None):
+@with_formulas(Linear)
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
     tensor_input(input, "linear")
     tensor_input(weight, "linear", "weight")
@@ -72,9 +76,9 @@ def linear(input, weight, bias=None):
         )
     dtype = x.dtype
     dtypes = [t._array.dtype for t in (input, weight, bias) if t is not None]
-    if any(d != dtype for d in dtypes):  # PyTorch promotes nothing here: float32 x with a float64 W is an error
-        raise RuntimeError(f"linear: expected input, weight and bias to have the same dtype, got "
-                           f"{', '.join(str(d) for d in dtypes)}")
+    if any(d != dtype for d in dtypes):  # as PyTorch: no promotion inside a layer, a mix is usually a bug
+        raise RuntimeError(f"linear: input, weight and bias must have the same dtype, got "
+                           f"{', '.join(str(d) for d in dtypes)}; convert with .to(dtype)")
     if w.ndim == 2 and dtype.kind == "f" and (bias is None or bias._array.shape == w.shape[:1]):
         return Linear.apply(input, weight, bias)
     # a 1-D weight, integer dtypes or a broadcasting bias: the general ops
@@ -82,24 +86,38 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def gelu(input, approximate="none"):
+@with_formulas(Gelu)
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     return _gelu(input, approximate)
 
 
-def silu(input):
-    """x * sigmoid(x)"""
+def silu(input: Tensor) -> Tensor:
+    """x * sigmoid(x) (a Sigmoid node and a Mul).
+
+    forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
+    VJP:     gx = g * (s + x s (1 - s))
+    """
     return tensor_input(input, "silu") * sigmoid(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
-    """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch)."""
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch).
+
+    forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
+    VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
+    """
     z = tensor_input(input, "softplus") * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, (safe.exp() + 1).log() / beta)
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in training only."""
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in training only.
+
+    forward: out = x * m / (1 - p),  m_i = 1 with probability 1 - p, else 0   (out = x outside training)
+    VJP:     gx = g * m / (1 - p)   (the same mask: a dropped element passes no gradient)
+    """
     tensor_input(input, "dropout")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
@@ -170,7 +188,9 @@ def _rows(a, norm_shape):
     return a.reshape(a.size // d if d else 0, d), ones_vector(d, a.dtype)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+@with_formulas(LayerNorm)
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = tensor_input(input, "layer_norm")._array  # the array's shape: a Tensor's .shape makes a Size
@@ -186,13 +206,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False):
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer `input`; repeated indices accumulate their gradient.
 
     The row at `padding_idx` is looked up but receives no gradient (as in PyTorch). With `max_norm`,
     each looked-up row of `weight` whose `norm_type`-norm exceeds it is first scaled in place, under
     no_grad, to norm max_norm: row *= max_norm / (norm + 1e-7), as PyTorch's embedding_renorm_.
+
+    forward: out[..., :] = W[idx[...], :]   (an Index node: the rows idx names)
+    VJP:     gW = zeros(W.shape) with each g[..., :] added to row idx[...]   (repeats add up; none to padding_idx)
     """
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not supported "
@@ -225,7 +248,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     weight._bump_version()  # an in-place op, as PyTorch's (changed or not): a graph that saved W must notice
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor with a trailing dim of size num_classes: 1 at each index, 0 elsewhere."""
     idx = tensor._array
     if idx.dtype.kind not in "iu":
@@ -272,11 +295,15 @@ def _class_targets(input, rows, rest, target, ignore_index, op):
     return t, keep, np.where(keep, t, 0)
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
     r"""loss_i = -w[t_i] * input[i, t_i] for log-probabilities `input` (N, C) or (N, C, d1, ...).
 
     Targets equal to `ignore_index` contribute nothing; 'mean' divides by the summed weight of the
     targets that count. If every target is ignored, 'mean' returns 0 (PyTorch returns nan).
+
+    forward: out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / \sum_i w[t_i] ('mean')
+    VJP:     ginput[i, t_i] = -w[t_i] r_i, 0 elsewhere;  r = g ('none', 'sum') or g / \sum_i w[t_i] ('mean')
     """
     tensor_input(input, "nll_loss")
     logp, rest = _class_dim_last(input, "nll_loss")
@@ -348,7 +375,9 @@ class CrossEntropy(Function):
         return rg * (ap - Tensor._make(q)), None, None, None, None, None
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+@with_formulas(CrossEntropy)
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     r"""Cross-entropy from logits: nll_loss(log_softmax(input, dim=1), target), computed stably.
 
     `target` holds class indices (N,) / (N, d1, ...), or class probabilities of input's shape.
@@ -403,8 +432,12 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return loss
 
 
-def mse_loss(input, target, reduction="mean"):
-    """Mean (or sum, or none) of the squared differences."""
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    r"""Mean (or sum, or none) of the squared differences.
+
+    forward: out = \sum_i (x_i - y_i)^2 / n ('mean', n elements), the sum ('sum'), or (x - y)^2 ('none')
+    VJP:     gx = 2 (x - y) r;  gy = -gx;  r = g / n ('mean') or g
+    """
     tensor_input(input, "mse_loss")
     if isinstance(target, Tensor) and target.shape != input.shape:
         broadcast_shapes("mse_loss", input.shape, target.shape)
@@ -412,14 +445,23 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(d * d, reduction, "mse_loss")
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    r"""Mean (or sum, or none) of the absolute differences.
+
+    forward: out = \sum_i |x_i - y_i| / n ('mean', n elements), the sum ('sum'), or |x - y| ('none')
+    VJP:     gx = sign(x - y) r;  gy = -gx;  r = g / n ('mean') or g   (0 where x = y)
+    """
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """BCE from logits: -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) = softplus(x) - x t, with the
     gradient sigmoid(x) - t. (The textbook stable form max(x, 0) - x t + log(1 + e^{-|x|}) is the same
-    function, but its pieces have kinks at x = 0 whose subgradients sum to 1 - t there, not 1/2 - t.)"""
+    function, but its pieces have kinks at x = 0 whose subgradients sum to 1 - t there, not 1/2 - t.)
+
+    forward: loss = softplus(x) - x t, then reduced ('mean': over its n elements)
+    VJP:     gx = (sigmoid(x) - t) r;  gt = -x r;  r = g / n ('mean') or g
+    """
     loss = softplus(input) - input * target
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
@@ -438,7 +480,8 @@ class Pad(Function):
         return g[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))], None, None
 
 
-def pad(input, pad, mode="constant", value=0.0):
+@with_formulas(Pad)
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Constant padding of the last len(pad)//2 dims, PyTorch's order (last dim first)."""
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
@@ -452,19 +495,29 @@ def pad(input, pad, mode="constant", value=0.0):
     return Pad.apply(input, tuple(widths), value)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12):
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    r"""x divided by its p-norm along `dim`, the norm clamped below at eps.
+
+    forward: out = x / n,  n = max(||x||_p, eps)
+    VJP:     gx = (g - out \sum_dim(g * out)) / n where ||x||_2 > eps (p = 2), g / eps elsewhere
+    """
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim`: each norm is clamped on its own, as
-    in PyTorch (clamping their product instead shrank the similarity of vectors shorter than ~1e-4)."""
+    in PyTorch (clamping their product instead shrank the similarity of vectors shorter than ~1e-4).
+
+    forward: out = x1 . x2 / (n1 n2),  n_k = max(||x_k||, eps)
+    VJP:     gx1 = g (x2 / (n1 n2) - out x1 / n1^2)   (the second term only where ||x1|| > eps);  gx2 likewise
+    """
     num = (x1 * x2).sum(dim=dim)
     return num / (x1.norm(dim=dim).clamp(min=eps) * x2.norm(dim=dim).clamp(min=eps))
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     r"""softmax(Q K^T * scale + mask) V for query (..., L, E), key (..., S, E), value (..., S, Ev): (..., L, Ev).
 
     scale: 1 / sqrt(E) unless given.
@@ -474,6 +527,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     dropout_p: drop weights with this probability (always: there is no `training` flag here).
     enable_gqa: key and value may have fewer heads (dim -3) than query; each is repeated to match.
     Returns the output only (the `attention` package's version also returns the weights).
+
+    forward: S = c Q K^T + mask,  P = softmax_rows(S),  out = P V   (c = scale; a node per step)
+    VJP:     gV = P^T g;  gP = g V^T;  gS = P * (gP - rowsum(gP * P));  gQ = c gS K;  gK = c gS^T Q
     """
     op = "scaled_dot_product_attention"
     query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
@@ -560,6 +616,6 @@ __all__ = [
 ]
 
 
-def __dir__():
+def __dir__() -> list[str]:
     # tab completion shows the functions, not the module's imports (np, math) or its op classes
     return sorted(__all__)

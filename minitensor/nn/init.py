@@ -5,14 +5,17 @@ shape (out, in, *kernel). Xavier keeps the variance of activations and gradients
 layer: std = gain * sqrt(2 / (fan_in + fan_out)). Kaiming keeps the forward variance for
 ReLU-like layers: std = gain / sqrt(fan). A uniform U(-b, b) has std b / sqrt(3).
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
 
-from ..random import _gen
+from ..random import Generator, _gen
+from ..tensor import Tensor
 
 
-def calculate_gain(nonlinearity, param=None):
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity (PyTorch's table)."""
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
@@ -45,17 +48,18 @@ def _fill(tensor, values):
     return tensor
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with draws from U(a, b) (in place; returns the tensor)."""
     return _fill(tensor, _gen(generator).uniform(a, b, tensor.shape))
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with draws from N(mean, std^2) (in place; returns the tensor)."""
     return _fill(tensor, _gen(generator).normal(mean, std, tensor.shape))
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Generator | None = None) -> Tensor:
     """Normal(mean, std) redrawn until inside [a, b]."""
     g = _gen(generator)
     out = g.normal(mean, std, tensor.shape)
@@ -66,25 +70,25 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     return _fill(tensor, out)
 
 
-def constant_(tensor, val):
+def constant_(tensor: Tensor, val: float) -> Tensor:
     return _fill(tensor, val)
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
     return _fill(tensor, 0)
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
     return _fill(tensor, 1)
 
 
-def eye_(tensor):
+def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only 2-D tensors are supported, got shape {tuple(tensor.shape)}")
     return _fill(tensor, np.eye(*tensor.shape))
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)), i.e. std gain * sqrt(2 / (fan_in + fan_out))."""
     if tensor.numel() == 0:
         return tensor
@@ -93,7 +97,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     if tensor.numel() == 0:
         return tensor
@@ -109,7 +113,8 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
     """U(-b, b) with b = sqrt(3) * gain / sqrt(fan), gain = calculate_gain(nonlinearity, a).
 
     A zero-element tensor (e.g. Linear(0, n)) is left as it is, as in PyTorch.
@@ -120,7 +125,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a)."""
     if tensor.numel() == 0:
         return tensor

@@ -6,21 +6,35 @@ attribute paths joined by dots (`blocks.0.attn.w_q.weight`), exactly as PyTorch 
 come in the same order (a module's own parameters, then its persistent buffers, then each child's
 entries, depth first), so weights move between the two libraries by name.
 """
+from __future__ import annotations
+
 import collections
 import collections.abc
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Protocol, TypeVar
 
 import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor, check_device
+from ..types import DeviceLike, DTypeLike
 from .parameter import Parameter
 from .utils import _set_grad
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    # anything with a `forward`, whose type the checker-only `Module.__call__` below returns
+    _Forward = TypeVar("_Forward", bound=Callable[..., Any], covariant=True)
+
+    class _HasForward(Protocol[_Forward]):
+        @property
+        def forward(self) -> _Forward: ...
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What `load_state_dict(strict=False)` skipped: names the model has but the dict lacks, and the reverse."""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
         return super().__repr__()
@@ -38,7 +52,19 @@ def _addindent(text, spaces):
 class Module:
     """Base class for all layers: subclass it, call `super().__init__()`, define `forward`."""
 
-    def __init__(self, *args, **kwargs):
+    # what __init__ sets up (declared for type checkers): the training flag, and the stores that
+    # registration fills, in registration order (name -> Parameter, Tensor or Module; None for an
+    # optional one that is absent, such as a disabled bias)
+    training: bool
+    _parameters: dict[str, Any]
+    _buffers: dict[str, Any]
+    _non_persistent: set[str]
+    _modules: dict[str, Any]
+    _forward_hooks: dict[int, Callable[..., Any]]
+    _forward_pre_hooks: dict[int, Callable[..., Any]]
+    _next_hook_id: int
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
             # The usual cause is `super().__init__(d_model)`: say so instead of silently ignoring it.
             raise TypeError(
@@ -73,7 +99,7 @@ class Module:
         if hasattr(self, name) and name not in store:
             raise KeyError(f"attribute '{name}' already exists on {type(self).__name__}")
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init(f"parameter '{name}'")
@@ -112,7 +138,7 @@ class Module:
             d[store].pop(name, None)
         d["_non_persistent"].discard(name)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Tensor | Module:
         # Only reached when normal lookup fails: parameters, buffers and children live in the stores.
         d = self.__dict__
         for store in ("_parameters", "_buffers", "_modules"):
@@ -120,14 +146,14 @@ class Module:
                 return d[store][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         d = self.__dict__
         if any(name in d.get(s, ()) for s in ("_parameters", "_modules", "_buffers")):
             self._forget(name)
         else:
             object.__delattr__(self, name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register `param` (a Parameter, or None for an optional one such as a disabled bias) as `name`."""
         self._check_init(f"parameter '{name}'")
         self._check_name("parameter", name, self._parameters)
@@ -137,7 +163,7 @@ class Module:
             )
         self._parameters[name] = param
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Register non-learnable state (e.g. a causal mask); saved in state_dict only if `persistent`."""
         self._check_init(f"buffer '{name}'")
         self._check_name("buffer", name, self._buffers)
@@ -149,7 +175,7 @@ class Module:
         else:
             self._non_persistent.add(name)
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
         """Register `module` as a child called `name` (what attribute assignment does for you)."""
         self._check_init(f"module '{name}'")
         if module is not None and not isinstance(module, Module):
@@ -159,7 +185,7 @@ class Module:
 
     register_module = add_module
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
         """The descendant at dotted path `target` ('' is self)."""
         mod = self
         for part in target.split(".") if target else ():
@@ -170,7 +196,8 @@ class Module:
         return mod
 
     # ---- iteration ----------------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """(name, module) for this module and every descendant, depth first, parents before children.
 
         A module reachable by two paths is yielded once (at its first path) unless remove_duplicate=False.
@@ -187,11 +214,11 @@ class Module:
             children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items() if m is not None]
             stack.extend(reversed(children))
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         """(name, child) for the direct children, in registration order, each module once."""
         seen = set()
         for name, m in self._modules.items():
@@ -199,7 +226,7 @@ class Module:
                 seen.add(id(m))
                 yield name, m
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         for _, m in self.named_children():
             yield m
 
@@ -216,23 +243,25 @@ class Module:
                 seen.add(id(v))
                 yield (f"{mod_name}.{k}" if mod_name else k), v
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         """(name, parameter) pairs; a tied parameter appears once, under its first name."""
         return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     # ---- modes, gradients, conversion ---------------------------------------------------------
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> Self:
         """Set training mode here and, through each child's own `train`, in the whole subtree."""
         if not isinstance(mode, bool):
             raise ValueError(f"train: training mode is expected to be a bool, got {mode!r}")
@@ -241,28 +270,28 @@ class Module:
             m.train(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> Self:
         """Evaluation mode (`train(False)`): Dropout becomes the identity."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's `.grad`: to None (the default) or to zeros in place."""
         for p in self.parameters():
             _zero_grad(p, set_to_none)
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[[Module], object]) -> Self:
         """Call fn(m) on every submodule (children first) and on self, e.g. for custom init."""
         for m in self.children():
             m.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, dtype=None, device=None, **kwargs):
+    def to(self, *args: Any, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **kwargs: Any) -> Self:
         """Cast floating-point parameters and buffers in place (`.to(float64)`); devices are 'cpu' only."""
         for a in args:
             if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps") or type(a).__name__ == "device":
@@ -282,20 +311,21 @@ class Module:
                         t.grad = Tensor._make(t.grad._array.astype(d))
         return self
 
-    def float(self):
+    def float(self) -> Self:
         return self.to(np.float32)
 
-    def double(self):
+    def double(self) -> Self:
         return self.to(np.float64)
 
-    def cpu(self):
+    def cpu(self) -> Self:
         return self
 
-    def cuda(self, *args, **kwargs):
+    def cuda(self, *args: Any, **kwargs: Any) -> Self:  # type: ignore[return]  # (raises: there is no GPU)
         check_device("cuda", "Module.cuda")
 
     # ---- state dicts ---------------------------------------------------------------------------
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *, destination: dict[str, Tensor] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
         """name -> tensor for every parameter and persistent buffer, in PyTorch's order.
 
         Values share memory with the model (as in PyTorch): copy them, or `minitensor.save` them,
@@ -306,7 +336,8 @@ class Module:
             out[key] = t if keep_vars else t.detach()
         return out
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy values in by name. Everything is validated first: on any error nothing changes.
 
         Checked for every name: present (if strict), expected (if strict), same shape, and a dtype
@@ -379,23 +410,29 @@ class Module:
         return out
 
     # ---- calling -------------------------------------------------------------------------------
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    def __call__(self, *args, **kwargs):
-        d = self.__dict__
-        if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):  # no hooks: straight to forward
-            return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            res = hook(self, args, out)
-            if res is not None:
-                out = res
-        return out
+    if TYPE_CHECKING:
+        # What a type checker sees: calling a module calls its `forward`, so `layer(x)` has the types
+        # of that layer's forward (arguments checked, result known: `nn.Linear(2, 3)(x)` is a Tensor).
+        @property
+        def __call__(self: _HasForward[_Forward]) -> _Forward: ...
+    else:
+        def __call__(self, *args, **kwargs):
+            d = self.__dict__
+            if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):  # no hooks: straight to forward
+                return self.forward(*args, **kwargs)
+            for hook in list(self._forward_pre_hooks.values()):
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+            out = self.forward(*args, **kwargs)
+            for hook in list(self._forward_hooks.values()):
+                res = hook(self, args, out)
+                if res is not None:
+                    out = res
+            return out
 
     def _add_hook(self, store, hook):
         key = self._next_hook_id
@@ -403,26 +440,26 @@ class Module:
         store[key] = hook
         return _RemovableHandle(store, key)
 
-    def register_forward_hook(self, hook):
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
         """Call hook(module, inputs, output) after each forward (e.g. to capture attention maps).
 
         A non-None return value replaces the output. Returns a handle whose `remove()` unregisters it.
         """
         return self._add_hook(self._forward_hooks, hook)
 
-    def register_forward_pre_hook(self, hook):
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
         """Call hook(module, inputs) before each forward; a non-None return value replaces the inputs."""
         return self._add_hook(self._forward_pre_hooks, hook)
 
     # ---- printing ------------------------------------------------------------------------------
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """The one-line settings shown inside this module's repr, e.g. 'in_features=4, out_features=3'."""
         return ""
 
     def _get_name(self):
         return type(self).__name__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
         child_lines = [f"({name}): {_addindent(repr(m), 2)}" for name, m in self._modules.items()]
@@ -434,7 +471,7 @@ class Module:
             body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
 
 
@@ -449,15 +486,15 @@ def _zero_grad(p, set_to_none):
 
 
 class _RemovableHandle:
-    def __init__(self, store, key):
+    def __init__(self, store: dict[int, Any], key: int) -> None:
         self._store, self._key = store, key
 
-    def remove(self):
+    def remove(self) -> None:
         self._store.pop(self._key, None)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.remove()
         return False

@@ -1,4 +1,8 @@
 """`Parameter`: a tensor that a Module registers as learnable when assigned as an attribute."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ..tensor import Tensor, _to_array
@@ -13,7 +17,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
         if data is None:
             arr = np.zeros((0,), dtype=np.float32)
         elif isinstance(data, (Tensor, np.ndarray)):
@@ -25,8 +29,8 @@ class Parameter(Tensor):
         if requires_grad:
             self.requires_grad_(True)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
-    def __reduce_ex__(self, proto):
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, ...]:
         return (Parameter, (self._array, self.requires_grad))

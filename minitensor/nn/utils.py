@@ -1,5 +1,8 @@
 """Gradient utilities: clipping by global norm."""
+from __future__ import annotations
+
 import math
+from typing import Iterable
 
 import numpy as np
 
@@ -11,7 +14,8 @@ from ..tensor import Tensor
 _vdot = getattr(np.vdot, "_implementation", np.vdot)
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Scale all gradients together so their joint norm is at most `max_norm`; return the norm before.
 
     The scale is max_norm / (total_norm + 1e-6), applied only when it is below 1 (as PyTorch).
@@ -54,7 +58,7 @@ def _set_grad(p, values):
         p.grad = Tensor._make(values)
 
 
-def clip_grad_value_(parameters, clip_value, foreach=None):
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient element into [-clip_value, clip_value] in place."""
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for p in params:
@@ -62,12 +66,12 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
             _set_grad(p, np.clip(p.grad._array, -clip_value, clip_value).astype(p.grad.dtype, copy=False))
 
 
-def parameters_to_vector(parameters):
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened and concatenated into one 1-D tensor (differentiable)."""
     return cat([p.reshape(-1) for p in parameters])
 
 
-def vector_to_parameters(vec, parameters):
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copy consecutive slices of the 1-D `vec` into the parameters, in place (no graph)."""
     arr = vec._array if isinstance(vec, Tensor) else np.asarray(vec)
     params = list(parameters)

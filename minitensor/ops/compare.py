@@ -1,14 +1,19 @@
 """Comparisons and logic: bool results, no gradient (a step function has zero slope almost everywhere)."""
+from __future__ import annotations
+
+from typing import Callable
+
 import numpy as np
 
 from ..tensor import Tensor, tensor_method
 from .._fperr import quietly
 from ._util import broadcast_shapes, in_common_dtype, operand, raw
+from ..types import TensorOrNumber
 
 
-def _compare(name, fn, bitwise=False):
+def _compare(name: str, fn: Callable[..., object], bitwise: bool = False) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
     @quietly("over")  # a Python float beyond float32 compares as inf, as in PyTorch
-    def op(input, other):
+    def op(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
         # both in PyTorch's promoted dtype first, as PyTorch compares them: a uint8 tensor >= -1
         # compares with 255, float32 0.1 == a 0-d float64 0.1 is True (uint8 & a 0-d int8 is uint8)
         (a, b), want = in_common_dtype(operand(input, name), operand(other, name))
@@ -69,13 +74,13 @@ Tensor.__rxor__ = lambda self, other: bitwise_xor(other, self)
 
 
 @tensor_method()
-def logical_not(input):
+def logical_not(input: Tensor) -> Tensor:
     """True where input is zero/False."""
     return Tensor._make(np.logical_not(input._array))
 
 
 @tensor_method()
-def bitwise_not(input):
+def bitwise_not(input: Tensor) -> Tensor:
     """`~x`: logical not on bool tensors, bitwise not on integers."""
     if input.dtype.kind == "f":
         raise TypeError(f"bitwise_not (~): only integer and bool tensors are supported, got {input.dtype}")
@@ -86,31 +91,33 @@ Tensor.__invert__ = bitwise_not
 
 
 @tensor_method()
-def isnan(input):
+def isnan(input: Tensor) -> Tensor:
     return Tensor._make(np.isnan(input._array))
 
 
 @tensor_method()
-def isinf(input):
+def isinf(input: Tensor) -> Tensor:
     return Tensor._make(np.isinf(input._array))
 
 
 @tensor_method()
-def isfinite(input):
+def isfinite(input: Tensor) -> Tensor:
     return Tensor._make(np.isfinite(input._array))
 
 
 @tensor_method()
-def equal(input, other):
+def equal(input: Tensor, other: Tensor) -> bool:
     """True if both have the same shape and elements (a Python bool)."""
     return input.shape == other.shape and bool(np.array_equal(input._array, other._array))
 
 
 @tensor_method()
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(input: Tensor, other: TensorOrNumber, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
     return bool(np.allclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @tensor_method()
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(input: Tensor, other: TensorOrNumber, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
     return Tensor._make(np.isclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))

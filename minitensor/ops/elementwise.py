@@ -5,14 +5,17 @@ forward result, and `unbroadcast(·, a.shape)` sums a gradient back down to the 
 (the adjoint of broadcasting). Each VJP is written with Tensor ops, so it can be differentiated
 again (`create_graph=True`).
 """
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Callable
 
 import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
@@ -20,6 +23,7 @@ from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
 from ._util import (broadcast_shapes, float_only, in_common_dtype, operand, operator_method as _operator,
                     raw, tensor_input, unbroadcast)
+from ..types import DeviceLike, DType, DTypeLike, Number, TensorOrNumber
 
 
 @quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
@@ -252,21 +256,21 @@ class Minimum(Function):
         return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
-def _binary(cls, name):
-    def fn(input, other):
+def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    def fn(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
         return cls.apply(operand(input, name), operand(other, name))
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return fn
+    return with_formulas(cls)(fn)
 
 
 _add = _binary(Add, "add")
 
 
 @tensor_method()
-def add(input, other, alpha=1):
-    """input + alpha * other"""
+@with_formulas(Add)
+def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+    """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, _scaled("add", input, other, alpha))
 
 
@@ -274,13 +278,14 @@ _sub = _binary(Sub, "sub")
 
 
 @tensor_method()
-def sub(input, other, alpha=1):
-    """input - alpha * other"""
+@with_formulas(Sub)
+def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+    """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     _no_bool_subtraction(input, other)
     return _sub(input, _scaled("sub", input, other, alpha))
 
 
-def _scaled(op, input, other, alpha):
+def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number) -> TensorOrNumber:
     """alpha * other, with PyTorch's checks of alpha against the result's dtype: no float alpha for
     an integer or bool result, no bool alpha for a number result; a bool result reads alpha as a bool."""
     if alpha == 1 and type(alpha) is int:
@@ -295,7 +300,7 @@ def _scaled(op, input, other, alpha):
     if isinstance(other, Tensor) and other.dtype != want:
         other = cast(other, want)  # scaled in the result's dtype: float32 + 2 * int64 max must not wrap
     if want == _dtype.bool_:  # alpha * other among bools: other itself, or all False
-        return other if alpha else other & False
+        return other if alpha else other & False  # type: ignore[operator]  # (a bool or a bool tensor here)
     return other * alpha
 
 
@@ -304,7 +309,8 @@ _div = _binary(Div, "div")
 
 
 @tensor_method()
-def div(input, other, *, rounding_mode=None):
+@with_formulas(Div)  # and RoundedDiv's, below where it is defined
+def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
     if rounding_mode is None:
         return _div(input, other)
@@ -322,7 +328,8 @@ tensor_method("divide", "true_divide")(div)
 
 
 @tensor_method()
-def pow(input, exponent):
+@with_formulas(Pow)
+def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
@@ -657,7 +664,7 @@ class Cast(Function):
         return cast(g, x.dtype, False), None, None
 
 
-def cast(x, dtype, copy=False):
+def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
     if x.dtype == dtype and not copy:
         return x
     return Cast.apply(x, dtype, copy)
@@ -685,7 +692,8 @@ class Lerp(Function):
 
 
 @tensor_method()
-def lerp(input, end, weight):
+@with_formulas(Lerp)
+def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
     """input + weight * (end - input); end, and a weight tensor, must have input's floating dtype (as in PyTorch)."""
     float_only(tensor_input(input, "lerp"), "lerp")
     tensor_input(end, "lerp", "end")
@@ -697,7 +705,7 @@ def lerp(input, end, weight):
     return Lerp.apply(input, end, weight)
 
 
-def _ternary_dtype(op, *tensors):
+def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
     """The operands' promoted dtype and the tensors converted to it and broadcast together (bool
     refused), as PyTorch's fused op computes every term at the result's shape (so an input whose
     terms all vanish in an empty result gets gradient 0, not 0 * inf from a term reduced first)."""
@@ -709,15 +717,25 @@ def _ternary_dtype(op, *tensors):
 
 
 @tensor_method()
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 * tensor2 (for integer tensors value is read as an int: 0.5 is 0, as in PyTorch)"""
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    """input + value * tensor1 * tensor2 (for integer tensors value is read as an int: 0.5 is 0, as in PyTorch),
+    composed of Mul and Add nodes on the operands converted to their promoted dtype and broadcast together.
+
+    forward: out = x + v t1 t2
+    VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g t2);  gt2 = unbroadcast(v g t1)
+    """
     want, (x, t1, t2) = _ternary_dtype("addcmul", input, tensor1, tensor2)
     return x + (value if want.kind == "f" else int(value)) * t1 * t2
 
 
 @tensor_method()
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 / tensor2 (tensor1 and tensor2 not both integers, as PyTorch requires)"""
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    """input + value * tensor1 / tensor2 (tensor1 and tensor2 not both integers, as PyTorch requires),
+    composed of Mul, Div and Add nodes on the operands converted to their promoted dtype and broadcast together.
+
+    forward: out = x + v t1 / t2
+    VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g / t2);  gt2 = unbroadcast(-v g t1 / t2^2)
+    """
     if raw(tensor1).dtype.kind in "biu" and raw(tensor2).dtype.kind in "biu":
         raise RuntimeError("addcdiv: integer division with addcdiv is not supported; convert tensor1 or tensor2 "
                            "to a floating dtype")
@@ -727,7 +745,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @tensor_method()
-def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+@with_formulas(Cast)
+def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
+       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
     for a in args:
         if isinstance(a, Tensor):
@@ -735,7 +755,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
             check_device(a, "to")
         else:
-            dtype = a
+            dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
@@ -747,18 +767,20 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 
 
 @tensor_method("type")
-def _type(self, dtype=None):
+def _type(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
     if dtype is None:
         return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
-def _converter(name, dtype):
-    def convert(self):
+def _converter(name: str, dtype: DType) -> None:
+    def convert(self: Tensor) -> Tensor:
         return self.to(dtype)
 
     convert.__name__ = name
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+        with_formulas(Cast)(convert)
     tensor_method(name)(convert)
 
 
@@ -768,22 +790,23 @@ for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half
 
 
 @tensor_method()
-def type_as(self, other):
+@with_formulas(Cast)
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self converted to other's dtype (`self.to(other.dtype)`)."""
     return self.to(other.dtype)
 
 
-def _unary(cls, name, to_float=False):
+def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[Tensor], Tensor]:
     """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
     the default float dtype (PyTorch's promotion for exp, log, sin, ...)."""
-    def fn(input):
+    def fn(input: Tensor) -> Tensor:
         tensor_input(input, name)
         if to_float and input._array.dtype.kind in "biu":
             input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
 
     fn.__name__ = name
-    fn.__doc__ = cls.__doc__
-    return tensor_method()(fn)
+    return tensor_method()(with_formulas(cls)(fn))
 
 
 neg = _unary(Neg, "neg")
@@ -804,21 +827,30 @@ Tensor.__abs__ = abs
 
 
 @tensor_method()
-def square(input):
-    """input * input   (a bool tensor squares to int64, as PyTorch's input ** 2)"""
+def square(input: Tensor) -> Tensor:
+    """input * input (one Mul node with x as both factors; a bool tensor squares to int64, as PyTorch's input ** 2).
+
+    forward: out = x^2
+    VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
+    """
     if isinstance(input, Tensor) and input._array.dtype == _dtype.bool_:
         input = cast(input, _dtype.int64)
     return input * input
 
 
 @tensor_method()
-def reciprocal(input):
-    """1 / input"""
+def reciprocal(input: Tensor) -> Tensor:
+    """1 / input (a Div node with the number 1 as a).
+
+    forward: out = 1 / x
+    VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
+    """
     return 1 / input
 
 
 @tensor_method()
-def gelu(input, approximate="none"):
+@with_formulas(Gelu)
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
     tensor_input(input, "gelu")
     if approximate not in ("none", "tanh"):
@@ -827,7 +859,8 @@ def gelu(input, approximate="none"):
 
 
 @tensor_method("clamp", "clip")
-def clamp(input, min=None, max=None):
+@with_formulas(Clamp)
+def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """Limit every element to [min, max]."""
     for name, bound in (("min", min), ("max", max)):
         if bound is not None and not isinstance(bound, (Tensor, numbers.Number)):
@@ -857,7 +890,8 @@ sign = _unary(Sign, "sign")
 
 
 @tensor_method()
-def clone(input):
+@with_formulas(Cast)
+def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
 
@@ -943,8 +977,12 @@ class Fmod(Function):
                 unbroadcast(-g * RoundedDiv.apply(a, b, "trunc"), b.shape) if ctx.needs_input_grad[1] else None)
 
 
+with_formulas(RoundedDiv)(div)  # div's rounding modes
+
+
 @tensor_method()
-def floor_divide(input, other):
+@with_formulas(RoundedDiv)
+def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")
 

@@ -5,16 +5,20 @@ integer-array keys an element can be read more than once (an embedding lookup of
 token), and then its gradients must add up: `np.add.at` accumulates, `gx[key] += g` would keep
 only one of them.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable, Literal, TypeVar, overload
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
+from ..types import DType, Index as IndexKey, Number, TensorOrNumber
 
 
 def _index_key(index, shape=None):
@@ -116,7 +120,7 @@ def _describe_item(k):
     return "..." if k is Ellipsis else repr(k)
 
 
-def getitem(input, index):
+def getitem(input: Tensor, index: IndexKey) -> Tensor:
     """`x[index]` with PyTorch/numpy semantics; gradients scatter back (accumulating)."""
     key = _index_key(index)
     if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
@@ -172,7 +176,7 @@ class Where(Function):
         return None, ga, gb
 
 
-def _as_result_type(v, other, op):
+def _as_result_type(v: TensorOrNumber, other: TensorOrNumber, op: str) -> Any:
     """The data of `v` in PyTorch's result dtype of v and other: a number must fit it (an int8 tensor
     can't take 1000 here, though `+` wraps it)."""
     want = _dtype.result_dtype(raw(v), raw(other))
@@ -181,7 +185,13 @@ def _as_result_type(v, other, op):
     return _dtype.scalar_to(v, want, op)
 
 
-def where(condition, input=None, other=None):
+@overload
+def where(condition: Tensor) -> tuple[Tensor, ...]: ...
+@overload
+def where(condition: Tensor, input: TensorOrNumber, other: TensorOrNumber) -> Tensor: ...
+@with_formulas(Where)
+def where(condition: Tensor, input: TensorOrNumber | None = None,
+          other: TensorOrNumber | None = None) -> Tensor | tuple[Tensor, ...]:
     """Elementwise select; with only a condition, the indices where it holds (like nonzero)."""
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in np.nonzero(raw(condition)))
@@ -212,7 +222,8 @@ def _fill_mask(input, mask, value, op):
 
 
 @tensor_method()
-def masked_fill(input, mask, value):
+@with_formulas(Where)
+def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
     if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
@@ -222,7 +233,7 @@ def masked_fill(input, mask, value):
     return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
 
 
-def fill_value(value, dtype, op):
+def fill_value(value: TensorOrNumber, dtype: DType, op: str) -> Tensor:
     """The value a fill writes (masked_fill, fill_, index_fill ...) as a tensor of the filled tensor's
     dtype, as PyTorch converts it: a number must fit the dtype (an int8 tensor can't take 1000), a
     0-d tensor is cast (its gradient flows back through the cast)."""
@@ -243,19 +254,22 @@ def _tri(input, diagonal, upper, op):
 
 
 @tensor_method()
-def tril(input, diagonal=0):
+@with_formulas(Where)
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, False, "tril")
 
 
 @tensor_method()
-def triu(input, diagonal=0):
+@with_formulas(Where)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, True, "triu")
 
 
 @tensor_method()
-def gather(input, dim, index):
+@with_formulas(Index)
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
     d = _wrap_dim(dim, input.ndim, "gather")
     if not isinstance(index, Tensor):
@@ -282,7 +296,8 @@ def _check_range(idx, n, d, op):
 
 
 @tensor_method()
-def index_select(input, dim, index):
+@with_formulas(Index)
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
     idx = np.asarray(raw(index))
@@ -292,8 +307,12 @@ def index_select(input, dim, index):
     return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
+@overload
+def nonzero(input: Tensor, as_tuple: Literal[False] = False) -> Tensor: ...
+@overload
+def nonzero(input: Tensor, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
 @tensor_method()
-def nonzero(input, as_tuple=False):
+def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if input.ndim == 0:  # PyTorch: one row of no coordinates if the scalar is non-zero (numpy refuses 0-d)
         rows = int(bool(input._array))
         return (Tensor._make(np.zeros(rows, np.int64)),) if as_tuple else Tensor._make(np.zeros((rows, 0), np.int64))
@@ -304,7 +323,8 @@ def nonzero(input, as_tuple=False):
 
 
 @tensor_method()
-def masked_select(input, mask):
+@with_formulas(Index)
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
     m = raw(mask)
     if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
@@ -316,7 +336,8 @@ def masked_select(input, mask):
 
 
 @tensor_method()
-def index_fill(input, dim, index, value):
+@with_formulas(Where)
+def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
     op = "index_fill"
     d = _wrap_dim(dim, input.ndim, op)
@@ -376,24 +397,32 @@ def _scatter_positions(input, dim, index, src, op):
     return key, part
 
 
-def _at_least_1d(scatter_op):
+_Op = TypeVar("_Op", bound=Callable[..., Tensor])
+
+
+def _at_least_1d(scatter_op: _Op) -> _Op:
     """Run a scatter on a 0-d input as on its 1-element vector, as PyTorch does."""
-    def run(input, *args, **kwargs):
+    def run(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if input.ndim == 0:
             return scatter_op(input.reshape(1), *args, **kwargs).reshape(())
         return scatter_op(input, *args, **kwargs)
 
     run.__name__, run.__doc__ = scatter_op.__name__, scatter_op.__doc__
-    return tensor_method(scatter_op.__name__)(run)
+    return tensor_method(scatter_op.__name__)(run)  # type: ignore[return-value]  # run takes what scatter_op takes
 
 
 @_at_least_1d
-def scatter(input, dim, index, src=None, value=None, reduce=None):
+def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None = None, value: Number | None = None,
+            reduce: str | None = None) -> Tensor:
     r"""input with src's elements written at the positions `index` gives along `dim`:
     out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.
-    It is IndexPut (x with x[key] = v), so VJP: g_input = g with the written positions zeroed;
-    g_src = g.gather(dim, index)   (at a position written twice, PyTorch's formula too gives g to both)
-    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch)."""
+    reduce='add' or 'multiply' combines src with what is there instead (no gradient, as in PyTorch).
+    One IndexPut node (x with x[key] = v):
+
+    forward: out = input with out[key] = src,  key = the positions `index` names along `dim`
+    VJP:     g_input = g with the written positions zeroed;  g_src = g.gather(dim, index)
+             (at a position written twice, PyTorch's formula too gives g to both)
+    """
     if src is None:
         src = value
     if src is None:
@@ -409,10 +438,13 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
 
 
 @_at_least_1d
-def scatter_add(input, dim, index, src):
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     r"""input plus src's elements added at the positions `index` gives along `dim`:
-    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up)
-    VJP: g_input = g;  g_src = g.gather(dim, index)"""
+    out[index[i][j]][j] += src[i][j] for dim=0 (repeated positions add up). An IndexAdd node, then an Add:
+
+    forward: out = input + (zeros with src added at key),  key = the positions `index` names along `dim`
+    VJP:     g_input = g;  g_src = g.gather(dim, index)
+    """
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
     key, part = _scatter_positions(input, dim, index, src, "scatter_add")

@@ -17,24 +17,29 @@ place while recording (update it under `no_grad()`), and (a documented differenc
 through a *view* of a tensor in the graph, where PyTorch would rewrite the base's graph: write
 into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
 """
+from __future__ import annotations
+
+import inspect
 import weakref
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..random import _gen
+from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
 from .indexing import IndexPut, _index_key, fill_value, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
+from ..types import Index, TensorOrNumber
 
 
 def _requires_grad(x):
     return isinstance(x, Tensor) and x._rg
 
 
-def inplace(self, op, compute, *args, **kwargs):
+def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
     grad_on = grad_mode.modes.grad_enabled
     records = grad_on and (
@@ -98,12 +103,18 @@ def _named(op, compute, *args, **kwargs):
         raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
 
 
-def _method(op, compute):
+def _method(op, compute, formulas=None):
+    """The in-place method `op`; its docstring shows the formulas of the out-of-place op it runs
+    (`formulas`: their text, for the ops composed here)."""
     def method(self, *args, **kwargs):
         return inplace(self, op, compute, *args, **kwargs)
 
     method.__name__ = op
-    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{op.rstrip('_')}` would return (recorded in the graph)."
+    name = op.rstrip("_")
+    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{name}` would return (recorded in the graph)."
+    if formulas is None:  # the out-of-place op's own docstring, formulas included
+        formulas = f"`{name}`: " + getattr(E, name).__doc__
+    method.__doc__ += "\n\n" + inspect.cleandoc(formulas)
     return tensor_method(op)(method)
 
 
@@ -125,10 +136,11 @@ _method("clamp_", lambda t, min=None, max=None: E.clamp(t, min, max))
 _method("addcmul_", lambda t, t1, t2, value=1: E.addcmul(t, t1, t2, value=value))
 _method("addcdiv_", lambda t, t1, t2, value=1: E.addcdiv(t, t1, t2, value=value))
 _method("lerp_", lambda t, end, weight: E.lerp(t, end, weight))
-_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value))
-_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value))
-_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce))
-_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src))
+_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), f"`masked_fill`: {masked_fill.__doc__}")
+_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), f"`index_fill`: {index_fill.__doc__}")
+_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
+        f"`scatter`: {scatter.__doc__}")
+_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), f"`scatter_add`: {scatter_add.__doc__}")
 Tensor.clip_ = Tensor.clamp_
 
 
@@ -139,22 +151,34 @@ def _filled(t, value):
 
 
 @tensor_method()
-def fill_(self, value):
-    """In place: every element becomes `value`."""
+def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
+    r"""In place: every element becomes `value` (a Where node that takes value everywhere).
+
+    forward: out = value, broadcast to x's shape
+    VJP:     gx = 0;  gvalue = \sum g   (when value is a tensor)
+    """
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_: only supports a 0-dimension value tensor, got one of shape {tuple(value.shape)}")
     return inplace(self, "fill_", _filled, value)
 
 
 @tensor_method()
-def zero_(self):
-    """In place: every element becomes 0."""
+def zero_(self: Tensor) -> Tensor:
+    """In place: every element becomes 0 (a Where node that takes 0 everywhere).
+
+    forward: out = 0
+    VJP:     gx = 0   (the old values no longer matter)
+    """
     return inplace(self, "zero_", _filled, 0)
 
 
 @tensor_method()
-def copy_(self, src, non_blocking=False):
-    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src."""
+def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
+    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
+
+    forward: out = src, broadcast to x's shape
+    VJP:     gx = 0;  gsrc = unbroadcast(g, src.shape)
+    """
     src = operand(src, "copy_")
     if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
         src = Tensor._make(np.asarray(src))
@@ -164,18 +188,26 @@ def copy_(self, src, non_blocking=False):
 
 
 @tensor_method()
-def uniform_(self, a=0.0, b=1.0, generator=None):
-    """In place: values drawn uniformly from [a, b)."""
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """In place: values drawn uniformly from [a, b).
+
+    forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
+    VJP:     gx = 0
+    """
     return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
 
 
 @tensor_method()
-def normal_(self, mean=0.0, std=1.0, generator=None):
-    """In place: values drawn from N(mean, std^2)."""
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """In place: values drawn from N(mean, std^2).
+
+    forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)
+    VJP:     gx = 0
+    """
     return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
 
 
-def setitem(self, index, value):
+def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
     """`x[index] = value`: recorded as IndexPut, so a value that requires grad keeps its graph."""
     key = _index_key(index)
     if isinstance(value, (bool, int, float)):

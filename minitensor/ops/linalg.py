@@ -1,9 +1,12 @@
 r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcast batch dims."""
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..tensor import Tensor, tensor_method
 from ._util import operand, operator_method, raw, unbroadcast
@@ -21,9 +24,9 @@ class Matmul(Function):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
         if x.ndim == 0 or y.ndim == 0:
             raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
-        if x.dtype != y.dtype:  # PyTorch promotes no dtype here: float32 @ float64 is an error, not float64
-            raise RuntimeError(f"matmul: expected both operands to have the same dtype, got {x.dtype} and {y.dtype} "
-                               "(convert one with .to(other.dtype))")
+        if x.dtype != y.dtype:  # PyTorch promotes nothing here: a float32 @ float64 is usually a bug
+            raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
+                               f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
         if x.dtype == np.bool_:
             raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
         try:
@@ -55,7 +58,8 @@ class Matmul(Function):
 
 
 @tensor_method()
-def matmul(input, other):
+@with_formulas(Matmul)
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with numpy's rules for 1-D and batched inputs."""
     return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
 
@@ -64,7 +68,8 @@ Tensor.__matmul__, Tensor.__rmatmul__ = operator_method(Matmul, "matmul"), opera
 
 
 @tensor_method()
-def mm(input, mat2):
+@with_formulas(Matmul)
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
@@ -72,7 +77,8 @@ def mm(input, mat2):
 
 
 @tensor_method()
-def bmm(input, mat2):
+@with_formulas(Matmul)
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of (B, n, k) and (B, k, m)."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expects (B, n, k) and (B, k, m), got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
@@ -80,20 +86,31 @@ def bmm(input, mat2):
 
 
 @tensor_method()
-def dot(input, other):
+@with_formulas(Matmul)
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    r"""The inner product of two 1-D tensors: \sum_i a_i b_i."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
     return matmul(input, other)
 
 
 @tensor_method()
-def outer(input, vec2):
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    r"""The outer product of two 1-D tensors, by broadcasting (a Reshape node, then a Mul):
+
+    forward: out[i, j] = a_i b_j
+    VJP:     ga_i = \sum_j g[i, j] b_j;  gb_j = \sum_i g[i, j] a_i
+    """
     return input.unsqueeze(-1) * vec2
 
 
-def einsum(equation, *operands):
-    """A small einsum: the pairwise products of matmul only are not enough for learners, so this
-    composes broadcasting multiply and sum (differentiable, not fast)."""
+def einsum(equation: str, *operands: Any) -> Tensor:
+    r"""A small einsum: the pairwise products of matmul only are not enough for learners, so this
+    composes broadcasting multiply and sum (differentiable, not fast).
+
+    forward: out[kept letters] = \sum_{summed letters} \prod_k x_k[its letters]
+    VJP:     g_k = \sum over the letters x_k lacks of g * \prod_{m != k} x_m   (each Mul's and Sum's VJP in turn)
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     inputs, _, output = equation.replace(" ", "").partition("->")
@@ -107,7 +124,7 @@ def einsum(equation, *operands):
     for term, op in zip(terms, operands):
         if len(term) != op.ndim or len(set(term)) != len(term):
             raise RuntimeError(f"einsum: term {term!r} does not fit operand of shape {tuple(op.shape)} (no repeated letters)")
-    result = None
+    result: Any = None
     for term, op in zip(terms, operands):
         order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
         x = op.permute([*order]) if order else op

@@ -3,19 +3,22 @@ r"""Reductions over dims: sum, mean, var, std, prod, amax/amin (and max/min), lo
 Every VJP first puts the reduced dims back as size 1 (`_keep`) and then broadcasts `g` over them
 with `expand`: a reduction's adjoint copies the gradient to every element that was reduced.
 """
+from __future__ import annotations
+
 import builtins
-import collections
 import math
+from typing import NamedTuple, cast, overload
 
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
-from .elementwise import maximum, minimum
+from .elementwise import Maximum, Minimum, maximum, minimum
 from .indexing import where
+from ..types import Dims, DTypeLike
 
 
 def _keep(g, shape, dims, keepdim):
@@ -263,14 +266,16 @@ class Norm(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @tensor_method()
-def sum(input, dim=None, keepdim=False, dtype=None):
+@with_formulas(Sum)
+def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     return Sum.apply(x, norm_dims(dim, x.ndim, "sum"), keepdim)
 
 
 @tensor_method()
-def mean(input, dim=None, keepdim=False, dtype=None):
+@with_formulas(Mean)
+def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     return Mean.apply(x, norm_dims(dim, x.ndim, "mean"), keepdim)
@@ -285,21 +290,26 @@ def _correction(correction, unbiased, op):
 
 
 @tensor_method()
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@with_formulas(Var)
+def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
     c = _correction(correction, unbiased, "var")
     return Var.apply(input, norm_dims(dim, input.ndim, "var"), c, keepdim)
 
 
 @tensor_method()
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@with_formulas(Std)
+def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
     c = _correction(correction, unbiased, "std")
     return Std.apply(input, norm_dims(dim, input.ndim, "std"), c, keepdim)
 
 
 @tensor_method()
-def prod(input, dim=None, keepdim=False, dtype=None):
+@with_formulas(Prod)
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
     d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
@@ -307,7 +317,8 @@ def prod(input, dim=None, keepdim=False, dtype=None):
 
 
 @tensor_method()
-def amax(input, dim=(), keepdim=False):
+@with_formulas(Amax)
+def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amax: the maximum of an empty tensor (shape {tuple(input.shape)}) has no value; "
@@ -316,7 +327,8 @@ def amax(input, dim=(), keepdim=False):
 
 
 @tensor_method()
-def amin(input, dim=(), keepdim=False):
+@with_formulas(Amin)
+def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amin: the minimum of an empty tensor (shape {tuple(input.shape)}) has no value; "
@@ -325,7 +337,8 @@ def amin(input, dim=(), keepdim=False):
 
 
 @tensor_method()
-def logsumexp(input, dim, keepdim=False):
+@with_formulas(Logsumexp)
+def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
     if input._array.dtype.kind in "biu":
         input = input.to(_dtype.get_default_dtype())
@@ -333,8 +346,13 @@ def logsumexp(input, dim, keepdim=False):
 
 
 @tensor_method()
-def norm(input, p="fro", dim=None, keepdim=False):
-    """The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum."""
+@with_formulas(Norm)
+def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
+    r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
+
+    forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
+    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: CountNonzero's)
+    """
     float_only(input, "norm")
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
@@ -346,6 +364,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return Amax.apply(input.abs(), dims, keepdim, True)
     if p == 0:  # the number of non-zeros: a step function, whose gradient is 0 (PyTorch's too)
         return CountNonzero.apply(input, dims, keepdim)
+    p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
     # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
     # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
     # (or x) is 0 the power is taken of 1 instead and its result replaced by 0
@@ -360,8 +379,23 @@ def norm(input, p="fro", dim=None, keepdim=False):
     return where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p))
 
 
-max_result = collections.namedtuple("max", ["values", "indices"])
-min_result = collections.namedtuple("min", ["values", "indices"])
+class max_result(NamedTuple):
+    """What `max(x, dim)` returns: the largest values along dim, and their indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class min_result(NamedTuple):
+    """What `min(x, dim)` returns: the smallest values along dim, and their indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# printed under PyTorch's names: max(values=..., indices=...)
+max_result.__name__ = max_result.__qualname__ = "max"
+min_result.__name__ = min_result.__qualname__ = "min"
 
 
 def _arg(np_arg, input, dim, keepdim, op):
@@ -379,13 +413,13 @@ def _arg(np_arg, input, dim, keepdim, op):
 
 
 @tensor_method()
-def argmax(input, dim=None, keepdim=False):
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmax, input, dim, keepdim, "argmax")
 
 
 @tensor_method()
-def argmin(input, dim=None, keepdim=False):
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmin, input, dim, keepdim, "argmin")
 
@@ -402,38 +436,58 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
     return result(values, arg(input, dim, keepdim))
 
 
+@overload
+def max(input: Tensor, dim: None = None, keepdim: bool = False, *, other: None = None) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -> max_result: ...
+@overload
+def max(input: Tensor, dim: Tensor, /) -> Tensor: ...
+@overload
+def max(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
-def max(input, dim=None, keepdim=False, *, other=None):
+@with_formulas(Amax, Maximum)
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        other: Tensor | None = None) -> Tensor | max_result:
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
     return _extreme(input, dim, keepdim, other, Amax, argmax, max_result, maximum, "max")
 
 
+@overload
+def min(input: Tensor, dim: None = None, keepdim: bool = False, *, other: None = None) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -> min_result: ...
+@overload
+def min(input: Tensor, dim: Tensor, /) -> Tensor: ...
+@overload
+def min(input: Tensor, *, other: Tensor) -> Tensor: ...
 @tensor_method()
-def min(input, dim=None, keepdim=False, *, other=None):
+@with_formulas(Amin, Minimum)
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        other: Tensor | None = None) -> Tensor | min_result:
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
     return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")
 
 
 @tensor_method()
-def all(input, dim=None, keepdim=False):
+def all(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where every element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
     return _truth(np.all(input._array, axis=axis, keepdims=keepdim), input)
 
 
 @tensor_method()
-def any(input, dim=None, keepdim=False):
+def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where some element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
     return _truth(np.any(input._array, axis=axis, keepdims=keepdim), input)
 
 
-def _truth(answer, input):
+def _truth(answer: object, input: Tensor) -> Tensor:
     answer = np.asarray(answer)
     return Tensor._make(answer.astype(np.uint8) if input._array.dtype == np.uint8 else answer)
 
 
 @tensor_method()
-def count_nonzero(input, dim=None):
+def count_nonzero(input: Tensor, dim: Dims | None = None) -> Tensor:
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
     return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))

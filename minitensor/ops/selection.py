@@ -3,17 +3,37 @@ r"""Sorting, top-k, cumulative sums and sampling.
 sort and topk return (values, indices); the values are read with `gather`, so their gradient is
 indexing's: each value's gradient goes back to the element it came from.
 """
-import collections
+from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
-from ..random import _gen
+from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method, _wrap_dim
+from .indexing import Index
+from ..types import DTypeLike
 
-sort_result = collections.namedtuple("sort", ["values", "indices"])
-topk_result = collections.namedtuple("topk", ["values", "indices"])
+
+class sort_result(NamedTuple):
+    """What `sort` returns: the sorted values, and where each came from."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class topk_result(NamedTuple):
+    """What `topk` returns: the k values, and where each came from."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# printed under PyTorch's names: sort(values=..., indices=...)
+sort_result.__name__ = sort_result.__qualname__ = "sort"
+topk_result.__name__ = topk_result.__qualname__ = "topk"
 
 
 def _order(data, dim, descending):
@@ -33,7 +53,8 @@ def _order(data, dim, descending):
 
 
 @tensor_method()
-def sort(input, dim=-1, descending=False, stable=False):
+@with_formulas(Index)
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
     """(values, indices) sorted along dim; equal elements keep their order."""
     d = _wrap_dim(dim, input.ndim, "sort")
     if input.ndim == 0:
@@ -43,14 +64,15 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 
 @tensor_method()
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort input along dim."""
     d = _wrap_dim(dim, input.ndim, "argsort")
     return Tensor._make(_order(input._array, d, descending))
 
 
 @tensor_method()
-def topk(input, k, dim=-1, largest=True, sorted=True):
+@with_formulas(Index)
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
     """The k largest (or smallest) elements along dim, as (values, indices)."""
     d = _wrap_dim(dim, input.ndim, "topk")
     n = input.shape[d] if input.ndim else 1
@@ -82,14 +104,16 @@ class Cumsum(Function):
 
 
 @tensor_method()
-def cumsum(input, dim, dtype=None):
+@with_formulas(Cumsum)
+def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)
     return Cumsum.apply(x, _wrap_dim(dim, x.ndim, "cumsum"))
 
 
 @tensor_method()
-def multinomial(input, num_samples, replacement=False, generator=None):
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
+                generator: Generator | None = None) -> Tensor:
     """Sample indices from the rows of `input` (non-negative weights, need not sum to 1).
 
     Uses the global generator seeded by `manual_seed`. Without replacement it takes the top

@@ -3,16 +3,21 @@ r"""Shape ops: they move elements around without changing them, so each VJP move
 reshape <-> reshape back, permute <-> inverse permutation, expand <-> unbroadcast (sum),
 repeat <-> sum over the copies, cat <-> split, stack <-> select.
 """
+from __future__ import annotations
+
 import functools
 import math
+from typing import Sequence
 
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function
+from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
 from .elementwise import cast
+from .indexing import Index
+from ..types import Dims, SizeArg
 
 
 class Reshape(Function):
@@ -38,7 +43,7 @@ class Reshape(Function):
         return g.reshape(x.shape), None
 
 
-def _reshape(input, shape, op):
+def _reshape(input: Tensor, shape: tuple[SizeArg, ...], op: str) -> Tensor:
     shape = _size_arg(shape, op)
     if shape == input._array.shape:
         return input
@@ -69,13 +74,15 @@ def _infer_size(shape, input, op):
 
 
 @tensor_method()
-def reshape(input, *shape):
+@with_formulas(Reshape)
+def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
     """The same elements in a new shape; one dim may be -1."""
     return _reshape(input, shape, "reshape")
 
 
 @tensor_method()
-def view(input, *shape):
+@with_formulas(Reshape)
+def view(input: Tensor, *shape: SizeArg) -> Tensor:
     """`reshape` that never copies: the result shares input's memory, as PyTorch's view. Where the
     strides don't allow that (a transposed or expanded tensor flattened), it is PyTorch's error."""
     out = _reshape(input, shape, "view")
@@ -87,12 +94,15 @@ def view(input, *shape):
 
 
 @tensor_method("view_as", "reshape_as")
-def view_as(input, other):
+@with_formulas(Reshape)
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """`reshape` to other's shape."""
     return reshape(input, other.shape)
 
 
 @tensor_method()
-def flatten(input, start_dim=0, end_dim=-1):
+@with_formulas(Reshape)
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
     if input.ndim == 0:
         return input.reshape(1)
@@ -105,20 +115,24 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 @tensor_method()
-def unflatten(input, dim, sizes):
+@with_formulas(Reshape)
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim `dim` into dims of the given `sizes` (the inverse of flatten)."""
     d = _wrap_dim(dim, input.ndim, "unflatten")
     return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
 
 
 @tensor_method()
-def unsqueeze(input, dim):
+@with_formulas(Reshape)
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim`."""
     d = _wrap_dim(dim, input.ndim + 1, "unsqueeze")
     return input.reshape(input.shape[:d] + (1,) + input.shape[d:])
 
 
 @tensor_method()
-def squeeze(input, dim=None):
+@with_formulas(Reshape)
+def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
     """Remove size-1 dims (only `dim` when given; a dim that is not size 1 is left as it is)."""
     if dim is None:
         dims = {i for i, n in enumerate(input.shape) if n == 1}
@@ -147,20 +161,22 @@ class Permute(Function):
 
 
 @tensor_method()
-def permute(input, *dims):
+@with_formulas(Permute)
+def permute(input: Tensor, *dims: SizeArg) -> Tensor:
     """Reorder the dims."""
     dims = _size_arg(dims, "permute")
     n = input._array.ndim
     if len(dims) == n:
         dims = tuple(d + n if d < 0 else d for d in dims)
         identity = tuple(range(n))
-        if sorted(dims) == list(identity):
+        if sorted(dims) == list(identity):  # type: ignore[type-var]  # (ints by now)
             return input if dims == identity else Permute.apply(input, dims)
     raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of shape {tuple(input.shape)}")
 
 
 @tensor_method("transpose", "swapaxes")
-def transpose(input, dim0, dim1):
+@with_formulas(Permute)
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     n = input._array.ndim
     if n < 2 and dim0 in (0, -1) and dim1 in (0, -1):
@@ -177,25 +193,28 @@ swapaxes = transpose
 
 
 @tensor_method()
-def t(input):
+@with_formulas(Permute)
+def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
     if input.ndim > 2:
         raise RuntimeError(f"t: expects a tensor with <= 2 dims, got shape {tuple(input.shape)}")
     return input if input.ndim < 2 else transpose(input, 0, 1)
 
 
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]) if self.ndim >= 2 else self)
-Tensor.mT = property(lambda self: _mT(self))
+Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]) if self.ndim >= 2 else self)  # type: ignore[assignment]
+Tensor.mT = property(lambda self: _mT(self))  # type: ignore[assignment]
 
 
-def _mT(x):
+def _mT(x: Tensor) -> Tensor:
     if x.ndim < 2:
         raise RuntimeError(f"mT: expects a tensor with at least 2 dims, got shape {tuple(x.shape)}")
     return transpose(x, -2, -1)
 
 
 @tensor_method()
-def movedim(input, source, destination):
+@with_formulas(Permute)
+def movedim(input: Tensor, source: int, destination: int) -> Tensor:
+    """Move dim `source` to position `destination`, the others keeping their order."""
     dims = list(range(input.ndim))
     s, d = _wrap_dim(source, input.ndim, "movedim"), _wrap_dim(destination, input.ndim, "movedim")
     dims.insert(d, dims.pop(s))
@@ -219,7 +238,8 @@ class Expand(Function):
 
 
 @tensor_method()
-def expand(input, *sizes):
+@with_formulas(Expand)
+def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
     sizes = _size_arg(sizes, "expand")
     lead = len(sizes) - input.ndim
@@ -238,30 +258,31 @@ def expand(input, *sizes):
 
 
 @tensor_method()
-def expand_as(input, other):
+@with_formulas(Expand)
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """`expand` to other's shape."""
     return expand(input, other.shape)
 
 
-def broadcast_to(input, shape):
+@with_formulas(Expand)
+def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """`expand` to `shape`."""
     return expand(input, shape)
 
 
 @tensor_method()
-def sum_to_size(input, *size):
-    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created."""
+def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
+    """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created.
+
+    forward: out = unbroadcast(x, size)   (a Sum node over those dims, then a Reshape to `size`)
+    VJP:     gx = expand(g, x.shape)
+    """
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
     if size == input._array.shape:
         return input
     if not fits_broadcast(size, input._array.shape):
         raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's shape {tuple(input.shape)}")
     return unbroadcast(input, size)
-
-
-@tensor_method()
-def contiguous(input, memory_format=None):
-    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
-    which `view` can then reshape without copying."""
-    return input if input._array.flags.c_contiguous else Contiguous.apply(input)
 
 
 class Contiguous(Function):
@@ -277,6 +298,14 @@ class Contiguous(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+@tensor_method()
+@with_formulas(Contiguous)
+def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
+    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
+    which `view` can then reshape without copying."""
+    return input if input._array.flags.c_contiguous else Contiguous.apply(input)
 
 
 class Repeat(Function):
@@ -296,7 +325,8 @@ class Repeat(Function):
 
 
 @tensor_method()
-def repeat(input, *sizes):
+@with_formulas(Repeat)
+def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
     reps = _size_arg(sizes, "repeat")
     if len(reps) < input.ndim:
@@ -333,7 +363,8 @@ def _tensors_arg(tensors, op):
     return [cast(t, dtype) for t in tensors]
 
 
-def cat(tensors, dim=0):
+@with_formulas(Cat)
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; all other dims must match."""
     tensors = _tensors_arg(tensors, "cat")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]  # PyTorch skips 1-d empties
@@ -351,8 +382,9 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0):
-    """Join tensors of the same shape along a new dim."""
+@with_formulas(Cat)
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors of the same shape along a new dim: `cat` of each unsqueezed at `dim` (Reshape nodes)."""
     tensors = _tensors_arg(tensors, "stack")
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
@@ -362,14 +394,16 @@ def stack(tensors, dim=0):
 
 
 @tensor_method()
-def narrow(input, dim, start, length):
+@with_formulas(Index)
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The slice start:start+length along dim (differentiable through indexing)."""
     d = _wrap_dim(dim, input.ndim, "narrow")
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
 @tensor_method()
-def split(input, split_size_or_sections, dim=0):
+@with_formulas(Index)
+def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
     d = _wrap_dim(dim, input.ndim, "split")
     n = input.shape[d]
@@ -390,7 +424,8 @@ def split(input, split_size_or_sections, dim=0):
 
 
 @tensor_method()
-def chunk(input, chunks, dim=0):
+@with_formulas(Index)
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk: number of chunks must be positive, got {chunks}")
@@ -401,13 +436,17 @@ def chunk(input, chunks, dim=0):
 
 
 @tensor_method()
-def unbind(input, dim=0):
+@with_formulas(Index)
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along `dim`, as a tuple (each one `input[..., i, ...]`, an Index node)."""
     d = _wrap_dim(dim, input.ndim, "unbind")
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
 @tensor_method()
-def flip(input, dims):
+@with_formulas(Index)
+def flip(input: Tensor, dims: Dims) -> Tensor:
+    """The elements in reverse order along each of `dims` (a reversed slice, then a copy)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     key = [slice(None)] * input.ndim
     for d in dims:

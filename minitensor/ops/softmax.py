@@ -4,10 +4,13 @@ Both subtract the row maximum m first: e^{x - m} <= 1 can't overflow, and the la
 exactly 1, so the sum is >= 1 and its log is finite. log_softmax is computed as
 x - m - log(sum(e^{x - m})), never as log(softmax(x)), which is -inf wherever softmax underflows.
 """
+from __future__ import annotations
+
 import numpy as np
 
-from ..autograd.function import Function
-from ..tensor import tensor_method, _wrap_dim
+from ..autograd.function import Function, with_formulas
+from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..types import DTypeLike
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ._util import finite_max, float_only, tensor_input
 
@@ -60,14 +63,16 @@ def _dim_and_input(input, dim, dtype, op):
 
 
 @tensor_method()
-def softmax(input, dim=None, dtype=None, _stacklevel=3):
+@with_formulas(Softmax)
+def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
     x, d = _dim_and_input(input, dim, dtype, "softmax")
     return Softmax.apply(x, d)
 
 
 @tensor_method()
-def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+@with_formulas(LogSoftmax)
+def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, d)

@@ -1,11 +1,13 @@
 r"""Adam and AdamW, with PyTorch's exact update rules (bias correction, eps outside the root)."""
+from __future__ import annotations
+
 import math
 
 import numpy as np
 
 from .. import fast
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, ParamsT
 
 
 class Adam(Optimizer):
@@ -24,9 +26,10 @@ class Adam(Optimizer):
     `step` (an int), `exp_avg` (m), `exp_avg_sq` (v) and, with amsgrad, `max_exp_avg_sq`.
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         if differentiable:
             raise NotImplementedError(f"{type(self).__name__}: differentiable=True is not supported")
         # foreach/fused/capturable only choose PyTorch kernels; these updates are vectorised numpy.
@@ -96,8 +99,10 @@ class AdamW(Adam):
     before the Adam step, so the decay is not rescaled by the adaptive denominator.
     Default weight_decay=1e-2, as PyTorch's."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

@@ -6,10 +6,13 @@ starting lr as `group['initial_lr']`; `last_epoch` counts the steps taken. As in
 schedules are computed *recursively* from the current `group['lr']` (so they compose with other
 schedulers and with lr edits); each class documents the closed form that this recursion follows.
 """
+from __future__ import annotations
+
 import bisect
 import math
 import types
 import warnings
+from typing import Any, Callable, Mapping, Sequence
 
 from .optimizer import Optimizer
 
@@ -19,7 +22,7 @@ class LRScheduler:
 
     _is_initial = False
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -45,14 +48,14 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         raise NotImplementedError
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The learning rates set by the latest step, one per param group."""
         return list(self._last_lr)
 
-    def step(self, epoch=None):
+    def step(self, epoch: int | None = None) -> None:
         """Advance one step (call after optimizer.step()) and write the new lrs into the param groups."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
@@ -79,18 +82,19 @@ class LRScheduler:
     def _current_lrs(self):
         return [group["lr"] for group in self.optimizer.param_groups]
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer: ints, floats and lists, so `minitensor.save` can store it."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         self.__dict__.update(state_dict)
 
 
 class LambdaLR(LRScheduler):
     """lr_t = initial_lr * lr_lambda(t); `lr_lambda` is one function or a list, one per group."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
@@ -99,16 +103,16 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         # Functions cannot be saved; a callable object's attributes can (as in PyTorch).
         out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__) for fn in self.lr_lambdas]
         return out
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         state_dict = dict(state_dict)
         saved = state_dict.pop("lr_lambdas", [None] * len(self.lr_lambdas))
         self.__dict__.update(state_dict)
@@ -120,11 +124,11 @@ class LambdaLR(LRScheduler):
 class StepLR(LRScheduler):
     """Multiply the lr by `gamma` every `step_size` steps: lr_t = initial_lr * gamma ** (t // step_size)."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
@@ -136,11 +140,11 @@ class StepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """lr_t = initial_lr * gamma ** t."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         if self._is_initial:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
@@ -159,11 +163,11 @@ class CosineAnnealingLR(LRScheduler):
     T_max it climbs back up (a cosine of period 2 T_max), as PyTorch's does.
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         t, T, lo = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return self._current_lrs()
@@ -190,7 +194,8 @@ class LinearLR(LRScheduler):
     PyTorch's (each step multiplies by the ratio of consecutive factors).
     """
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
         if not 0 < start_factor <= 1.0:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1.0:
@@ -198,7 +203,7 @@ class LinearLR(LRScheduler):
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         t, a, b, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters
         if t == 0:
             return [lr * a for lr in self._current_lrs()]
@@ -220,7 +225,8 @@ class SequentialLR(LRScheduler):
     CosineAnnealingLR(opt, T_max=n - w)], milestones=[w]).
     """
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
+                 last_epoch: int = -1) -> None:
         if not schedulers:
             raise ValueError("SequentialLR expects at least one scheduler")
         for i, s in enumerate(schedulers):
@@ -243,7 +249,7 @@ class SequentialLR(LRScheduler):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def step(self):
+    def step(self) -> None:  # type: ignore[override]  # (no epoch: as PyTorch's)
         self.last_epoch += 1
         i = bisect.bisect_right(self._milestones, self.last_epoch)
         s = self._schedulers[i]
@@ -253,12 +259,12 @@ class SequentialLR(LRScheduler):
             s.step()
         self._last_lr = s.get_last_lr()
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         out["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return out
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         state_dict = dict(state_dict)
         children = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
@@ -274,7 +280,7 @@ def _undo_step(s):
         s.last_epoch -= 1
 
 
-def linear_warmup(optimizer, warmup_steps, total_steps=None, last_epoch=-1):
+def linear_warmup(optimizer: Optimizer, warmup_steps: int, total_steps: int | None = None, last_epoch: int = -1) -> LambdaLR:
     r"""A LambdaLR for linear warmup, optionally followed by linear decay to 0:
 
         factor(t) = (t + 1) / warmup_steps                            for t < warmup_steps

@@ -6,18 +6,25 @@ buffers (momentum, Adam's moments). `step()` reads `p.grad` and updates `p._arra
 numpy, outside any graph, bumping `p._version`. Buffers have their parameter's dtype, so float32
 models train in float32 and float64 ones in float64.
 """
+from __future__ import annotations
+
 import collections
 import collections.abc
 import math
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
+ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]]]
+"""What an optimizer takes: tensors (`model.parameters()`), or dicts each holding a group's
+`'params'` and the options that differ from the defaults."""
+
 
 class _Required:
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<required parameter>"
 
 
@@ -27,7 +34,11 @@ required = _Required()
 class Optimizer:
     """Base class: subclasses set `defaults`, implement `_update_group(group)` and `_state_spec(group)`."""
 
-    def __init__(self, params, defaults):
+    # each parameter's buffers (momentum, Adam's moments), and the groups with their options
+    state: collections.defaultdict[Tensor, dict[str, Any]]
+    param_groups: list[dict[str, Any]]
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.state = collections.defaultdict(dict)
         self.param_groups = []
@@ -36,7 +47,7 @@ class Optimizer:
                 f"{type(self).__name__}: params should be an iterable of Tensors or dicts (in a fixed order), "
                 f"got {type(params).__name__}"
             )
-        groups = list(params)
+        groups: list[Any] = list(params)
         if not groups:
             raise ValueError(f"{type(self).__name__} got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -45,7 +56,7 @@ class Optimizer:
             self.add_param_group(g)
 
     # ---- groups ------------------------------------------------------------------------------
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own options; options it leaves out take the defaults."""
         if not isinstance(param_group, dict):
             raise TypeError(f"add_param_group: a param group must be a dict, got {type(param_group).__name__}")
@@ -91,7 +102,7 @@ class Optimizer:
             raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
 
     # ---- gradients and steps -----------------------------------------------------------------
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's `.grad`: to None (the default, as PyTorch) or to zeros in place."""
         from ..nn.module import _zero_grad
 
@@ -99,7 +110,7 @@ class Optimizer:
             for p in group["params"]:
                 _zero_grad(p, set_to_none)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; `closure` (re)computes and returns the loss."""
         loss = None
         if closure is not None:
@@ -129,13 +140,13 @@ class Optimizer:
         """key -> 'array' | 'array_or_none' | 'step' for the per-parameter state under these options."""
         return {}
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """{'state': {index: {name: value}}, 'param_groups': [{option: value, 'params': [index, ...]}]}.
 
         Parameters are numbered 0, 1, ... across the groups in order, as in PyTorch. Unlike PyTorch's,
         the state tensors are copies: the dict is a snapshot that later steps do not change.
         """
-        index = {}
+        index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
             packed = {k: (tuple(v) if isinstance(v, list) else v) for k, v in g.items() if k != "params"}
@@ -151,7 +162,7 @@ class Optimizer:
                     }
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore options and state. Everything is validated first; on any problem nothing changes.
 
         Checked: the number of groups and of parameters in each, the options, and for every state
@@ -195,7 +206,7 @@ class Optimizer:
                 problems.append(f"param_groups[{gi}]: {e}")
             new_groups.append(new)
         group_of = {id(p): g for g in new_groups for p in g["params"]}
-        new_state = collections.defaultdict(dict)
+        new_state: collections.defaultdict[Tensor, dict[str, Any]] = collections.defaultdict(dict)
         saved_state = state_dict["state"]
         if not isinstance(saved_state, collections.abc.Mapping):
             problems.append(
@@ -239,7 +250,7 @@ class Optimizer:
             group.update(new)
         self.state = new_state
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
             lines.append(f"Parameter Group {i}")

@@ -1,8 +1,10 @@
 r"""Stochastic gradient descent with momentum, dampening, Nesterov and L2 weight decay (PyTorch's rule)."""
+from __future__ import annotations
+
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, ParamsT, required
 
 
 class SGD(Optimizer):
@@ -19,8 +21,9 @@ class SGD(Optimizer):
     The buffer lives in `optimizer.state[p]['momentum_buffer']` (only when momentum != 0).
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
         if differentiable:
             raise NotImplementedError("SGD: differentiable=True is not supported (updates run outside the graph)")
         # foreach/fused only choose PyTorch kernels; every update here is already vectorised numpy.

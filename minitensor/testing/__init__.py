@@ -18,7 +18,10 @@ float32 keeps about 7 significant digits, so rtol 1.3e-6 is a few units in the l
 float32 result compared with a float64 reference usually needs a looser, stated tolerance: pass
 both `rtol` and `atol`, and `check_dtype=False`.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +36,7 @@ _TOLERANCES = {
 }
 
 
-def default_tolerances(*dtypes):
+def default_tolerances(*dtypes: Any) -> tuple[float, float]:
     """(rtol, atol) PyTorch uses for these dtypes: the loosest among them; (0, 0) for integers and bool."""
     rtol = atol = 0.0
     for d in dtypes:
@@ -84,7 +87,8 @@ def _fmt_index(idx, ndim):
     return f" at index {idx}" if ndim else ""
 
 
-def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, check_dtype=True, msg=None):
+def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
+                 equal_nan: bool = False, check_dtype: bool = True, msg: str | None = None) -> None:
     """Raise AssertionError unless `actual` and `expected` are close elementwise.
 
     actual, expected: minitensor Tensors, numpy arrays, numbers or nested lists. A number or list

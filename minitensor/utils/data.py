@@ -9,28 +9,45 @@ with `default_collate`, which stacks samples position by position:
 Everything runs in the calling process: `num_workers` is accepted and gives the same batches in
 the same order as `num_workers=0`.
 """
+from __future__ import annotations
+
 import collections.abc
 import math
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from .. import _dtype
 from ..factories import from_numpy, randperm, tensor
 from ..ops.shape import stack
+from ..random import Generator
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    class SizedDataset(Protocol):
+        """What a DataLoader or random_split takes (for type checkers): `len(ds)` and `ds[i]`."""
+
+        def __len__(self) -> int: ...
+        def __getitem__(self, index: int, /) -> Any: ...
+
+    class Sampler(Protocol):
+        """A DataLoader's `sampler=` (for type checkers): the indices in order, and their number."""
+
+        def __iter__(self) -> Iterator[int]: ...
+        def __len__(self) -> int: ...
 
 
 class Dataset:
     """The base of map-style datasets: subclasses define `__getitem__(i)` and `__len__()`."""
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (a Dataset subclass)")
 
 
 class TensorDataset(Dataset):
     """Sample i is `(t[i] for t in tensors)`; the tensors share their first dimension."""
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor) -> None:
         if not tensors:
             raise ValueError("TensorDataset: give at least one tensor")
         sizes = [t.shape[0] if t.dim() else None for t in tensors]
@@ -39,28 +56,29 @@ class TensorDataset(Dataset):
             raise ValueError(f"TensorDataset: the tensors must have the same first dimension, got shapes {shapes}")
         self.tensors = tensors
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
 
 class Subset(Dataset):
     """The samples of `dataset` at `indices`, in that order."""
 
-    def __init__(self, dataset, indices):
+    def __init__(self, dataset: SizedDataset, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Any:
         return self.dataset[self.indices[index]]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
 
-def random_split(dataset, lengths, generator=None):
+def random_split(dataset: SizedDataset, lengths: Sequence[float],
+                 generator: Generator | None = None) -> list[Subset]:
     """Split `dataset` into non-overlapping `Subset`s of the given lengths, in a random order.
 
     `lengths` are sizes summing to len(dataset), or fractions summing to 1: each part gets
@@ -80,13 +98,14 @@ def random_split(dataset, lengths, generator=None):
         raise ValueError(f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the dataset has {n} samples")
     order = randperm(n, generator=generator).tolist()
     parts, start = [], 0
+    length: Any  # (whole sizes by now)
     for length in lengths:
         parts.append(Subset(dataset, order[start:start + length]))
         start += length
     return parts
 
 
-def default_collate(batch):
+def default_collate(batch: Sequence[Any]) -> Any:
     """Merge a list of samples into a batch, position by position (PyTorch's rules):
 
     Tensors and numpy arrays are stacked along a new first dim; Python floats become a float64
@@ -133,9 +152,12 @@ class DataLoader:
     process, the same ones in the same order.
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 generator=None, *, prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+    def __init__(self, dataset: SizedDataset, batch_size: int = 1, shuffle: bool = False,
+                 sampler: Sampler | None = None, batch_sampler: None = None, num_workers: int = 0,
+                 collate_fn: Callable[[list[Any]], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable[[int], None] | None = None,
+                 generator: Generator | None = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "") -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"DataLoader: batch_size should be a positive integer, got {batch_size!r}")
         if not isinstance(num_workers, int) or num_workers < 0:
@@ -160,7 +182,7 @@ class DataLoader:
             return randperm(len(self.dataset), generator=self.generator).tolist()
         return range(len(self.dataset))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         indices = self._indices()
         for start in range(0, len(indices), self.batch_size):
             chunk = indices[start:start + self.batch_size]
@@ -168,6 +190,6 @@ class DataLoader:
                 return
             yield self.collate_fn([self.dataset[i] for i in chunk])
 
-    def __len__(self):
+    def __len__(self) -> int:
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)

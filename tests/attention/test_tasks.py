@@ -223,7 +223,7 @@ def test_same_seed_same_batches(task):
 
 
 def test_get_task():
-    assert set(TASKS) == {"sort", "reverse", "copy", "add"}
+    assert set(TASKS) == {"sort", "reverse", "copy", "add", "chars"}
     t = get_task("sort", length=4)
     assert isinstance(t, SortTask) and t.prompt_len == 4
     assert all(isinstance(get_task(n).describe(), str) for n in TASKS)

@@ -1,13 +1,17 @@
 """The toy-model trainer end to end: it finishes, writes what it promises, resumes exactly,
 refuses a corrupt checkpoint, is deterministic, and actually learns sort."""
 import dataclasses
+import json
 import os
+import re
+import sys
 
 import numpy as np
 import pytest
 
 from attention import trainer
 from attention.pictures import unicode_heatmap
+from attention.chars import CharsTask
 from attention.trainer import Config, train
 
 TINY = dict(task="sort", layers=1, heads=2, d_model=16, batch=16, eval_every=5, eval_n=50, checkpoint_every=5)
@@ -25,6 +29,7 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
     assert os.path.exists(tmp_path / "a" / "checkpoint.npz")
     assert "== report ==" in out and "held-out exact match" in out and "parameters" in out
     assert 0.0 <= result["heldout_exact_match"] <= 1.0
+    assert os.path.exists(tmp_path / "a" / "attention_viewer.html")  # HTML needs no package
     try:
         import matplotlib  # noqa: F401
 
@@ -32,6 +37,18 @@ def test_end_to_end_writes_checkpoint_and_report(tmp_path, capsys):
         assert os.path.exists(tmp_path / "a" / "loss_curve.png")
     except ImportError:
         assert "layer 0 head 1" in out  # the text heatmaps stand in for the pictures
+
+
+def test_without_matplotlib_the_maps_print_as_text_and_the_viewer_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # as if matplotlib were not installed
+    result = run(tmp_path, "a", steps=3, pictures=True)
+    out = capsys.readouterr().out
+    viewer = tmp_path / "a" / "attention_viewer.html"
+    assert result["files"][1:] == [str(viewer)] and viewer.exists()
+    assert "layer 0 head 1" in out and f"open {viewer} in a browser" in out
+    assert not (tmp_path / "a" / "attention_maps.png").exists()
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
+    assert (data["layers"], data["heads"]) == (1, 2) and data["title"].startswith("sort: prompt")
 
 
 def test_same_seed_same_losses_bit_for_bit(tmp_path):
@@ -268,13 +285,22 @@ def test_a_bad_value_is_one_error_line_and_exit_2(args, message, capsys):
     assert err[-1].endswith("error: " + message), err
 
 
+def _help_entry(option):
+    options = trainer.parser().format_help().split("options:", 1)[1]
+    return " ".join(options.split(f"\n  {option}", 1)[1].split("\n  --", 1)[0].split())
+
+
 def test_help_shows_every_default():
-    text = trainer.parser().format_help()
-    for option, default in (("--task", "sort"), ("--steps", "2000"), ("--batch", "64"), ("--lr", "0.0005"),
-                            ("--heads", "3"), ("--eval-every", "100")):
-        options = text.split("options:", 1)[1]
-        entry = options.split(f"\n  {option}", 1)[1].split("\n  --", 1)[0]
-        assert f"(default: {default})" in " ".join(entry.split()), option
+    for option, default in (("--task", "sort"), ("--seed", "0"), ("--eval-n", "1000"), ("--temperature", "1.0")):
+        assert f"(default: {default})" in _help_entry(option), option
+    # a default that depends on the task shows both: the toy tasks' and the character model's
+    toy, chars = trainer.TASK_DEFAULTS["toy"], trainer.TASK_DEFAULTS["chars"]
+    assert (toy["steps"], toy["batch"], toy["lr"], toy["heads"], toy["eval_every"]) == (2000, 64, 5e-4, 3, 100)
+    for key in ("steps", "batch", "lr", "heads", "eval_every", "sample", "layers", "d_model", "schedule"):
+        option = "--" + key.replace("_", "-")
+        assert f"(default: {toy[key]}; chars: {chars[key]})" in _help_entry(option), option
+    assert f"(default: chars: {chars['block_size']})" in _help_entry("--block-size")
+    assert "pride_and_prejudice.txt" in _help_entry("--data")
 
 
 def test_the_report_after_resume_counts_this_runs_steps_and_time(tmp_path, capsys):
@@ -312,3 +338,206 @@ def test_the_progress_bar_ends_full_when_training_stops_early(monkeypatch):
     bar.close(300)
     last = screen.text.rstrip("\n").split("\r")[-1]
     assert "[" + "#" * 30 + "] step 300/300" in last, last
+
+
+# ---- the character model: --task chars ------------------------------------------------------------
+
+# 120 short lines of 8 words from 12: a text the tiny model can start to learn in a few steps
+_WORDS = "the cat sat on a mat and dog ran to its log".split()
+TEXT = "".join(" ".join(np.random.default_rng(i).choice(_WORDS, size=8)) + ".\n" for i in range(120))
+CHARS = dict(task="chars", block_size=16, layers=1, heads=2, d_model=16, batch=8, eval_every=5, eval_n=50,
+             checkpoint_every=5, warmup=0, sample=0)
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "words.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    return str(path)
+
+
+def run_chars(tmp_path, name, data, **kw):
+    return train(Config(**{**CHARS, "data": data, "out": str(tmp_path / name), "pictures": False, **kw}))
+
+
+def test_config_for_chars_takes_the_character_models_defaults():
+    cfg, toy = Config(task="chars"), Config()
+    for key, value in trainer.TASK_DEFAULTS["chars"].items():
+        assert getattr(cfg, key) == value, key
+    for key, value in trainer.TASK_DEFAULTS["toy"].items():
+        assert getattr(toy, key) == value, key
+    assert Config(task="chars", layers=5).layers == 5  # what is given wins
+    assert cfg.out == os.path.join("runs", "chars") and cfg.data == ""
+
+
+def test_a_chars_run_reports_heldout_loss_and_bits_per_character_and_prints_samples(tmp_path, text_file, capsys):
+    result = run_chars(tmp_path, "a", text_file, steps=10, sample=30)
+    out = capsys.readouterr().out
+    assert result["steps"] == 10  # no early stop: a loss is never "perfect"
+    n_heldout = round(0.1 * len(TEXT))
+    scored = (n_heldout - 1) // 16 * 16
+    assert f"held-out: the last {n_heldout} characters, {scored} of them scored ({scored // 16} windows of 16)" in out
+    assert "step 10: held-out loss" in out and "bits per character)" in out
+    assert f"held-out loss   {result['heldout_loss']:.4f} nats = {result['heldout_bpc']:.3f} bits per character" in out
+    assert result["heldout_bpc"] == pytest.approx(result["heldout_loss"] / np.log(2))
+    assert result["heldout_chars"] == scored
+    assert "--- sample at step 5 (30 characters) ---" in out and "--- sample after training (30 characters) ---" in out
+    text = out.split("--- sample after training (30 characters) ---\n", 1)[1].split("\n---\n", 1)[0]
+    assert text == result["sample"] and len(text) == 30 and set(text) <= set(TEXT)
+    ck = trainer.mt.load(str(tmp_path / "a" / "checkpoint.npz"))
+    assert json.loads(ck["vocab"]) == sorted(set(TEXT))
+    assert [e["step"] for e in json.loads(ck["evals"])] == [5, 10]
+
+
+def test_a_chars_run_draws_a_line_of_heldout_text_labelled_by_its_characters(tmp_path, text_file, capsys,
+                                                                              monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # the text heatmaps, readable in the output
+    result = run_chars(tmp_path, "p", text_file, steps=5, pictures=True)
+    out = capsys.readouterr().out
+    viewer = tmp_path / "p" / "attention_viewer.html"
+    assert result["files"][1:] == [str(viewer)] and "layer 0 head 1" in out
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
+    labels = data["queries"]
+    text = "".join(labels).replace("·", " ").replace("↵", "\n")  # the glyphs back to the characters
+    assert len(labels) == 16 and data["title"] == f"chars: {text!r}"
+    assert "\n" + text in TEXT[int(0.85 * len(TEXT)):]  # held-out text, from the beginning of a line
+    assert " ".join(labels[:4]) in out  # the text heatmaps carry the same labels
+
+
+def test_the_heldout_loss_is_the_mean_cross_entropy_of_every_scored_character(tmp_path, text_file):
+    cfg = Config(**{**CHARS, "data": text_file, "out": str(tmp_path / "x")})
+    task, model, _, _ = trainer.build(cfg)
+    record = trainer.HeldoutLoss(task, cfg.eval_n)(model, 0)
+    x, y = task.heldout_windows()
+    with trainer.mt.no_grad():
+        logits = model.eval()(trainer.mt.from_numpy(x)).numpy(force=True).astype(np.float64)  # (m, T, vocab)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    want = -np.take_along_axis(logp, y[..., None], -1).mean()
+    assert record["loss"] == pytest.approx(want, rel=1e-5)
+    assert record["bpc"] == pytest.approx(want / np.log(2), rel=1e-5)
+
+
+def test_samples_change_nothing_in_the_run_and_repeat_with_the_seed(tmp_path, text_file):
+    quiet = run_chars(tmp_path, "quiet", text_file, steps=10, dropout=0.1)
+    loud = run_chars(tmp_path, "loud", text_file, steps=10, dropout=0.1, sample=25)
+    again = run_chars(tmp_path, "again", text_file, steps=10, dropout=0.1, sample=25)
+    other = run_chars(tmp_path, "other", text_file, steps=10, dropout=0.1, sample=25, seed=1)
+    losses = [trainer.mt.load(str(tmp_path / n / "checkpoint.npz"))["losses"].numpy(force=True)
+              for n in ("quiet", "loud")]
+    np.testing.assert_array_equal(*losses)
+    assert quiet["heldout_loss"] == loud["heldout_loss"]
+    assert loud["sample"] == again["sample"] != other["sample"]
+
+
+def test_chars_resume_equals_the_uninterrupted_run(tmp_path, text_file):
+    kw = dict(dropout=0.1, sample=20, schedule="constant")  # (a cosine schedule's shape depends on --steps)
+    full = run_chars(tmp_path, "full", text_file, steps=12, **kw)
+    run_chars(tmp_path, "split", text_file, steps=7, **kw)
+    split = run_chars(tmp_path, "split", text_file, steps=12, resume=True, **kw)
+    a = trainer.mt.load(str(tmp_path / "full" / "checkpoint.npz"))
+    b = trainer.mt.load(str(tmp_path / "split" / "checkpoint.npz"))
+    np.testing.assert_array_equal(a["losses"].numpy(force=True), b["losses"].numpy(force=True))
+    for k, v in a["model"].items():
+        np.testing.assert_array_equal(v.numpy(force=True), b["model"][k].numpy(force=True), err_msg=k)
+    assert json.loads(a["evals"])[-1] == json.loads(b["evals"])[-1] and a["vocab"] == b["vocab"]
+    assert full["sample"] == split["sample"] and full["heldout_loss"] == split["heldout_loss"]
+
+
+def test_resuming_on_a_text_with_other_characters_or_another_block_size_is_refused(tmp_path, text_file, capsys):
+    run_chars(tmp_path, "a", text_file, steps=5)
+    other = tmp_path / "other.txt"
+    other.write_text(TEXT.upper(), encoding="utf-8")
+    base = ["--task", "chars", "--out", str(tmp_path / "a"), "--resume", "--steps", "8", "--layers", "1", "--heads", "2",
+            "--d-model", "16", "--batch", "8", "--no-pictures"]
+    assert trainer.main(base + ["--data", str(other), "--block-size", "16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "other characters" in err and err.count("\n") == 1
+    assert trainer.main(base + ["--data", text_file, "--block-size", "8"]) == 2
+    assert "--block-size 16, but this run asks for 8" in capsys.readouterr().err
+    ck = trainer.mt.load(str(tmp_path / "a" / "checkpoint.npz"))
+    assert int(ck["step"]) == 5  # untouched
+
+
+def test_a_chars_checkpoint_without_its_vocabulary_is_refused(tmp_path, text_file, capsys):
+    run_chars(tmp_path, "a", text_file, steps=5)
+    _rewrite(tmp_path / "a" / "checkpoint.npz", _without("vocab"))
+    with pytest.raises(trainer.CheckpointError, match="missing vocab"):
+        run_chars(tmp_path, "a", text_file, steps=8, resume=True)
+
+
+def test_the_chars_pictures_label_the_characters(tmp_path, text_file, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)  # the text heatmaps
+    run_chars(tmp_path, "p", text_file, steps=2, pictures=True)
+    out = capsys.readouterr().out
+    heldout = CharsTask(TEXT, block_size=16).decode(CharsTask(TEXT, block_size=16).heldout_ids)
+    start = heldout.index("\n") + 1  # the first whole line of the held-out text
+    labels = "".join(f"{'·' if c == ' ' else '↵' if c == chr(10) else c:>2}" for c in heldout[start:start + 16])
+    assert "\nlayer 0 head 1\n    " + labels + "\n" in out
+
+
+# ---- the command line for chars -----------------------------------------------------------------
+
+TINY_CHARS = ["--task", "chars", "--block-size", "16", "--layers", "1", "--heads", "2", "--d-model", "16",
+              "--batch", "8", "--eval-every", "5", "--no-pictures"]
+
+
+def _cli_error(args, capsys):
+    with pytest.raises(SystemExit) as stop:
+        trainer.parse_args(args)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and lines[-1].startswith("usage: ") is False
+    return lines[-1]
+
+
+def test_bad_data_files_are_one_error_line_and_exit_2(tmp_path, capsys):
+    missing, empty, latin, short = (tmp_path / n for n in ("missing.txt", "empty.txt", "latin.txt", "short.txt"))
+    empty.write_bytes(b"")
+    latin.write_bytes("naïve text".encode("latin-1"))
+    short.write_text("too short", encoding="utf-8")
+    for path, message in ((missing, "cannot read {p}: No such file or directory"), (empty, "{p} is empty"),
+                          (latin, "{p} is not UTF-8 text (byte 2: invalid"),
+                          (short, "{p} has 9 characters; block_size 16 needs at least 34")):
+        line = _cli_error(["--task", "chars", "--data", str(path), "--block-size", "16"], capsys)
+        assert ("error: argument --data: " + message.format(p=path)) in line, line
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data", "x.txt"], "argument --data: only for --task chars (the sort task has no text to read or write)"),
+    (["--task", "add", "--sample", "10"], "argument --sample: only for --task chars (the add task has no text"),
+    (["--block-size", "32"], "argument --block-size: only for --task chars"),
+    (["--prompt", "x"], "argument --prompt: only for --task chars"),
+    (["--task", "chars", "--prompt", "¿Qué?"], "argument --prompt: '¿Qué?' has characters the model never saw: 'Q¿é'"),
+    (["--task", "chars", "--prompt", ""], "argument --prompt: needs at least one character to continue"),
+    (["--task", "chars", "--top-k", "0"], "argument --top-k: must be at least 1, got 0"),
+    (["--task", "chars", "--temperature", "-1"], "argument --temperature: must be at least 0.0, got -1.0"),
+    (["--task", "chars", "--sample", "-5"], "argument --sample: must be at least 0, got -5"),
+    (["--task", "chars", "--heads", "3"], "argument --heads: 3 heads don't divide --d-model 64"),
+])
+def test_chars_options_with_bad_values_are_one_error_line(args, message, capsys):
+    assert ("error: " + message) in _cli_error(args, capsys)
+
+
+def test_generate_only_prints_the_text_the_run_ended_with(tmp_path, text_file, capsys):
+    out = str(tmp_path / "g")
+    assert trainer.main(TINY_CHARS + ["--data", text_file, "--out", out, "--steps", "6", "--sample", "40"]) == 0
+    trained = capsys.readouterr().out.split("--- sample after training (40 characters) ---\n", 1)[1].split("\n---", 1)[0]
+    os.remove(text_file)  # the checkpoint alone is enough: architecture and vocabulary are in it
+    assert trainer.main(["--generate-only", "--out", out, "--sample", "40"]) == 0
+    assert capsys.readouterr().out == "\n" + trained + "\n"  # the prompt (a newline), then the same 40 characters
+    assert trainer.main(["--generate-only", "--out", out, "--sample", "40", "--seed", "3", "--prompt", "the ",
+                         "--temperature", "0.5", "--top-k", "3"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("the ") and len(text) == 4 + 40 + 1 and text[4:-1] != trained
+
+
+def test_generate_only_refuses_a_missing_or_toy_checkpoint_and_unknown_prompt_characters(tmp_path, text_file, capsys):
+    assert trainer.main(["--generate-only", "--out", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.startswith("error: --generate-only: no checkpoint at ")
+    run(tmp_path, "sort", steps=2, pictures=False)
+    assert trainer.main(["--generate-only", "--out", str(tmp_path / "sort")]) == 2
+    err = capsys.readouterr().err
+    assert "holds a model of the 'sort' task" in err and err.count("\n") == 1
+    run_chars(tmp_path, "c", text_file, steps=2)
+    assert trainer.main(["--generate-only", "--out", str(tmp_path / "c"), "--prompt", "THE"]) == 2
+    assert "characters the model never saw: 'EHT'" in capsys.readouterr().err

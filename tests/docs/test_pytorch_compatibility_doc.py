@@ -43,3 +43,25 @@ def test_unsupported_names_give_the_runner_error(name):
 def test_supported_modules_import(module):
     with runner.torch_is_minitensor():
         assert importlib.import_module(module).__name__ == module
+
+
+def recurrent_section():
+    """The `torch.xyz` names of '## Recurrent layers', split at its '**Not supported.**' paragraph."""
+    body = DOC.split("\n## Recurrent layers\n")[1].split("\n## ")[0]
+    return [sorted(set(re.findall(r"`(torch(?:\.\w+)*)`", part))) for part in body.split("**Not supported.**")]
+
+
+def test_the_recurrent_section_lists_names():
+    supported, missing = recurrent_section()
+    assert len(supported) >= 8 and missing == ["torch.nn.utils.rnn"]
+
+
+@pytest.mark.parametrize("name", recurrent_section()[0])
+def test_supported_recurrent_names_resolve(name):
+    assert resolve(name) is not None
+
+
+@pytest.mark.parametrize("name", recurrent_section()[1])
+def test_unsupported_recurrent_names_give_the_runner_error(name):
+    with pytest.raises(runner.NotInMinitensor, match=f"^{re.escape(name)} is not available in minitensor"):
+        resolve(name)

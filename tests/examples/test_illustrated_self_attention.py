@@ -1,10 +1,11 @@
-"""examples/illustrated_self_attention.py: prints the tutorial's figures, checks every gradient, fails loudly."""
-import importlib.util
+"""attention/walkthrough.py (examples/illustrated_self_attention.py runs it): prints the tutorial's figures, checks every gradient, fails loudly."""
 import os
 import subprocess
 import sys
 
 import numpy as np
+
+from attention import walkthrough
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "examples", "illustrated_self_attention.py")
@@ -61,19 +62,25 @@ def test_explain_and_dot_options(tmp_path):
     assert text.startswith("digraph minitensor {") and "w_query\\n(4, 3)\\n|grad| =" in text
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("illustrated_self_attention_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_a_wrong_gradient_makes_the_script_fail(capsys):
-    module = _load()
+def test_a_wrong_gradient_makes_the_script_fail(capsys, monkeypatch):
     # A softmax that is off by a little changes the finite differences of every step before it:
     # the checks against the analytic formulas must catch it and the exit status must say so.
-    real = module.np_softmax
-    module.np_softmax = lambda s: real(1.01 * s)
-    assert module.main([]) == 1
+    real = walkthrough.np_softmax
+    monkeypatch.setattr(walkthrough, "np_softmax", lambda s: real(1.01 * s))
+    assert walkthrough.main([]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH" in out and "FAILED" in out and "finite differences" in out
+
+
+def test_the_installed_command_and_python_m_run_the_same_walkthrough():
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "attention.walkthrough"], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=os.path.dirname(ROOT))
+    assert done.returncode == 0 and done.stdout == _run().stdout
+
+
+def test_a_dot_path_in_a_missing_folder_is_one_error_line(tmp_path):
+    done = _run("--dot", str(tmp_path / "nowhere" / "g.dot"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1].endswith(f"argument --dot: no folder '{tmp_path / 'nowhere'}' "
+                                                         f"to write '{tmp_path / 'nowhere' / 'g.dot'}' in")

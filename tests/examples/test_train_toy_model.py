@@ -70,4 +70,28 @@ def test_python_m_attention_help_shows_defaults():
                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("usage: python -m attention")
     text = " ".join(done.stdout.split())
-    assert "(default: 2000)" in text and "--threads" in text
+    assert "(default: 2000; chars: " in text and "--threads" in text
+
+
+def test_a_chars_run_from_the_command_line_samples_text_and_refuses_a_missing_file(tmp_path):
+    """python -m attention --task chars as a user types it: a missing --data file is one error line
+    and exit 2; a short run on a file prints its samples, and --generate-only prints text again."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    tiny = ["--task", "chars", "--block-size", "16", "--layers", "1", "--heads", "2", "--d-model", "16",
+            "--batch", "8", "--no-pictures", "--sample", "30"]
+    done = subprocess.run([sys.executable, "-m", "attention", *tiny, "--data", str(tmp_path / "missing.txt")],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        f"error: argument --data: cannot read {tmp_path / 'missing.txt'}: No such file or directory")
+    text = tmp_path / "t.txt"
+    text.write_text("the cat sat on the mat.\n" * 40, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "attention", *tiny, "--data", str(text), "--steps", "4",
+                           "--eval-every", "2", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "--- sample at step 2 (30 characters) ---" in done.stdout and "bits per character" in done.stdout
+    final = done.stdout.split("--- sample after training (30 characters) ---\n", 1)[1].split("\n---", 1)[0]
+    again = subprocess.run([sys.executable, "-m", "attention", "--generate-only", "--out", str(tmp_path / "run"),
+                            "--sample", "30"], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout == "\n" + final + "\n"

@@ -53,10 +53,19 @@ def assert_same_output(ours, theirs, rel=2e-5):
             assert math.isclose(float(x), float(y), rel_tol=rel, abs_tol=1e-6), (a, b)
 
 
+# float32 rounding differences between the libraries grow with the optimizer steps: the seq2seq
+# script's 80 Adam steps drift to ~3e-5 (run in float64, both print the same 12 digits).
+LONGER_TRAINING = {"gru_seq2seq_attention.py": 1e-4}
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")  # PyTorch's own, on its side
 @pytest.mark.parametrize("script, uses_dir", [
     ("gpt_manual_attention.py", False),
     ("mlp_dataloader_checkpoint.py", True),
     ("bag_of_tokens_classifier.py", False),
+    ("transformer_encoder_classifier.py", False),
+    ("gru_seq2seq_attention.py", False),
+    ("lstm_word_language_model.py", False),
 ])
 def test_tutorial_scripts_print_what_pytorch_prints(script, uses_dir, tmp_path):
     ours_dir, theirs_dir = tmp_path / "ours", tmp_path / "theirs"
@@ -66,7 +75,8 @@ def test_tutorial_scripts_print_what_pytorch_prints(script, uses_dir, tmp_path):
     if uses_dir:  # sys.argv reached the script, and the checkpoint is minitensor's pickle-free format
         assert "same outputs after reload: True" in done.stdout and "equal True" in done.stdout
         assert isinstance(mt.load(ours_dir / "checkpoint.pt")["epoch"], int)
-    assert_same_output(done.stdout, run_on_torch(SCRIPTS / script, *([theirs_dir] if uses_dir else [])))
+    assert_same_output(done.stdout, run_on_torch(SCRIPTS / script, *([theirs_dir] if uses_dir else [])),
+                       rel=LONGER_TRAINING.get(script, 2e-5))
 
 
 def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
@@ -84,6 +94,7 @@ def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
     ("import torch.nn.functional as F; F.unfold(torch.ones(1))", "torch.nn.functional.unfold"),
     ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
     ("from torch.utils.data import IterableDataset", "torch.utils.data.IterableDataset"),
+    ("from torch.nn.utils.rnn import pack_padded_sequence", "torch.nn.utils.rnn"),  # packed sequences
 ])
 def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):
     script = tmp_path / "s.py"

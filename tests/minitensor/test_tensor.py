@@ -297,6 +297,33 @@ def test_multinomial_without_replacement_draws_distinct_categories_in_proportion
         mt.multinomial(mt.tensor([1.0, -1.0]), 1)
 
 
+def _chi2_two_samples(a, b):
+    """Chi-square statistic of two equal-size samples' category counts coming from one distribution."""
+    keep = (a + b) > 0
+    return (((a[keep] - b[keep]) ** 2) / (a[keep] + b[keep])).sum()
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_draws_match_torch_multinomial_statistically(replacement):
+    """20,000 draws from the same weights by each library (one row with replacement, or one draw from
+    each of 20,000 rows without, as text generation does): a two-sample chi-square test at the 0.1 %
+    level, with fixed seeds, so it never flakes. Values differ draw by draw; the distribution may not."""
+    torch = pytest.importorskip("torch")
+    weights = np.array([0.5, 4.0, 0.0, 2.5, 1.0, 2.0])  # need not sum to 1; category 2 can never come up
+    n = 20000
+    if replacement:
+        ours = mt.multinomial(mt.tensor(weights), n, replacement=True, generator=mt.Generator().manual_seed(0))
+        theirs = torch.multinomial(torch.tensor(weights), n, replacement=True, generator=torch.Generator().manual_seed(0))
+    else:
+        rows = np.tile(weights, (n, 1))
+        ours = mt.multinomial(mt.tensor(rows), 1, generator=mt.Generator().manual_seed(0))
+        theirs = torch.multinomial(torch.tensor(rows), 1, generator=torch.Generator().manual_seed(0))
+    a, b = (np.bincount(s.numpy().reshape(-1), minlength=6) for s in (ours, theirs))
+    assert a[2] == b[2] == 0
+    assert _chi2_two_samples(a, b) < 18.47, (a, b)  # the 0.1 % point of chi-square with 5 - 1 = 4 degrees of freedom
+    assert np.abs(a / n - weights / weights.sum()).max() < 0.015  # and both near the weights themselves
+
+
 # ---- selection ----------------------------------------------------------------------------------
 
 def test_topk_sort_argsort():

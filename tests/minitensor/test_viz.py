@@ -1,6 +1,7 @@
 """minitensor.viz: DOT text of the autograd graph, and rendering when Graphviz is there."""
 import re
 import shutil
+from xml.etree import ElementTree
 import stat
 import subprocess
 import sys
@@ -129,13 +130,19 @@ def no_graphviz(monkeypatch):
     monkeypatch.setattr(viz.shutil, "which", lambda name: None)
 
 
-def test_without_graphviz_render_explains_and_jupyter_falls_back_to_text(no_graphviz, tmp_path):
+def test_without_graphviz_svg_is_drawn_in_python_and_other_formats_explain(no_graphviz, tmp_path):
     x = torch.tensor([1.0], requires_grad=True)
     y = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="Graphviz is not installed"):
-        viz.render(y, tmp_path / "g.svg")
-    assert not (tmp_path / "g.svg").exists()
-    assert viz.to_dot(y)._repr_svg_() is None
+    with pytest.raises(RuntimeError, match=r"Graphviz is not installed.*\.svg needs no Graphviz"):
+        viz.render(y, tmp_path / "g.png")
+    assert not (tmp_path / "g.png").exists()
+    viz.render(y, tmp_path / "g.svg", names={"x": x})
+    assert (tmp_path / "g.svg").read_text() == viz.to_svg(y, names={"x": x})
+    # in Jupyter a Dot is drawn, never shown as an escaped one-line string
+    assert viz.to_dot(y, names={"x": x})._repr_svg_() == viz.to_svg(y, names={"x": x})
+    hint = viz.Dot("digraph { a -> b }")._repr_svg_()  # DOT text from elsewhere: only Graphviz reads it
+    assert "apt install graphviz" in hint and "to_svg" in hint
+    ElementTree.fromstring(hint)
     path = viz.render(y, tmp_path / "g.dot")  # the text needs no Graphviz
     assert (tmp_path / "g.dot").read_text() == viz.to_dot(y)
     assert path == tmp_path / "g.dot"
@@ -176,3 +183,84 @@ def test_show_values_writes_data_and_grad_into_the_boxes_after_backward():
     assert "grad " + grad_text in w_box.replace("\\n", "\n")
     assert "data " + np.array2string(h.numpy(force=True), precision=4, suppress_small=True).splitlines()[0] in \
         shown.replace("\\n", "\n")
+
+
+# ---- to_svg: the same graph drawn in Python ---------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_graph(svg):
+    """The nodes of an SVG of to_svg (id -> (kind, label lines, centre)) and its edges (from, to, argument)."""
+    root = ElementTree.fromstring(svg)  # well-formed XML, or this raises
+    assert root.tag == SVG + "svg"
+    nodes, edges = {}, []
+    for g in root.iter(SVG + "g"):
+        cls = g.get("class", "").split()
+        if cls[:1] == ["node"]:
+            lines = [t.text or "" for t in g.iter(SVG + "tspan")]
+            shapes = [c.tag.removeprefix(SVG) for c in g if c.tag != SVG + "text"]
+            first = next(c for c in g if c.tag != SVG + "text")
+            if first.tag == SVG + "rect":
+                centre = (float(first.get("x")) + float(first.get("width")) / 2,
+                          float(first.get("y")) + float(first.get("height")) / 2)
+            else:
+                centre = (float(first.get("cx")), float(first.get("cy")))
+            assert g.get("id") not in nodes
+            nodes[g.get("id")] = (cls[1], shapes, lines, centre)
+        elif cls == ["edge"]:
+            (label,) = [t.text for t in g.iter(SVG + "text")]
+            edges.append((g.get("data-from"), g.get("data-to"), int(label)))
+    return nodes, edges
+
+
+def dot_labels(dot_nodes):
+    return {k: [line.replace('\\"', '"') for line in v] for k, v in dot_nodes.items()}
+
+
+@pytest.mark.parametrize("rankdir", ["LR", "TB", "RL", "BT"])
+def test_to_svg_draws_to_dots_nodes_edges_and_labels(rankdir):
+    loss, names = _attention_graph()
+    svg = viz.to_svg(loss, names=names, rankdir=rankdir)
+    assert isinstance(svg, viz.Svg) and isinstance(svg, str) and svg._repr_svg_() == svg
+    nodes, edges = svg_graph(svg)
+    dot_nodes, dot_edges = parse(viz.to_dot(loss, names=names))
+    assert {k: lines for k, (_, _, lines, _) in nodes.items()} == dot_labels(dot_nodes)
+    assert sorted(edges) == sorted(dot_edges)
+    kinds = {k: (kind, shapes) for k, (kind, shapes, _, _) in nodes.items()}
+    assert sorted(k for k, (kind, shapes) in kinds.items() if kind == "leaf" and shapes == ["rect"]) == \
+        sorted(k for k, lines in dot_nodes.items() if lines[0] in ("w_query", "w_key", "bias"))
+    assert [kind for kind, shapes in kinds.values() if shapes == ["ellipse", "ellipse"]] == ["root"]
+    # every edge runs with the flow: from the leaves towards the output
+    axis, sign = {"LR": (0, 1), "RL": (0, -1), "TB": (1, 1), "BT": (1, -1)}[rankdir]
+    for a, b, _ in edges:
+        assert sign * (nodes[b][3][axis] - nodes[a][3][axis]) > 0, (a, b)
+
+
+def test_to_svg_writes_the_values_and_escapes_the_labels():
+    w = torch.tensor([[0.5, -1.25]], requires_grad=True)
+    loss = (w * 3).sum()
+    loss.backward()
+    svg = viz.to_svg(loss, names={'w <"1"> & co': w}, show_values=True)
+    nodes, edges = svg_graph(svg)
+    (leaf,) = [lines for kind, _, lines, _ in nodes.values() if kind == "leaf"]
+    assert leaf[0] == 'w <"1"> & co' and leaf[2] == "data " + np.array2string(w.numpy(force=True), precision=4)
+    assert leaf[3] == "grad [[3. 3.]]"
+    assert len(nodes) == 3 and len(edges) == 2
+
+
+def test_to_svg_of_a_leaf_alone_and_of_a_long_chain():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    nodes, edges = svg_graph(viz.to_svg(x, names={"x": x}))
+    assert [v[2] for v in nodes.values()] == [["x", "(2,)"]] and edges == []
+    y = x
+    for _ in range(3000):
+        y = y * 1.0
+    nodes, edges = svg_graph(viz.to_svg(y, names={}))  # no recursion on the way
+    assert len(nodes) == 3001 and len(edges) == 3000
+
+
+def test_to_svg_refuses_an_unknown_rankdir():
+    x = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="to_svg: rankdir must be 'LR', 'RL', 'TB' or 'BT', got 'XY'"):
+        viz.to_svg(x * 2, rankdir="XY")

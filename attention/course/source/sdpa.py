@@ -1,4 +1,4 @@
-r"""Reference solution of exercise 3 — the backward of scaled dot-product attention.
+r"""Exercise: the backward of scaled dot-product attention.
 
 Forward (done for you), for queries q (..., Tq, d), keys k (..., Tk, d), values v (..., Tk, dv)
 and an optional bool mask (Tq, Tk) that is True where attention is allowed:
@@ -12,9 +12,7 @@ Your task: `backward(ctx, g)` gets g = dL/dout and returns (dL/dq, dL/dk, dL/dv,
 mask). Go back one line at a time: through `P @ v`, through the softmax, through the scale and
 through `q @ k^T`. `.mT` transposes the last two dims of a Tensor.
 
-Solution: dv = P^T g; dP = g v^T; dS = P * (dP - rowsum(dP * P)); dq = scale dS k; dk = scale dS^T q.
-
-Grade it:   python -m examples.exercises.grade sdpa examples/exercises/solutions/sdpa.py
+Grade it:   attention-grade sdpa sdpa.py        (more hints: attention-grade --hint 2 sdpa)
 """
 import math
 
@@ -41,6 +39,7 @@ class ScaledDotProductAttention(Function):
     def backward(ctx, g):
         (p,) = ctx.saved_tensors  # the attention weights P, a Tensor (..., Tq, Tk)
         q, k, v, mask = ctx.inputs
+        # BEGIN SOLUTION
         gv = p.mT @ g  # v[j] reaches out[i] with weight P[i, j]
         gp = g @ v.mT
         gs = p * (gp - (gp * p).sum(dim=-1, keepdim=True))  # softmax's Jacobian-vector product
@@ -48,6 +47,7 @@ class ScaledDotProductAttention(Function):
         gq = gs @ k
         gk = gs.mT @ q
         return gq, gk, gv, None
+        # END SOLUTION
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):

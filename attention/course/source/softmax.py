@@ -1,4 +1,4 @@
-r"""Exercise 1 — the backward of softmax.
+r"""Exercise: the backward of softmax.
 
 Forward (done for you), along the last dim, with m = max_j x_j subtracted so nothing overflows:
 
@@ -6,7 +6,7 @@ Forward (done for you), along the last dim, with m = max_j x_j subtracted so not
 
 Your task: `backward(ctx, g)` gets g = dL/dp (same shape as p) and must return dL/dx.
 
-Grade it:   python -m examples.exercises.grade softmax examples/exercises/softmax.py
+Grade it:   attention-grade softmax softmax.py        (more hints: attention-grade --hint 2 softmax)
 """
 import numpy as np
 
@@ -24,11 +24,10 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         p = ctx.output  # the forward result, a Tensor (so are g and everything you compute from them)
-        raise NotImplementedError(
-            "softmax backward is yours to write. Hint: the Jacobian is dp_i/dx_j = p_i (delta_ij - p_j); "
-            "apply its transpose to g without building it: each row needs only p, g and one sum along dim=-1 "
-            "(keepdim=True)."
-        )
+        # BEGIN SOLUTION
+        # J^T g with J = diag(p) - p p^T (per row):  p * g - p * (p . g)
+        return p * (g - (g * p).sum(dim=-1, keepdim=True))
+        # END SOLUTION
 
 
 def softmax(x):

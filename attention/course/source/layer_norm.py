@@ -1,4 +1,4 @@
-r"""Exercise 2 — the backward of layer normalisation.
+r"""Exercise: the backward of layer normalisation.
 
 Forward (done for you), over the last dim of size D, per row:
 
@@ -9,7 +9,7 @@ Your task: `backward(ctx, g)` gets g = dL/dout and returns one gradient per argu
 `forward`: (dL/dx, dL/dweight, dL/dbias, None for eps). weight and bias have shape (D,) and are
 used by every row: their gradient is a sum over all the other dims.
 
-Grade it:   python -m examples.exercises.grade layer_norm examples/exercises/layer_norm.py
+Grade it:   attention-grade layer_norm layer_norm.py        (more hints: attention-grade --hint 2 layer_norm)
 """
 import numpy as np
 
@@ -32,12 +32,16 @@ class LayerNorm(Function):
     def backward(ctx, g):
         xhat, rstd = ctx.saved_tensors  # Tensors, shapes (..., D) and (..., 1)
         x, weight, bias, eps = ctx.inputs
-        raise NotImplementedError(
-            "layer_norm backward is yours to write. Hint: start from gxhat = g * weight. mu and rstd depend on "
-            "every element of the row, so dx has three terms: rstd * (gxhat - mean(gxhat) - xhat * "
-            "mean(gxhat * xhat)), means over dim=-1 with keepdim=True. For weight and bias, sum g * xhat and g "
-            "over every dim but the last (reshape(-1, D).sum(dim=0) works for any number of dims)."
-        )
+        # BEGIN SOLUTION
+        n_features = xhat.shape[-1]
+        gxhat = g * weight
+        # xhat depends on x directly (rstd), through mu (a shift: removes the mean) and through var
+        # (a rescale: removes the component along xhat); with var the population variance, mean over D.
+        gx = rstd * (gxhat - gxhat.mean(dim=-1, keepdim=True) - xhat * (gxhat * xhat).mean(dim=-1, keepdim=True))
+        gw = (g * xhat).reshape(-1, n_features).sum(dim=0)  # weight scales every row: sum over all of them
+        gb = g.reshape(-1, n_features).sum(dim=0)
+        return gx, gw, gb, None
+        # END SOLUTION
 
 
 def layer_norm(x, weight, bias, eps=1e-5):

@@ -1,0 +1,355 @@
+r"""Checking one case of one exercise against the student's module: what failed, said once, at their line.
+
+Runs inside the process that grades (see `grade.py`, which gives each case a time limit). Each
+check returns `(status, lines)`: status 'pass', 'fail' or 'not implemented', and the lines to
+show the student. The rules the messages follow:
+- one (yours, true) pair per wrong input: the element that misses the tolerance by the most;
+- when yours / true is the same number at every element, say so: a factor is missing or extra;
+- an error in the student's code is shown with the student's frames only (their file and line),
+  never the grader's or the library's.
+
+The true gradient of a 'backward' exercise comes from central differences,
+
+    dL/dx_j ~ (f(x + eps e_j) - f(x - eps e_j)) / (2 eps),   f(x) = <u, out(x)>,
+
+in float64 with eps = 1e-6 (error about 1e-9) and u a random upstream gradient: with u all ones
+the gradient of a softmax would be 0 whatever the backward returns.
+"""
+import inspect
+import os
+import traceback
+
+import numpy as np
+
+import minitensor
+from minitensor.autograd import Function, grad, no_grad
+
+EPS = 1e-6
+# against finite differences (error ~1e-9, and more where the output is large); against autograd
+# the two sides differ only by the order of float64 sums
+NUMERIC_TOL, AUTOGRAD_TOL = (1e-5, 1e-3), (1e-8, 1e-6)
+
+
+# ---- what the student wrote ------------------------------------------------------------------------
+
+def _in_file(filename, path):
+    return os.path.normcase(os.path.abspath(filename)) == os.path.normcase(os.path.abspath(path))
+
+
+def student_error(e, path, fallback=None):
+    """Lines describing exception `e` through the student's frames only (their file and line).
+
+    A recursion shows its repeated line once with a count. An error raised after the student's
+    code returned (the engine checking what their backward gave back) has no frame of theirs:
+    then `fallback`, a function of theirs, is pointed at instead."""
+    if isinstance(e, SyntaxError) and e.filename and _in_file(e.filename, path):
+        return [f"SyntaxError: {e.msg}", f'  File "{path}", line {e.lineno}', f"    {(e.text or '').strip()}"]
+    message = str(e).strip().splitlines() or [""]
+    lines = [f"{type(e).__name__}: {message[0]}"] + ["  " + m for m in message[1:]]
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if _in_file(f.filename, path)]
+    shown = []  # [frame, times]: a recursion repeats the same few lines hundreds of times
+    for f in frames:
+        if shown and (shown[-1][0].lineno, shown[-1][0].name) == (f.lineno, f.name):
+            shown[-1][1] += 1
+        elif len(shown) >= 2 and (shown[-2][0].lineno, shown[-2][0].name) == (f.lineno, f.name):
+            shown[-2][1] += 1  # a two-line cycle (a call, then the recursive call)
+        else:
+            shown.append([f, 1])
+    for f, times in shown:
+        again = f" (and {times - 1} more times: a recursion)" if times > 1 else ""
+        lines.append(f'  File "{path}", line {f.lineno}, in {f.name}{again}')
+        if f.line:
+            lines.append(f"    {f.line.strip()}")
+    if not shown and fallback is not None:
+        try:
+            start = inspect.getsourcelines(fallback)[1]
+        except (OSError, TypeError):
+            start = None
+        if start is not None:
+            lines.append(f'  File "{path}", line {start}, in {fallback.__name__} '
+                         "(raised after it returned: check what it returns)")
+    if isinstance(e, RecursionError):
+        lines.append("a recursive walk stops at about 1000 nested calls: use an explicit stack (a list you "
+                     "append to and pop from) instead")
+    return lines
+
+
+def _raised_by_student(e, path):
+    frames = traceback.extract_tb(e.__traceback__)
+    return bool(frames) and _in_file(frames[-1].filename, path)
+
+
+def _student_functions(module):
+    """The Function subclasses the student's file defines."""
+    return [v for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Function) and v.__module__ == module.__name__]
+
+
+def _fallback(module, method):
+    found = _student_functions(module) if method else []
+    return getattr(found[0], method) if found else None
+
+
+def _error(e, module, path, what, method):
+    """(status, lines) for an exception from the student's side while doing `what`."""
+    if isinstance(e, NotImplementedError) and _raised_by_student(e, path):
+        return "not implemented", [f"NOT IMPLEMENTED: {e}"]
+    return "fail", [f"ERROR in your code {what}:"] + ["  " + x for x in student_error(e, path, _fallback(module, method))]
+
+
+# ---- comparing gradients ---------------------------------------------------------------------------
+
+def _fmt_index(j):
+    return str(j if len(j) != 1 else j[0]) if j else "()"
+
+
+def _factor(c):
+    """A ratio in words: 2x, 1/4 of, the negative of ..."""
+    if abs(c + 1) < 1e-3:
+        return "the negative of"
+    inv = 1 / c
+    if abs(c) < 1 and abs(inv - round(inv)) < 1e-3 * abs(inv):
+        return f"1/{round(inv)} of" if inv > 0 else f"-1/{-round(inv)} times"
+    return f"{c:.4g}x"
+
+
+def constant_ratio(yours, true, tol=NUMERIC_TOL):
+    """The number c with yours = c * true at every element (within tolerance), or None."""
+    atol, rtol = tol
+    if yours.size == 0:
+        return None
+    big = np.abs(true) > max(atol, 1e-3 * float(np.abs(true).max()))
+    if not big.any():
+        return None
+    c = float(np.median(yours[big] / true[big]))
+    if not np.all(np.abs(yours - c * true) <= atol + rtol * np.abs(c * true)):
+        return None
+    return c
+
+
+def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERIC_TOL, zero_note=True):
+    """[] if `yours` matches `true`; else the lines naming the input, its worst element as one
+    (yours, true) pair, and what a constant ratio means (`upstream`: the random upstream gradient,
+    for a scalar output: a ratio of 1/upstream means it was left out)."""
+    if yours is None:
+        return [f"WRONG GRADIENT for {name}: your backward returned None for it, but it needs a gradient"]
+    atol, rtol = tol
+    err = np.abs(yours - true) - (atol + rtol * np.abs(true))
+    bad = ~(err <= 0)  # NaN counts as wrong
+    if not bad.any():
+        return []
+    j = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(np.isnan(err), np.inf, err))), true.shape))
+    lines = [f"WRONG GRADIENT for {name}: {int(bad.sum())} of {true.size} elements are wrong",
+             f"  worst, element {_fmt_index(j)}: yours {yours[j]:.6g}, {truth} {true[j]:.6g}"]
+    c = constant_ratio(yours, true, tol)
+    if np.all(np.abs(yours) <= atol) and np.any(np.abs(true) > atol):
+        if zero_note:
+            lines.append("  your gradient is 0 everywhere: is the gradient you computed the one you return?")
+    elif c is not None and abs(c) > 1e-12 and abs(c - 1) > 1e-3:
+        if upstream is not None and np.ndim(upstream) == 0 and abs(c * float(upstream) - 1) < 1e-3:
+            lines.append(f"  your gradient is the true one divided by the upstream gradient g ({float(upstream):.4g} "
+                         "here) everywhere: multiply by g")
+        elif abs(c + 1) < 1e-3:
+            lines.append("  your gradient is the true one with its sign flipped everywhere: a minus sign too many or too few")
+        else:
+            lines.append(f"  your gradient is {_factor(c)} the true one everywhere: a missing or extra factor")
+    if note:
+        lines.append("  " + note)
+    return lines
+
+
+def _numeric_gradient(fn, args, i, u):
+    r"""d<u, fn(args)>/d args[i] by central differences (outputs subtracted before they are weighted)."""
+    base = np.array(args[i].numpy(force=True), dtype=np.float64)
+    numeric = np.zeros_like(base)
+    flat = base.reshape(-1)
+
+    def out_at(a):
+        moved = list(args)
+        moved[i] = minitensor.from_numpy(a.copy())
+        return np.array(fn(*moved).numpy(force=True), dtype=np.float64)
+
+    with no_grad():
+        for j in range(flat.size):
+            orig = flat[j]
+            flat[j] = orig + EPS
+            plus = out_at(base)
+            flat[j] = orig - EPS
+            minus = out_at(base)
+            flat[j] = orig
+            numeric.reshape(-1)[j] = float(np.sum((plus - minus) * u)) / (2 * EPS)
+    return numeric
+
+
+def _gradients(fn, args, wanted, u):
+    """The gradients of <u, fn(args)> for args[i], i in wanted (None where none arrives)."""
+    inputs = [a.detach().requires_grad_(True) if i in wanted else a for i, a in enumerate(args)]
+    out = fn(*inputs)
+    if not out.requires_grad:
+        return [None] * len(wanted)
+    found = grad([out], [inputs[i] for i in wanted], grad_outputs=[minitensor.from_numpy(u)], allow_unused=True)
+    return [None if g is None else np.array(g.numpy(force=True), dtype=np.float64) for g in found]
+
+
+def _describe_input(exercise, i):
+    return f"input '{exercise.arg_names[i]}' (argument {i})"
+
+
+# ---- the three kinds of exercise -------------------------------------------------------------------
+
+def check_case(exercise, module, path, case, seed):
+    """Grade one case: (status, lines)."""
+    rng = np.random.default_rng(seed)
+    fn = getattr(module, exercise.entry)
+    if exercise.kind == "order":
+        return _check_order(exercise, module, path, fn, case, rng)
+    return _check_function(exercise, module, path, fn, case, rng)
+
+
+def _check_function(exercise, module, path, fn, case, rng):
+    args = case.make(rng)
+    floats = [i for i, a in enumerate(args) if isinstance(a, minitensor.Tensor) and a.dtype.kind == "f"]
+
+    # 1. the forward, against the reference made of minitensor's ops
+    try:
+        got = fn(*args)
+    except Exception as e:  # noqa: BLE001 (whatever the student's code raises is reported, not raised)
+        return _error(e, module, path, "in the forward", "forward")
+    want = exercise.reference(*args)
+    given = exercise.kind == "backward"
+    if not isinstance(got, minitensor.Tensor) or tuple(got.shape) != tuple(want.shape):
+        shape = tuple(got.shape) if isinstance(got, minitensor.Tensor) else type(got).__name__
+        return "fail", [f"WRONG FORWARD: your output is {shape}, the right one has shape {tuple(want.shape)}"
+                        + ("; the forward was given: restore it" if given else "")]
+    yours, true = got.numpy(force=True).astype(np.float64), want.numpy(force=True).astype(np.float64)
+    if not np.allclose(yours, true, rtol=1e-7, atol=1e-9):
+        diff = np.abs(yours - true)
+        j = tuple(int(x) for x in np.unravel_index(int(np.argmax(np.where(np.isnan(diff), np.inf, diff))), true.shape))
+        return "fail", [f"WRONG FORWARD: element {_fmt_index(j)} of your output is {yours[j]:.6g}, it should be "
+                        f"{true[j]:.6g}" + ("; the forward was given: restore it" if given else "")]
+
+    # 2. the output must come from the student's own Function (composing library ops would be no exercise)
+    try:
+        probe = fn(*[a.detach().requires_grad_(True) if i in floats else a for i, a in enumerate(args)])
+    except Exception as e:  # noqa: BLE001 (say, .numpy() on an input that requires grad)
+        return _error(e, module, path, "in the forward, on inputs that require grad", "forward")
+    node = probe.grad_fn
+    if node is None or type(node).__module__ != module.__name__:
+        made = "no graph node" if node is None else f"'{node.name()}' of {type(node).__module__}"
+        return "fail", [f"NOT YOUR FUNCTION: the output was made by {made}, not by a Function defined in your file; "
+                        "the exercise is to write that Function's backward"]
+
+    # 3. every float input's gradient, one (yours, true) pair for each that is wrong
+    u = np.asarray(rng.standard_normal(tuple(want.shape)))
+    try:
+        analytic = _gradients(fn, args, floats, u)
+    except Exception as e:  # noqa: BLE001
+        return _error(e, module, path, "in the backward", "backward")
+    if exercise.kind == "backward":
+        # differences of the reference: its forward equals theirs (checked above), and it prints nothing
+        truth, tol = "finite differences", NUMERIC_TOL
+        true_grads = [_numeric_gradient(exercise.reference, args, i, u) for i in floats]
+    else:
+        truth, tol, true_grads = "autograd", AUTOGRAD_TOL, _gradients(exercise.reference, args, floats, u)
+    lines = []
+    for i, yours_g, true_g in zip(floats, analytic, true_grads):
+        note = None
+        if exercise.diagnose is not None and yours_g is not None:
+            note = exercise.diagnose(args, i, yours_g, true_g)
+        lines += gradient_pair(_describe_input(exercise, i), yours_g, true_g, truth, note, upstream=u, tol=tol)
+    return ("fail" if lines else "pass"), lines
+
+
+def _nodes(root):
+    """Every node reachable from `root`, and for each the nodes that made its inputs."""
+    inputs, stack = {root: []}, [root]
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if isinstance(child, minitensor.Tensor):
+                continue
+            inputs[node].append(child)
+            if child not in inputs:
+                inputs[child] = []
+                stack.append(child)
+    return inputs
+
+
+def _order_problems(order, inputs):
+    """What is wrong with `order` as a topological order of the graph `inputs`, in words."""
+    if not isinstance(order, (list, tuple)):
+        return [f"topological_order returned a {type(order).__name__}, not a list of nodes"]
+    leaves = [n for n in order if isinstance(n, minitensor.Tensor)]
+    if leaves:
+        return [f"your order holds a leaf tensor of shape {tuple(leaves[0].shape)}: list only nodes (grad_fn "
+                "objects); a leaf has no backward to run"]
+    others = [n for n in order if not isinstance(n, Function)]
+    if others:
+        return [f"your order holds a {type(others[0]).__name__}, not a node: list the grad_fn objects"]
+    problems, position = [], {}
+    for k, node in enumerate(order):
+        if node in position:
+            problems.append(f"'{node.name()}' is in your order twice: each node must run once, with the sum "
+                            "of its gradients")
+            break
+        position[node] = k
+    missing = [n for n in inputs if n not in position]
+    if missing:
+        problems.append(f"your order misses {len(missing)} of the {len(inputs)} nodes (one is "
+                        f"'{missing[0].name()}'): their backward never runs")
+    for node, k in position.items():
+        early = [c for c in inputs.get(node, ()) if c in position and position[c] < k]
+        if early:
+            problems.append(f"'{early[0].name()}' (at {position[early[0]]} in your order) comes before "
+                            f"'{node.name()}' (at {k}), which reads its output: it would run before all of its "
+                            "gradient has arrived")
+            break
+    return problems
+
+
+def _walkable(order):
+    return isinstance(order, (list, tuple)) and all(isinstance(n, Function) for n in order)
+
+
+def _walk(root, g, order):
+    """Backpropagate through the graph in `order` as given (run twice, out of turn or never)."""
+    pending, leaves = {root: g}, {}
+    with no_grad():
+        for node in order:
+            if node not in pending:
+                continue  # no gradient reached it (yet): in a bad order, that is where gradient is lost
+            grads = node.backward(node, pending.pop(node))
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            for child, i in node.next_functions:
+                gi = grads[i] if isinstance(grads[i], minitensor.Tensor) else minitensor.from_numpy(np.asarray(grads[i]))
+                if isinstance(child, minitensor.Tensor):
+                    leaves[id(child)] = leaves[id(child)] + gi if id(child) in leaves else gi
+                else:
+                    pending[child] = pending[child] + gi if child in pending else gi
+    return leaves
+
+
+def _check_order(exercise, module, path, fn, case, rng):
+    out, leaves = case.make(rng)
+    u = minitensor.from_numpy(np.asarray(rng.standard_normal(tuple(out.shape))))
+    root = out.grad_fn
+    try:
+        order = fn(root)
+        if not isinstance(order, (list, tuple)) and hasattr(order, "__iter__"):
+            order = list(order)  # a generator is a fine answer
+    except Exception as e:  # noqa: BLE001
+        return _error(e, module, path, "in topological_order", None)
+    inputs = _nodes(root)
+    problems = _order_problems(order, inputs)
+    if problems and not _walkable(order):
+        return "fail", problems
+    yours = _walk(root, u, order)
+    true = grad([out], list(leaves.values()), grad_outputs=[u], retain_graph=True)
+    lines = []
+    for (name, leaf), g in zip(leaves.items(), true):
+        mine = yours.get(id(leaf))
+        mine = np.zeros(tuple(leaf.shape)) if mine is None else mine.numpy(force=True)
+        lines += gradient_pair(f"leaf '{name}' {tuple(leaf.shape)}", mine, g.numpy(force=True), "the engine's",
+                               tol=AUTOGRAD_TOL, zero_note=False)
+    lines += problems
+    return ("fail" if lines else "pass"), lines

@@ -1,0 +1,491 @@
+r"""The grader: points per case, each case under a time limit, reports for a student, Gradescope and a teacher.
+
+    attention-grade softmax my_softmax.py              one exercise, one file
+    attention-grade all my_work/                       every exercise, files my_work/<exercise>.py
+    attention-grade all /autograder/submission --json /autograder/results/results.json
+    attention-grade --folder submissions/ --csv grades.csv     one row per student (sub-folder)
+    attention-grade --hint 2 softmax                   the hints up to tier 2
+    attention-grade --release handout/                 the students' files, without the solutions
+    attention-grade --list                             the exercises, their cases and points
+
+(`python -m attention.course ...` is the same command.) What is checked in a case is in
+`check.py`. The student's code never runs in the grader's own process: each exercise is graded
+in a child process, and a case that takes longer than --timeout seconds is stopped there (the
+child is killed and a new one carries on with the next case). So an endless loop in a backward
+costs its case, and a crash (os._exit, a segfault) costs its case: the other cases, and the other
+students of a --folder, are graded as usual.
+
+Exit status: 0 when every case passes, 1 otherwise, 2 for a usage error.
+"""
+import argparse
+import contextlib
+import csv
+import importlib.util
+import io
+import json
+import math
+import multiprocessing
+import os
+import sys
+import warnings
+
+from . import release as _release
+from .check import check_case, student_error
+from .exercises import EXERCISES, find
+
+DEFAULT_TIMEOUT = 20.0
+_PRINTED_LINES = 10  # of what the student's code printed, shown under its case
+
+
+class CaseResult:
+    def __init__(self, exercise, n, status, lines):
+        case = exercise.cases[n]
+        self.n, self.label, self.max_score = n, case.label, case.points
+        self.status, self.lines = status, lines
+        self.score = case.points if status == "pass" else 0
+
+
+class ExerciseResult:
+    """The cases of one exercise graded for one file (`path` None: the student has no such file)."""
+
+    def __init__(self, exercise, path, cases):
+        self.exercise, self.path, self.cases = exercise, path, cases
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.cases)
+
+    @property
+    def max_score(self):
+        return self.exercise.max_score
+
+    @property
+    def passed(self):
+        return all(c.status == "pass" for c in self.cases)
+
+    def summary(self):
+        """One word or so on how it went: 'passed', 'not implemented', '2 timed out' ..."""
+        if self.path is None:
+            return f"no {self.exercise.name}.py"
+        counts = {}
+        for c in self.cases:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        if self.passed:
+            return "passed"
+        for whole in ("not implemented", "did not load"):
+            if counts.get(whole):
+                return whole
+        return ", ".join(f"{k} {s}" for s, k in counts.items() if s not in ("pass", "not run"))
+
+
+# ---- running the student's code in a child process -------------------------------------------------
+
+def load_student(path):
+    """Import the student's file as a module of its own."""
+    name = "student_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # so the student's file may use dataclasses, pickling ...
+    spec.loader.exec_module(module)
+    return module
+
+
+def _printed(buffer):
+    """What the student's code printed, for the report (their prints are how they debug)."""
+    text = buffer.getvalue().rstrip("\n")
+    if not text:
+        return []
+    lines = text.splitlines()
+    more = [f"  ... ({len(lines) - _PRINTED_LINES} more lines)"] if len(lines) > _PRINTED_LINES else []
+    return ["your code printed:"] + ["  " + x for x in lines[:_PRINTED_LINES]] + more
+
+
+def _child(name, path, first, seed, conn):
+    """In the child: load the student's file, then grade cases first, first + 1, ..., one message each."""
+    exercise = find(name)
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            module = load_student(path)
+    except BaseException as e:  # noqa: BLE001 (a SyntaxError, an import error, sys.exit at the top ...)
+        conn.send(("load error", ["could not load your file:"] + ["  " + x for x in student_error(e, path)]
+                   + _printed(buffer)))
+        return
+    if not callable(getattr(module, exercise.entry, None)):
+        conn.send(("load error", [f"your file defines no function '{exercise.entry}': keep the name the "
+                                  "exercise file uses"]))
+        return
+    conn.send(("loaded", None))
+    for n in range(first, len(exercise.cases)):
+        buffer = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+                status, lines = check_case(exercise, module, path, exercise.cases[n], seed + n)
+        except BaseException as e:  # noqa: BLE001 (sys.exit or KeyboardInterrupt raised by the student's code)
+            status, lines = "fail", ["ERROR in your code:"] + ["  " + x for x in student_error(e, path)]
+        conn.send(("case", n, status, lines + _printed(buffer)))
+        if status == "not implemented":
+            return
+
+
+_TIMED_OUT = object()
+_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+def _receive(conn, timeout):
+    """The child's next message, None when it died first, _TIMED_OUT when it took too long."""
+    if not conn.poll(timeout):
+        return _TIMED_OUT
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return None
+
+
+def _start(name, path, first, seed):
+    # fork: the child starts at once, with minitensor already imported. Elsewhere spawn, which
+    # imports it again (slower, the same results): macOS has fork, but its system libraries
+    # (Accelerate, numpy's BLAS there) are not safe to use in a forked child
+    ctx = multiprocessing.get_context(_START_METHOD)
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(name, path, first, seed, send), daemon=True)
+    with warnings.catch_warnings():
+        # Python 3.12+ warns that forking a process with threads (BLAS's) may deadlock; the child
+        # runs only the grader and the student's code, and numpy's BLAS resets itself at fork
+        warnings.simplefilter("ignore", DeprecationWarning)
+        proc.start()
+    send.close()  # the child holds the only sending end now, so its death reads as end of file
+    return proc, receive
+
+
+def _stop(proc, conn):
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+    conn.close()
+
+
+def _crash_lines(proc):
+    proc.join(5)
+    code = proc.exitcode
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+    return [f"CRASHED: the process running your code {how} (os._exit? a crash inside numpy?)"]
+
+
+def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT):
+    """Grade the file at `path` on every case of `exercise`; return an ExerciseResult."""
+    path = os.path.abspath(path)
+    done = {}
+    n = 0
+    while n < len(exercise.cases):
+        proc, conn = _start(exercise.name, path, n, seed)
+        try:
+            msg = _receive(conn, timeout)
+            if msg is _TIMED_OUT or msg is None or msg[0] == "load error":
+                if msg is _TIMED_OUT:
+                    lines = [f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
+                else:
+                    lines = _crash_lines(proc) if msg is None else msg[1]
+                done[n] = CaseResult(exercise, n, "did not load", lines)
+                for k in range(n + 1, len(exercise.cases)):
+                    done[k] = CaseResult(exercise, k, "not run", ["not run: your file did not load"])
+                break
+            while n < len(exercise.cases):
+                msg = _receive(conn, timeout)
+                if msg is _TIMED_OUT:
+                    done[n] = CaseResult(exercise, n, "timed out", [
+                        f"TIMED OUT after {timeout:g} s ({exercise.timeout_note})"])
+                elif msg is None:
+                    done[n] = CaseResult(exercise, n, "crashed", _crash_lines(proc))
+                else:
+                    _, k, status, lines = msg
+                    done[k] = CaseResult(exercise, k, status, lines)
+                    if status == "not implemented":
+                        for rest in range(k + 1, len(exercise.cases)):
+                            done[rest] = CaseResult(exercise, rest, "not run", ["not run: not implemented yet"])
+                        n = len(exercise.cases)
+                        break
+                n += 1
+                if msg is _TIMED_OUT or msg is None:
+                    break  # a new child carries on with the next case
+        finally:
+            _stop(proc, conn)
+    return ExerciseResult(exercise, path, [done[k] for k in range(len(exercise.cases))])
+
+
+def missing(exercise):
+    """The result of a student who handed in no file for `exercise`."""
+    return ExerciseResult(exercise, None, [CaseResult(exercise, k, "missing", [f"no file {exercise.name}.py"])
+                                           for k in range(len(exercise.cases))])
+
+
+def find_file(folder, name):
+    """`<name>.py` in `folder` or below it (the first in sorted order), or None."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        if f"{name}.py" in files:
+            return os.path.join(root, f"{name}.py")
+    return None
+
+
+def grade_submission(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT):
+    """One student's folder: each exercise's file graded (or scored 0 when it is missing)."""
+    results = []
+    for e in exercises:
+        path = find_file(folder, e.name)
+        results.append(missing(e) if path is None else grade_exercise(e, path, seed, timeout))
+    return results
+
+
+# ---- reports ---------------------------------------------------------------------------------------
+
+def _status_word(c):
+    return "ok" if c.status == "pass" else c.status.upper()
+
+
+def hint_lines(exercise, tier):
+    lines = [f"hint {k}: {h}" for k, h in enumerate(exercise.hints[:tier], 1)]
+    if tier < len(exercise.hints):
+        lines.append(f"(next hint: attention-grade --hint {tier + 1} {exercise.name})")
+    return lines
+
+
+def _new_hints(exercise, tier, shown):
+    """The hint lines up to `tier`, less those the output already holds (a stub raises with hint 1)."""
+    text = "\n".join(shown)
+    return [h for h in hint_lines(exercise, tier) if h.split(": ", 1)[-1] not in text]
+
+
+def report(result, hint_tier=1):
+    """The text a student reads for one exercise."""
+    e = result.exercise
+    if result.path is None:
+        return [f"'{e.name}': no file {e.name}.py, 0/{e.max_score} points"]
+    out = [f"grading '{e.name}' ({e.title}) in {result.path}"]
+    skipped = [c for c in result.cases if c.status == "not run"]
+    said = {}  # an error that every case hits is shown once
+    for c in result.cases:
+        if c.status != "not run":
+            out.append(f"  case {c.n + 1}/{len(result.cases)}: {c.label:<50} {_status_word(c):<16} {c.score}/{c.max_score}")
+            key = "\n".join(c.lines)
+            out += [f"    the same as case {said[key]}"] if key and key in said else ["    " + x for x in c.lines]
+            said.setdefault(key, c.n + 1)
+    if skipped:
+        first, last = skipped[0].n + 1, skipped[-1].n + 1
+        out.append(f"  case{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''}: "
+                   + skipped[0].lines[0])
+    if not result.passed:
+        out += _new_hints(e, hint_tier, out)
+    n_pass = sum(c.status == "pass" for c in result.cases)
+    points = f"{result.score}/{result.max_score} points"
+    if result.passed:
+        out.append(f"result: PASSED, {n_pass}/{len(result.cases)} cases, {points}")
+    elif any(c.status == "not implemented" for c in result.cases):
+        out.append(f"result: not implemented yet (write it, then run the grader again), {points}")
+    else:
+        out.append(f"result: FAILED, {n_pass}/{len(result.cases)} cases pass, {points}")
+    return out
+
+
+def gradescope(results, visibility="visible", hint_tier=1):
+    """Gradescope's results.json: the total, and one test per case with its points and output."""
+    tests = []
+    for r in results:
+        failing = not r.passed and r.path is not None
+        for c in r.cases:
+            output = list(c.lines)
+            if failing and c.status not in ("pass", "not run"):
+                output += _new_hints(r.exercise, hint_tier, output)
+            tests.append({"name": f"{r.exercise.name} {c.n + 1}/{len(r.cases)}: {c.label}", "score": c.score,
+                          "max_score": c.max_score, "output": "\n".join(output), "visibility": visibility})
+    return {"score": sum(r.score for r in results), "max_score": sum(r.max_score for r in results),
+            "output": "\n".join(f"{r.exercise.name}: {r.score}/{r.max_score} ({r.summary()})" for r in results),
+            "tests": tests}
+
+
+def grade_folder(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, out=print):
+    """Every sub-folder of `folder` is one student: {student: [ExerciseResult]}, in name order."""
+    grades = {}
+    for student in sorted(d for d in os.listdir(folder)
+                          if os.path.isdir(os.path.join(folder, d)) and not d.startswith((".", "__"))):
+        grades[student] = grade_submission(os.path.join(folder, student), exercises, seed, timeout)
+        rs = grades[student]
+        out(f"{student}: {sum(r.score for r in rs)}/{sum(r.max_score for r in rs)} ("
+            + ", ".join(f"{r.exercise.name} {r.score}/{r.max_score}"
+                        + ("" if r.passed else f" {r.summary()}") for r in rs) + ")")
+    return grades
+
+
+def write_csv(path, grades, exercises):
+    """One row per student: the points of each exercise, the total, the maximum, and notes."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", *(e.name for e in exercises), "total", "max_score", "notes"])
+        for student, rs in grades.items():
+            notes = "; ".join(f"{r.exercise.name}: {r.summary()}" for r in rs if not r.passed)
+            w.writerow([student, *(r.score for r in rs), sum(r.score for r in rs), sum(r.max_score for r in rs), notes])
+
+
+# ---- the command line ------------------------------------------------------------------------------
+
+def _positive(kind, name):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a{'n integer' if kind is int else ' number'}, got {text!r}")
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+        return value
+    parse.__name__ = name
+    return parse
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+_TIERS = max(len(e.hints) for e in EXERCISES.values())
+
+
+def _tier(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    if not 1 <= value <= _TIERS:
+        raise argparse.ArgumentTypeError(f"hints come in tiers 1 to {_TIERS}, got {value}")
+    return value
+
+
+def parser():
+    prog = "attention-grade" if os.path.basename(sys.argv[0]).startswith("attention-grade") else "python -m attention.course"
+    ap = argparse.ArgumentParser(
+        prog=prog, description="Grade exercises of the attention course (backward passes by hand), write "
+        "Gradescope results or a class's CSV, or release the students' files.",
+        epilog=f"exercises: {', '.join(EXERCISES)}. Exit status: 0 every case passes, 1 some fail, 2 usage error.")
+    ap.add_argument("exercise", nargs="?", help="an exercise, several joined by commas, or 'all' "
+                    "(default with --folder and --release: all)")
+    ap.add_argument("path", nargs="?", help="the student's file, or a folder holding <exercise>.py files")
+    ap.add_argument("--list", action="store_true", help="list the exercises with their cases and points")
+    ap.add_argument("--hint", type=_tier, default=None, metavar="N",
+                    help=f"show hints up to tier N (1 to {_TIERS}) on a failure, or alone with an exercise (default: 1)")
+    ap.add_argument("--json", metavar="FILE", default=None,
+                    help="also write Gradescope's results.json to FILE (default: none)")
+    ap.add_argument("--visibility", default="visible", choices=["visible", "hidden", "after_due_date", "after_published"],
+                    help="visibility of each test in --json (default: visible)")
+    ap.add_argument("--folder", metavar="DIR", default=None,
+                    help="grade every sub-folder of DIR as one student's submission (default: none)")
+    ap.add_argument("--csv", metavar="FILE", default=None,
+                    help="with --folder: write one row per student to FILE (default: none)")
+    ap.add_argument("--release", metavar="DIR", default=None,
+                    help="write the students' files, without solutions, into DIR (default: none)")
+    ap.add_argument("--force", action="store_true", help="with --release: overwrite files that exist")
+    ap.add_argument("--timeout", type=_positive(float, "float"), default=DEFAULT_TIMEOUT, metavar="S",
+                    help=f"seconds each case may take (default: {DEFAULT_TIMEOUT:g})")
+    ap.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)")
+    return ap
+
+
+def _exercises(ap, text):
+    if text is None or text == "all":
+        return list(EXERCISES.values())
+    names = [n.strip() for n in text.split(",")]
+    unknown = [n for n in names if n not in EXERCISES]
+    if unknown:
+        ap.error(f"argument exercise: unknown exercise {unknown[0]!r}; choose from {', '.join(EXERCISES)} or all")
+    return [EXERCISES[n] for n in dict.fromkeys(names)]
+
+
+def _writable(ap, flag, path):
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        ap.error(f"argument {flag}: no folder {folder} to write {os.path.basename(path)} in")
+    if os.path.isdir(path):
+        ap.error(f"argument {flag}: {path} is a folder, not a file")
+
+
+def _check_args(ap, a):
+    """Refuse combinations that mean nothing, with one line each (argparse's `error:`, exit 2)."""
+    modes = [flag for flag, on in (("--list", a.list), ("--folder", a.folder), ("--release", a.release)) if on]
+    if len(modes) > 1:
+        ap.error(f"argument {modes[1]}: not allowed with {modes[0]}")
+    if a.csv and not a.folder:
+        ap.error("argument --csv: needs --folder (the students' submissions)")
+    if a.force and not a.release:
+        ap.error("argument --force: only with --release")
+    if a.json and (a.folder or a.release or a.list):
+        ap.error("argument --json: grades one submission (a file, or a folder with 'all'); with --folder use --csv")
+    if (a.folder or a.release or a.list) and a.path:
+        ap.error(f"argument path: not used with {modes[0]}: name the exercises only")
+    exercises = _exercises(ap, a.exercise)
+    if a.folder and not os.path.isdir(a.folder):
+        ap.error(f"argument --folder: no folder {a.folder}")
+    if a.release and os.path.exists(a.release) and not os.path.isdir(a.release):
+        ap.error(f"argument --release: {a.release} is a file, not a folder")
+    for flag, path in (("--csv", a.csv), ("--json", a.json)):
+        if path:
+            _writable(ap, flag, path)
+    if modes or (a.exercise and not a.path and a.hint is not None):
+        return exercises
+    if not a.exercise or not a.path:
+        ap.error("the following arguments are required: exercise, path (or one of --list, --folder, --release, "
+                 "or --hint N with an exercise)")
+    if not os.path.exists(a.path):
+        ap.error(f"argument path: no file or folder {a.path}")
+    if os.path.isfile(a.path) and len(exercises) != 1:
+        ap.error("argument path: a file holds one exercise; give a folder to grade several")
+    return exercises
+
+
+def main(argv=None):
+    """`attention-grade` and `python -m attention.course`."""
+    ap = parser()
+    a = ap.parse_args(argv)
+    exercises = _check_args(ap, a)
+    tier = a.hint or 1
+    if a.list:
+        for e in exercises:
+            print(f"{e.name}: {e.title}; your file defines {e.entry}({', '.join(e.arg_names)}); {e.max_score} points")
+            for c in e.cases:
+                print(f"    {c.points} point{'s' if c.points > 1 else ' '}  {c.label}")
+        return 0
+    if a.release:
+        try:
+            paths = _release.release(a.release, [e.name for e in exercises], force=a.force)
+        except (FileExistsError, _release.MarkerError) as e:
+            ap.error(f"argument --release: {e}")
+        for p in paths:
+            print(f"wrote {p}")
+        return 0
+    if a.folder:
+        grades = grade_folder(a.folder, exercises, a.seed, a.timeout)
+        if not grades:
+            print(f"{a.folder} has no sub-folders: put each student's files in a folder of their own")
+        if a.csv:
+            write_csv(a.csv, grades, exercises)
+            print(f"wrote {a.csv}")
+        return 0 if grades and all(r.passed for rs in grades.values() for r in rs) else 1
+    if not a.path:  # --hint N exercise: the hints, no grading
+        for ex in exercises:
+            print(f"{ex.name} ({ex.title}):")
+            print("\n".join("  " + h for h in hint_lines(ex, tier)))
+        return 0
+    if os.path.isdir(a.path):
+        results = grade_submission(a.path, exercises, a.seed, a.timeout)
+    else:
+        results = [grade_exercise(exercises[0], a.path, a.seed, a.timeout)]
+    for r in results:
+        print("\n".join(report(r, tier)))
+    if len(results) > 1:
+        print(f"total: {sum(r.score for r in results)}/{sum(r.max_score for r in results)} points")
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(gradescope(results, a.visibility, tier), f, indent=1)
+    return 0 if all(r.passed for r in results) else 1

@@ -1,0 +1,313 @@
+r"""`nn.MultiheadAttention`: PyTorch's multi-head attention layer, built from minitensor's ops.
+
+    MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O + b^O
+    head_h = softmax(Q W_h^Q (K W_h^K)^T / sqrt(d) + M) V W_h^V          d = embed_dim / H
+
+(each projection also adds its bias). M is the mask: 0 where a query may look at a key, -inf
+where it may not (or any float the caller adds to the scores).
+
+Parameters as PyTorch names and shapes them, so state dicts load both ways:
+    in_proj_weight (3E, E)   W^Q, W^K, W^V stacked (rows 0:E, E:2E, 2E:3E); when kdim or vdim
+                             differ from E it is None, and q_proj_weight (E, E),
+                             k_proj_weight (E, kdim), v_proj_weight (E, vdim) hold them instead
+    in_proj_bias (3E,)       b^Q, b^K, b^V stacked (None with bias=False)
+    out_proj                 a Linear(E, E): W^O, b^O
+    bias_k, bias_v (1, 1, E) with add_bias_kv=True: one more learned key and value
+W_h^Q is the h-th block of d rows of W^Q: one matrix product projects every head at once, and
+a reshape splits the result into heads.
+
+The `attention` package has the readable teaching version (`attention.MultiHeadAttention`, one
+Linear per projection, batch first, weights per head); this one follows PyTorch's conventions:
+sequence-first input unless batch_first=True, bool masks where True means "may NOT attend",
+weights averaged over heads unless average_attn_weights=False.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import _dtype
+from ..factories import zeros
+from ..ops.shape import cat
+from ..tensor import Tensor
+from ..types import DeviceLike, DTypeLike
+from . import functional as F
+from . import init
+from .layers import Linear, _empty
+from .module import Module
+from .parameter import Parameter
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A plain Linear. PyTorch gives `out_proj` this class name (it tells its quantization tools to
+    leave the layer alone); it is kept here so a model prints as it does in PyTorch."""
+
+
+class MultiheadAttention(Module):
+    r"""Multi-head attention with PyTorch's arguments, parameters, masks and return values.
+
+    forward(query, key, value) takes query (L, N, E), key (S, N, kdim), value (S, N, vdim), or
+    (N, L, E) ... with batch_first=True, or one unbatched sequence (L, E), (S, kdim), (S, vdim).
+    It returns (output of query's shape, weights): weights (N, L, S) averaged over the heads,
+    (N, H, L, S) with average_attn_weights=False, None with need_weights=False.
+
+    key_padding_mask (N, S) or (S,): True (or -inf) marks a padded key nobody may attend to.
+    attn_mask (L, S) or (N*H, L, S): bool True = may NOT attend; a float mask is added to the scores.
+    is_causal: a hint that attn_mask is the causal mask; it needs attn_mask, as in PyTorch.
+    A query whose every key is masked gets NaN with need_weights=True and 0 with
+    need_weights=False, the numbers PyTorch 2.13 computes (softmax of only -inf is NaN;
+    F.scaled_dot_product_attention gives such a query weights 0).
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, "
+                             f"got embed_dim={embed_dim} and num_heads={num_heads} instead")
+        if embed_dim % num_heads:
+            raise AssertionError(f"MultiheadAttention: embed_dim must be divisible by num_heads, got "
+                                 f"embed_dim={embed_dim} and num_heads={num_heads} (each head gets "
+                                 "embed_dim / num_heads features)")
+        super().__init__()
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn
+
+        where = "MultiheadAttention"
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = _empty((3 * embed_dim, embed_dim), dtype, device, where)
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = _empty((embed_dim, embed_dim), dtype, device, where)
+            self.k_proj_weight = _empty((embed_dim, self.kdim), dtype, device, where)
+            self.v_proj_weight = _empty((embed_dim, self.vdim), dtype, device, where)
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = _empty((3 * embed_dim,), dtype, device, where)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k: Parameter | None = _empty((1, 1, embed_dim), dtype, device, where)
+            self.bias_v: Parameter | None = _empty((1, 1, embed_dim), dtype, device, where)
+        else:
+            self.bias_k = self.bias_v = None
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """PyTorch's init: Xavier-uniform projections, zero biases, Xavier-normal bias_k and bias_v
+        (out_proj.weight keeps Linear's own init)."""
+        for w in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+            if w is not None:
+                init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            init.zeros_(self.in_proj_bias)
+            init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def _projections(self):
+        """(W^Q, W^K, W^V) and (b^Q, b^K, b^V): rows of the stacked parameters, or the separate ones."""
+        E = self.embed_dim
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            weights = w[:E], w[E:2 * E], w[2 * E:]
+        else:
+            weights = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        b = self.in_proj_bias
+        biases = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
+        return weights, biases
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
+                need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        batched = _check_inputs(query, key, value, key_padding_mask, attn_mask, self.num_heads)
+        where = "MultiheadAttention"
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype,
+                                           where)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, where)
+        if is_causal and attn_mask is None:
+            raise RuntimeError("MultiheadAttention: is_causal=True is a hint that attn_mask is the causal mask, and "
+                               "needs attn_mask; nn.Transformer.generate_square_subsequent_mask(L) makes it")
+        # PyTorch trusts the hint where it hands the work to scaled_dot_product_attention: it drops
+        # attn_mask and asks for the causal mask instead. Done the same way, an attn_mask that is not
+        # causal gives PyTorch's numbers here too.
+        causal_kernel = is_causal and key_padding_mask is None and not need_weights
+        if causal_kernel:
+            attn_mask = None
+
+        self._check_sizes(query, key, value, batched)
+
+        # 0. one layout for the work: batch first (N, L, E); an unbatched sequence is a batch of one
+        if not batched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        N, L, E = query.shape
+        S, H, d = key.shape[1], self.num_heads, self.head_dim
+        attn_mask = _attn_mask_as_4d(attn_mask, N, H, L, S)              # (1 or N, 1 or H, L, S)
+        key_padding_mask = _padding_mask_as_4d(key_padding_mask, N, S)   # (N, 1, 1, S)
+
+        # 1. project: q = query W^Q^T + b^Q, k = key W^K^T + b^K, v = value W^V^T + b^V
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
+        q = F.linear(query, w_q, b_q)                                    # (N, L, E)
+        k = F.linear(key, w_k, b_k)                                      # (N, S, E)
+        v = F.linear(value, w_v, b_v)                                    # (N, S, E)
+        if self.bias_k is not None and self.bias_v is not None:  # one more key and value, learned, seen by all
+            k = cat([k, self.bias_k.expand(N, 1, E)], dim=1)             # (N, S+1, E)
+            v = cat([v, self.bias_v.expand(N, 1, E)], dim=1)
+            attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
+
+        # 2. split E into H heads of d features: head h is features h*d .. (h+1)*d
+        q = q.reshape(N, L, H, d).transpose(1, 2)                        # (N, H, L, d)
+        k = k.reshape(N, -1, H, d).transpose(1, 2)                       # (N, H, S', d)
+        v = v.reshape(N, -1, H, d).transpose(1, 2)                       # (N, H, S', d)
+        if self.add_zero_attn:  # a key and value of zeros, so a query can attend to "nothing"
+            k = cat([k, zeros(N, H, 1, d, dtype=k.dtype)], dim=2)        # (N, H, S'+1, d)
+            v = cat([v, zeros(N, H, 1, d, dtype=v.dtype)], dim=2)
+            attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
+        if key_padding_mask is None:
+            mask = attn_mask
+        else:
+            mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask  # (N, H or 1, L, S')
+
+        # 3. attend, every head on its own: softmax(q k^T / sqrt(d) + mask) v
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            scores = (q * math.sqrt(1.0 / d)) @ k.transpose(-2, -1)      # (N, H, L, S')
+            if mask is not None:
+                if mask.dtype != scores.dtype:  # adding it would change the scores' dtype: PyTorch refuses too
+                    raise RuntimeError(f"MultiheadAttention: a float mask must have the query's dtype "
+                                       f"{query.dtype}, got {mask.dtype}")
+                scores = scores + mask
+            weights = F.softmax(scores, dim=-1)  # a row of only -inf (a query that sees no key) is NaN
+            if dropout_p > 0.0:
+                weights = F.dropout(weights, p=dropout_p)
+            out = weights @ v                                            # (N, H, L, d)
+        else:
+            weights = None
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                                 is_causal=causal_kernel)  # (N, H, L, d)
+
+        # 4. merge the heads back side by side (N, L, E), and let W^O mix them
+        out = self.out_proj(out.transpose(1, 2).reshape(N, L, E))       # (N, L, E)
+
+        # 5. back to the caller's layout
+        if weights is not None and average_attn_weights:
+            weights = weights.mean(dim=1)                                # (N, L, S')
+        if not batched:
+            out = out.squeeze(0)                                         # (L, E)
+            weights = None if weights is None else weights.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)                                    # (L, N, E)
+        return out, weights
+
+    def _check_sizes(self, query, key, value, batched):
+        """Features and lengths of query, key and value as given, checked with PyTorch's error types."""
+        q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
+        shapes = f"query {q}, key {k} and value {v}"
+        # (batch, sequence) sizes of each: the layout is (L, N, E), (N, L, E) with batch_first, or (L, E)
+        lead = (lambda s: s[:2] if self.batch_first else s[1::-1]) if batched else (lambda s: (1, s[0]))
+        if q[-1] != self.embed_dim:
+            raise AssertionError(f"MultiheadAttention: was expecting embedding dimension of {self.embed_dim}, "
+                                 f"but got query of shape {q}")
+        if self._qkv_same_embed_dim and k != v:
+            raise AssertionError(f"MultiheadAttention: key shape {k} does not match value shape {v}")
+        if not self._qkv_same_embed_dim:
+            if lead(k) != lead(v):
+                raise AssertionError(f"MultiheadAttention: key's batch and sequence sizes {lead(k)} do not match "
+                                     f"value's {lead(v)}, got {shapes}")
+            if k[-1] != self.kdim or v[-1] != self.vdim:
+                raise AssertionError(f"MultiheadAttention: expected key with kdim={self.kdim} and value with "
+                                     f"vdim={self.vdim} features, got {shapes}")
+        weight = self.in_proj_weight if self._qkv_same_embed_dim else self.q_proj_weight
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if t.dtype != weight.dtype:  # PyTorch's RuntimeError, raised inside the projection
+                raise RuntimeError(f"MultiheadAttention: {name} is {t.dtype} but the layer's weights are "
+                                   f"{weight.dtype}; convert one with .to(dtype)")
+        if lead(k)[0] != lead(q)[0] or k[-1] != self.kdim:
+            raise RuntimeError(f"MultiheadAttention: expected one batch size, and {self.kdim} features in key and "
+                               f"value, got {shapes} (batch_first={self.batch_first})")
+
+
+def _check_inputs(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """True for a batched (3-D) query, False for an unbatched (2-D) one; PyTorch's AssertionErrors otherwise."""
+    for name, t in (("query", query), ("key", key), ("value", value), ("key_padding_mask", key_padding_mask),
+                    ("attn_mask", attn_mask)):
+        if not isinstance(t, Tensor) and not (t is None and "mask" in name):
+            raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}")
+    shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)}"
+    if query.ndim not in (2, 3):
+        raise AssertionError(f"MultiheadAttention: query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor of shape {tuple(query.shape)}")
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"MultiheadAttention: for {kind} `query`, expected `key` and `value` to be "
+                             f"{query.ndim}-D, got {shapes}")
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"MultiheadAttention: for {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{query.ndim - 1}-D, got shape {tuple(key_padding_mask.shape)}")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"MultiheadAttention: for {kind} `query`, expected `attn_mask` to be `None`, 2-D "
+                                 f"or 3-D, got shape {tuple(attn_mask.shape)}")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"MultiheadAttention: expected a 3-D `attn_mask` of shape (num_heads, L, S) = "
+                                 f"{expected} for the unbatched {shapes}, got {tuple(attn_mask.shape)}")
+    return batched
+
+
+def _canonical_mask(mask, name, other, other_name, dtype, where):
+    """A mask as a float to add to the scores: a bool mask's True (may not attend) becomes -inf, False 0;
+    a float mask stays as it is. Warns, as PyTorch does, when the two masks differ in dtype."""
+    if mask is None:
+        return None
+    if mask.dtype != _dtype.bool_ and mask.dtype.kind != "f":
+        raise AssertionError(f"{where}: only bool and floating types of {name} are supported, got {mask.dtype}")
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      f"instead (got {mask.dtype} and {other.dtype}).", UserWarning, stacklevel=3)
+    if mask.dtype == _dtype.bool_:
+        return zeros(mask.shape, dtype=dtype).masked_fill(mask, -math.inf)
+    return mask
+
+
+def _attn_mask_as_4d(mask, N, H, L, S):
+    """attn_mask (L, S) or (N*H, L, S) as (1, 1, L, S) or (N, H, L, S): broadcastable to the scores."""
+    if mask is None:
+        return None
+    shape = tuple(mask.shape)
+    if mask.ndim == 2:
+        if shape != (L, S):
+            raise RuntimeError(f"MultiheadAttention: the shape of the 2D attn_mask is {shape}, but should be "
+                               f"(L, S) = {(L, S)}")
+        return mask.reshape(1, 1, L, S)
+    if shape != (N * H, L, S):
+        raise RuntimeError(f"MultiheadAttention: the shape of the 3D attn_mask is {shape}, but should be "
+                           f"(N * num_heads, L, S) = {(N * H, L, S)}")
+    return mask.reshape(N, H, L, S)
+
+
+def _padding_mask_as_4d(mask, N, S):
+    """key_padding_mask (N, S) as (N, 1, 1, S): the same keys hidden from every head and every query."""
+    if mask is None:
+        return None
+    if tuple(mask.shape) != (N, S):
+        raise AssertionError(f"MultiheadAttention: expected key_padding_mask of shape (N, S) = {(N, S)}, "
+                             f"got {tuple(mask.shape)}")
+    return mask.reshape(N, 1, 1, S)
+
+
+def _one_more_key(mask):
+    """A float mask with a column of zeros at the end: the key appended last is visible to every query."""
+    return None if mask is None else F.pad(mask, (0, 1))

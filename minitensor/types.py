@@ -1,0 +1,46 @@
+"""The names minitensor's annotations use for what a function accepts (as `torch.types` does).
+
+They are for type checkers and editors (`Tensor.sum(dim: Dims | None = None, ...)` reads as "an
+int or a sequence of ints"); nothing at runtime checks against them. A Python `int` and `bool`
+count as a `float` to a type checker, so `Number` is spelled out only for the reader.
+
+The methods of `Tensor` are declared for checkers in `tensor.pyi` beside `tensor.py` (the ops
+attach most of them to the class at import time, which a checker cannot see).
+"""
+from types import EllipsisType
+from typing import Any, Sequence, Union
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .tensor import Tensor, device
+
+Number = Union[int, float, bool]
+"""A Python number."""
+
+TensorOrNumber = Union[Tensor, Number]
+"""An operand of arithmetic and comparison: a tensor, or a number broadcast against the other operand."""
+
+DType = np.dtype[Any]
+"""A tensor's dtype: `minitensor.float32` and friends are numpy dtypes."""
+
+DTypeLike = Union[np.dtype[Any], str, type]
+"""Anything that names a dtype: `minitensor.float64`, `"float64"`, Python's `float`/`int`/`bool`,
+a numpy scalar type, or a legacy class such as `minitensor.LongTensor`."""
+
+DeviceLike = Union[device, str]
+"""A device: `minitensor.device("cpu")` or `"cpu"` (another device is refused at runtime)."""
+
+Dims = Union[int, Sequence[int]]
+"""The dims to reduce over: one dim, or several."""
+
+SizeArg = Union[int, Sequence[int]]
+"""One item of a shape given as `*size`: ints (`zeros(2, 3)`) or one sequence of ints (`zeros((2, 3))`)."""
+
+Index = Union[None, int, slice, EllipsisType, Tensor, Sequence[Any], NDArray[Any]]
+"""What `x[index]` takes: ints, slices, None, `...`, integer or bool tensors, lists, arrays, and tuples of them."""
+
+ArrayLike = Any
+"""Data a tensor can be built from: nested lists or tuples of numbers, a number, a numpy array, a tensor."""
+
+__all__ = ["Number", "TensorOrNumber", "DType", "DTypeLike", "DeviceLike", "Dims", "SizeArg", "Index", "ArrayLike"]

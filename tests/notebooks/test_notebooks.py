@@ -1,0 +1,206 @@
+"""notebooks/: every percent-format notebook runs top to bottom in a fresh kernel, and shows what it
+promises (pictures, the grader's report); the exercise notebooks are what their generator writes.
+
+Executing needs the `notebooks` extra (jupytext, nbclient, ipykernel, matplotlib); without it those
+tests skip. The kernel is this interpreter (a kernelspec written for the test), importing this
+checkout, in a temporary folder, so nothing a notebook writes lands in the repository.
+"""
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOTEBOOKS_DIR = os.path.join(ROOT, "notebooks")
+HEADER = "# ---\n# jupyter:\n"  # how a jupytext text notebook with metadata begins
+
+
+def _is_notebook(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read(len(HEADER)) == HEADER and "format_name: percent" in f.read(2000)
+
+
+NOTEBOOKS = sorted(p for p in glob.glob(os.path.join(NOTEBOOKS_DIR, "**", "*.py"), recursive=True) if _is_notebook(p))
+IDS = [os.path.relpath(p, NOTEBOOKS_DIR) for p in NOTEBOOKS]
+EXERCISE_NOTEBOOKS = [p for p in NOTEBOOKS if os.path.basename(os.path.dirname(p)) == "exercises"]
+
+# Seconds any one cell may take (nbclient stops the run there): generous for a busy 2-core CI
+# machine, and far below CI's own limit, so a notebook that hangs fails here instead.
+CELL_TIMEOUT = {"03_train_a_toy_model.py": 180}
+DEFAULT_CELL_TIMEOUT = 90
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("make_exercise_notebooks",
+                                                  os.path.join(NOTEBOOKS_DIR, "make_exercise_notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- no extra needed -------------------------------------------------------------------------------
+
+def test_the_notebooks_are_there_as_text_only():
+    names = {os.path.relpath(p, NOTEBOOKS_DIR) for p in NOTEBOOKS}
+    assert {"01_illustrated_self_attention.py", "02_backprop_through_attention.py",
+            "03_train_a_toy_model.py"} <= names
+    assert len(EXERCISE_NOTEBOOKS) == 8
+    tracked = subprocess.run(["git", "ls-files", "notebooks"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode == 0:  # (a source tree without git: nothing to ask)
+        assert not [f for f in tracked.stdout.split() if f.endswith(".ipynb")]
+
+
+def test_exercise_notebooks_are_up_to_date_with_the_course():
+    """One per exercise, each what make_exercise_notebooks.py writes from the course's release and
+    hints: a changed stub or hint fails here until the notebooks are written again."""
+    from attention.course.exercises import EXERCISES
+
+    gen = _generator()
+    want = gen.notebooks()
+    assert [name for name in want] == [gen.file_name(i, n) for i, n in enumerate(EXERCISES, 1)]
+    for name, text in want.items():
+        path = os.path.join(NOTEBOOKS_DIR, "exercises", name)
+        assert os.path.exists(path), f"{path} is missing: run python notebooks/make_exercise_notebooks.py"
+        with open(path, encoding="utf-8") as f:
+            assert f.read() == text, f"{path} is out of date: run python notebooks/make_exercise_notebooks.py"
+    stale = {os.path.basename(p) for p in EXERCISE_NOTEBOOKS} - set(want)
+    assert not stale, f"notebooks of no exercise: {sorted(stale)}"
+
+
+def test_an_exercise_notebook_holds_the_released_stub_and_every_hint():
+    from attention.course.exercises import EXERCISES
+    from attention.course.release import released_text
+
+    gen = _generator()
+    for i, (name, exercise) in enumerate(EXERCISES.items(), 1):
+        text = gen.notebooks()[gen.file_name(i, name)]
+        code = released_text(name).split('"""\n', 1)[1]  # the student's file after its docstring
+        assert f"# %%writefile my_exercises/{name}.py\n" + code.strip() + "\n" in text
+        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+        for hint in exercise.hints:
+            assert hint.replace("\n", " ") in text.replace("\n# ", " ")
+
+
+# ---- jupytext reads them as written ----------------------------------------------------------------
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_jupytext_writes_each_back_unchanged(path):
+    """Read as a notebook and written back, a file is the same text (but for the version stamp
+    jupytext adds): each cell is where the file says, and saving from Jupyter rewrites nothing."""
+    jupytext = pytest.importorskip("jupytext")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    nb = jupytext.reads(text, fmt="py:percent")
+    again = "".join(line for line in jupytext.writes(nb, fmt="py:percent").splitlines(keepends=True)
+                    if not line.startswith("#       jupytext_version:"))
+    assert again == text
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")  # a title first
+
+
+# ---- executed (the `notebooks` extra) ---------------------------------------------------------------
+
+def _kernel_dirs(tmp_path):
+    """A kernelspec named python3 that starts this very interpreter."""
+    folder = tmp_path / "kernels" / "python3"
+    folder.mkdir(parents=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (the tests' interpreter)", "language": "python"}))
+    return [str(tmp_path / "kernels")]
+
+
+def execute(path, tmp_path, edit=None):
+    """Run the percent file at `path` as a notebook in `tmp_path`; return the executed notebook.
+    `edit(nb)` may change the notebook before it runs."""
+    jupytext = pytest.importorskip("jupytext")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("matplotlib")
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    nb = jupytext.read(path)
+    if edit is not None:
+        edit(nb)
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=_kernel_dirs(tmp_path)))
+    client = nbclient.NotebookClient(
+        nb, km=km, timeout=CELL_TIMEOUT.get(os.path.basename(path), DEFAULT_CELL_TIMEOUT),
+        resources={"metadata": {"path": str(workdir)}})
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.pop("MPLBACKEND", None)  # the kernel's own (inline) backend, as a learner's Jupyter has
+    try:
+        client.execute(env=env, cleanup_kc=True)  # (a client given a kernel manager leaves the kernel running)
+    finally:
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+    return nb
+
+
+def outputs(nb, kind=None):
+    """Every output of every code cell, or only those with the MIME type `kind`."""
+    found = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    return [o for o in found if kind is None or kind in o.get("data", {})]
+
+
+def text_of(nb):
+    parts = []
+    for o in outputs(nb):
+        if o.get("output_type") == "stream":
+            parts.append(o["text"])
+        elif "text/plain" in o.get("data", {}):
+            parts.append(o["data"]["text/plain"])
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_runs_top_to_bottom(path, tmp_path):
+    nb = execute(path, tmp_path)
+    errors = [o for o in outputs(nb) if o.get("output_type") == "error"]
+    assert not errors, errors
+    name = os.path.relpath(path, NOTEBOOKS_DIR)
+    text = text_of(nb)
+    if path in EXERCISE_NOTEBOOKS:  # as a fresh student gets it: the grader reports, nothing raises
+        exercise = os.path.basename(path)[3:-3]
+        assert f"grading '{exercise}'" in text and "result: not implemented yet" in text
+    elif name.startswith("01_"):
+        assert len(outputs(nb, "image/png")) >= 3  # heatmaps of P, dP and dS
+        assert text.count("OK") >= 9 and "MISMATCH" not in text
+    elif name.startswith("02_"):
+        assert outputs(nb, "image/svg+xml")  # the graph, drawn inline
+        assert outputs(nb, "text/html")  # explain's table
+        assert len(outputs(nb, "image/png")) >= 3
+    elif name.startswith("03_"):
+        # the loss plot is displayed while the cell runs (and updated in place), not at its end
+        training = next(c for c in nb.cells if c.cell_type == "code" and "train_step(" in c.source)
+        assert [o for o in training.outputs if o.output_type == "display_data" and "image/png" in o.data]
+        assert len(outputs(nb, "image/png")) >= 2  # ... and the attention maps
+        viewer = tmp_path / "run" / "runs" / "notebook" / "attention_viewer.html"
+        assert viewer.exists() and [o for o in outputs(nb, "text/html") if "<iframe srcdoc=" in o.data["text/html"]]
+        assert "held-out exact match: " in text
+    else:
+        pytest.fail(f"{name}: a notebook this test does not know; say what it must show")
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=[os.path.basename(p) for p in EXERCISE_NOTEBOOKS])
+def test_an_exercise_notebook_grades_what_the_student_wrote(path, tmp_path):
+    """With the teacher's solution in the student's cell, the grading cell reports a pass; so the
+    cell grades that code, not a fixed file."""
+    from attention.course.release import source_text
+
+    exercise = os.path.basename(path)[3:-3]
+
+    def solve(nb):
+        cells = [c for c in nb.cells if c.source.startswith("%%writefile")]
+        assert len(cells) == 1
+        cells[0].source = cells[0].source.split("\n", 1)[0] + "\n" + source_text(exercise)
+
+    text = text_of(execute(path, tmp_path, edit=solve))
+    assert "result: PASSED" in text, text
