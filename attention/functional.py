@@ -28,6 +28,13 @@ from .fused import FusedAttention, FusedAttentionWeights, SharedWeights
 from .masks import prepare_mask
 
 
+def check_tensor(x: object, op: str, name: str = "x") -> Tensor:
+    """`x` if it is a minitensor Tensor, else a TypeError naming the layer or function and what it got."""
+    if not isinstance(x, mt.Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__} (minitensor.tensor(data) makes one)")
+    return x
+
+
 def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
     r"""Self-attention with no parameters: every vector is its own query, key and value.
 
@@ -39,7 +46,7 @@ def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
     VJP:     galpha = g_alpha + gz x^T;  gS = alpha * (galpha - rowsum(galpha * alpha));
              gx = alpha^T gz + (gS + gS^T) x   (x is query, key and value at once: its three gradients add up)
     """
-    if x.ndim < 2:
+    if check_tensor(x, "basic_self_attention").ndim < 2:
         raise RuntimeError(f"basic_self_attention: expected x of shape (..., T, d), got shape {tuple(x.shape)}")
     scores = x @ x.mT                                 # (..., T, T)   x_i . x_j
     weights = F.softmax(scores, dim=-1)               # (..., T, T)   each row sums to 1
@@ -49,8 +56,7 @@ def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
 def _check_qkv(query, key, value, op):
     if not (isinstance(query, mt.Tensor) and isinstance(key, mt.Tensor) and isinstance(value, mt.Tensor)):
         for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, mt.Tensor):
-                raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+            check_tensor(t, op, name)
     q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.dtype.kind != "f" or not q.dtype == k.dtype == v.dtype:
         for name, t in (("query", q), ("key", k), ("value", v)):

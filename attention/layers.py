@@ -14,7 +14,7 @@ import minitensor as mt
 import minitensor.nn as nn
 from minitensor import Tensor
 
-from .functional import scaled_dot_product_attention
+from .functional import check_tensor, scaled_dot_product_attention
 
 
 class ScaledDotProductAttention(nn.Module):
@@ -79,7 +79,7 @@ class SelfAttention(nn.Module):
 
     def project(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """(queries, keys, values) for x of shape (..., T, d_in): steps 1-3 of the tutorial."""
-        if x.shape[-1] != self.d_in:
+        if check_tensor(x, "SelfAttention").shape[-1] != self.d_in:
             raise RuntimeError(f"SelfAttention: expected input of shape (..., T, {self.d_in}), got {tuple(x.shape)}")
         queries = x @ self.w_query                          # (..., T, d_k)
         keys = x @ self.w_key                               # (..., T, d_k)
@@ -143,9 +143,7 @@ class MultiHeadAttention(nn.Module):
 
     def _check(self, query, key, value, mask):
         for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, mt.Tensor):
-                raise TypeError(f"MultiHeadAttention: {name} must be a Tensor, got "
-                                f"{type(t).__name__} (minitensor.tensor(data) makes one)")
+            check_tensor(t, "MultiHeadAttention", name)
         q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
         ok = (
             len(q) in (2, 3) and len(k) == len(q) and len(v) == len(q)

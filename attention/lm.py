@@ -28,6 +28,7 @@ import minitensor as mt
 import minitensor.nn as nn
 from minitensor import Tensor
 
+from .functional import check_tensor
 from .transformer import TransformerBlock
 
 
@@ -60,9 +61,8 @@ class DecoderLM(nn.Module):
 
     def forward(self, idx: Tensor) -> Tensor:
         """Logits (B, T, vocab) for int64 token ids `idx` (B, T), T <= block_size."""
-        if not isinstance(idx, mt.Tensor) or idx.ndim != 2:
-            what = f"shape {tuple(idx.shape)}" if isinstance(idx, mt.Tensor) else type(idx).__name__
-            raise ValueError(f"DecoderLM: expected token ids of shape (B, T), got {what} "
+        if check_tensor(idx, "DecoderLM", "idx").ndim != 2:
+            raise ValueError(f"DecoderLM: expected token ids of shape (B, T), got shape {tuple(idx.shape)} "
                              "(a single sequence of shape (T,) is idx.unsqueeze(0))")
         B, T = idx.shape
         if T > self.block_size:

@@ -18,6 +18,8 @@ import minitensor as mt
 import minitensor.nn as nn
 from minitensor import Tensor
 
+from .functional import check_tensor
+
 
 def sinusoidal_table(max_len: int, d_model: int) -> NDArray[np.float64]:
     r"""The (max_len, d_model) float64 table PE[t, 2i] = sin(t w_i), PE[t, 2i+1] = cos(t w_i),
@@ -32,7 +34,7 @@ def sinusoidal_table(max_len: int, d_model: int) -> NDArray[np.float64]:
 
 
 def _check_input(x, max_len, d_model, op):
-    if x.ndim < 2 or x.shape[-1] != d_model:
+    if check_tensor(x, op).ndim < 2 or x.shape[-1] != d_model:
         raise RuntimeError(f"{op}: expected input of shape (..., T, {d_model}), got {tuple(x.shape)}")
     if x.shape[-2] > max_len:
         raise RuntimeError(

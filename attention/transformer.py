@@ -13,6 +13,7 @@ from typing import Literal, overload
 import minitensor.nn as nn
 from minitensor import Tensor
 
+from .functional import check_tensor
 from .layers import MultiHeadAttention
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "relu": nn.ReLU}
@@ -37,6 +38,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
+        check_tensor(x, "FeedForward")
         return self.dropout(self.fc2(self.act(self.fc1(x))))   # (..., d_model) -> (..., d_ff) -> (..., d_model)
 
 
@@ -69,6 +71,7 @@ class TransformerBlock(nn.Module):
                 return_weights: Literal[True]) -> tuple[Tensor, Tensor | None]: ...
     def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool | None = None,
                 return_weights: bool = False) -> Tensor | tuple[Tensor, Tensor | None]:
+        check_tensor(x, "TransformerBlock")
         causal = self.causal if is_causal is None else is_causal
         a, weights = self.attn(self.ln1(x), mask=mask, is_causal=causal)   # (B, T, d), (B, H, T, T)
         x = x + self.resid_dropout(a)                                      # (B, T, d)

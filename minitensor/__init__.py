@@ -39,7 +39,7 @@ from .ops.shape import (  # noqa: F401
 )
 from .ops.indexing import gather, index_select, masked_fill, nonzero, tril, triu, where  # noqa: F401
 from .ops.indexing import index_fill, masked_select, scatter, scatter_add  # noqa: F401
-from .ops.elementwise import floor_divide, fmod, remainder  # noqa: F401
+from .ops.elementwise import addcdiv, addcmul, floor_divide, fmod, lerp, remainder  # noqa: F401
 from .ops.linalg import bmm, dot, einsum, matmul, mm, outer  # noqa: F401
 from .ops.softmax import log_softmax, softmax  # noqa: F401
 from .ops.selection import argsort, cumsum, multinomial, sort, topk  # noqa: F401
@@ -85,7 +85,7 @@ __version__ = "0.1.0"
 # What `from minitensor import *` gives, and what a type checker takes as minitensor's own names
 # (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).
 __all__ = [
-    "abs", "add", "all", "allclose", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
+    "abs", "add", "addcdiv", "addcmul", "all", "allclose", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
     "as_tensor", "autograd", "backends", "bernoulli", "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "bmm", "bool", "BoolTensor", "broadcast_to", "ByteTensor", "cat", "CharTensor", "chunk",
     "clamp", "clip", "clone", "concat", "concatenate", "cos", "count_nonzero", "cuda", "cumsum", "device",
@@ -95,7 +95,7 @@ __all__ = [
     "ge", "gelu", "Generator", "get_default_dtype", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "index_fill", "index_select", "inf", "inference_mode", "int", "int16", "int32", "int64",
     "int8", "IntTensor", "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le",
-    "less", "less_equal", "linspace", "load", "log", "log_softmax", "logical_and", "logical_not",
+    "lerp", "less", "less_equal", "linspace", "load", "log", "log_softmax", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logsumexp", "long", "LongTensor", "lt", "manual_seed", "masked_fill",
     "masked_select", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul",
     "multinomial", "multiply", "nan", "narrow", "ne", "neg", "negative", "nn", "no_grad", "nonzero", "norm",

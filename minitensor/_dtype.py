@@ -7,6 +7,8 @@ and an int64 tensor plus a float32 tensor is float64 in numpy and float32 in PyT
 """
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -112,22 +114,78 @@ def promote_types(a, b):
     return np.promote_types(a, b)
 
 
-def result_dtype(a, b):
-    """PyTorch's promotion of two operands, each an np.ndarray (a tensor's data) or a Python scalar.
+def result_dtype(*operands):
+    """PyTorch's promoted dtype of operands, each an np.ndarray (a tensor's data) or a Python scalar.
 
-    Higher category wins (bool < integer < float). Within a category a dimensioned tensor beats a
-    0-d tensor, which beats a Python scalar; two dimensioned tensors promote as numpy does. Two
-    Python scalars give bool, int64 or the default float dtype (numpy would say float64).
+    The operands form three tiers: dimensioned tensors, 0-d tensors, Python scalars (a Python
+    float counts as the default float dtype, an int as int64). Each tier promotes within itself as
+    numpy does (int32 and int64 give int64), then a lower tier changes the result only when its
+    category is higher (bool < integer < float): float32 * a 0-d float64 is float32, an int8
+    tensor + 1000 stays int8, an int8 tensor * 2.5 is the default float dtype.
     """
-    a_arr, b_arr = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
-    if a_arr and b_arr:
-        if (a.ndim == 0) != (b.ndim == 0) and _category(a.dtype) == _category(b.dtype):
-            return b.dtype if a.ndim == 0 else a.dtype
-        return promote_types(a.dtype, b.dtype)
-    if not a_arr and not b_arr:
-        return (bool_, int64, _default)[max(_scalar_category(a), _scalar_category(b))]
-    arr, scalar = (a, b) if a_arr else (b, a)
-    cs, ct = _scalar_category(scalar), _category(arr.dtype)
-    if cs <= ct:
-        return arr.dtype
-    return _default if cs == 2 else int64
+    tiers = [None, None, None]
+    for x in operands:
+        if isinstance(x, np.ndarray):
+            tier, d = (0 if x.ndim else 1), x.dtype
+        else:
+            tier, d = 2, (bool_, int64, _default)[_scalar_category(x)]
+        tiers[tier] = d if tiers[tier] is None else promote_types(tiers[tier], d)
+    dims, zero_d, scalars = tiers
+    return _combine(dims, _combine(zero_d, scalars))
+
+
+def _combine(higher, lower):
+    """A tier's dtype `higher` updated by the lower tiers' `lower`: only a higher category counts."""
+    if higher is None:
+        return lower
+    if lower is None or _category(lower) <= _category(higher):
+        return higher
+    return promote_types(higher, lower)
+
+
+def wrapped_int(n, dtype):
+    """Python int `n` as PyTorch reads it next to a tensor of `dtype`: a 64-bit int (int64, or
+    uint64 up to 2^64 - 1; beyond is an OverflowError, as in PyTorch), wrapped into an integer
+    dtype, so -1 is 255 for uint8 and 1000 is -24 for int8 (arithmetic and comparisons wrap;
+    `fill_` & co check instead, see `scalar_to`)."""
+    if not -2 ** 63 <= n < 2 ** 64:
+        raise OverflowError(f"int too big to convert: {n} does not fit in 64 bits")
+    if dtype.kind not in "iu":
+        return n
+    low, high = _int_range(dtype)
+    if low <= n <= high:
+        return n
+    return np.array(n % 2 ** 64, dtype=np.uint64).astype(dtype)  # the low bits, as a C cast keeps them
+
+
+@functools.lru_cache(maxsize=None)
+def _int_range(dtype):
+    info = np.iinfo(dtype)
+    return builtins_int(info.min), builtins_int(info.max)
+
+
+def scalar_to(value, dtype, op):
+    """Python number `value` converted to `dtype` with PyTorch's overflow check, for ops that put a
+    number into a tensor (fill_, masked_fill, full, where, clamp's bounds, x[i] = v ...): an int8
+    tensor can't hold 1000, nor can float32 hold 1e300 (inf and NaN can be floats; for integers
+    they are overflows too). A negative int may wrap into an unsigned dtype (-1 is 255 in uint8,
+    down to -255), as PyTorch allows. Returns a 0-d array of `dtype`."""
+    if isinstance(value, builtins_int) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError(f"{op}: int too big to convert: {value} does not fit in 64 bits")
+    if isinstance(value, builtins_bool) or dtype == bool_:
+        return np.asarray(value).astype(dtype)
+    if dtype.kind == "f":
+        big = builtins_float(np.finfo(dtype).max)
+        overflows = math.isfinite(value) and abs(value) > big
+    else:
+        info = np.iinfo(dtype)
+        if isinstance(value, builtins_int):
+            low = -info.max if info.min == 0 else info.min  # a negative int wraps into an unsigned dtype
+            overflows = not low <= value <= info.max
+        else:
+            overflows = not info.min <= value <= info.max  # NaN compares False: an overflow too
+    if overflows:
+        raise RuntimeError(f"{op}: value {value!r} cannot be converted to type {dtype} without overflow")
+    if isinstance(value, builtins_int) and value < 0 and dtype.kind == "u":
+        return wrapped_int(value, dtype)
+    return np.asarray(value, dtype=dtype)

@@ -71,7 +71,14 @@ def empty(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | N
 def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
-    return _finish(np.full(_size_arg((size,), "full"), fill_value, _dtype.as_dtype(dtype)), requires_grad, device, "full")
+    dtype = _dtype.as_dtype(dtype)
+    filled = np.full(_size_arg((size,), "full"), _fill(fill_value, dtype, "full"), dtype)
+    return _finish(filled, requires_grad, device, "full")
+
+
+def _fill(value, dtype, op):
+    """A Python number checked to fit `dtype`, as PyTorch checks it (an int8 tensor can't hold 1000)."""
+    return _dtype.scalar_to(value, dtype, op) if type(value) in (bool, int, float) else value
 
 
 def _like(input, dtype):
@@ -91,7 +98,9 @@ def empty_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike
 
 
 def full_like(input: Tensor, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.full(input.shape, fill_value, _like(input, dtype)), requires_grad, device, "full_like")
+    dtype = _like(input, dtype)
+    filled = np.full(input.shape, _fill(fill_value, dtype, "full_like"), dtype)
+    return _finish(filled, requires_grad, device, "full_like")
 
 
 def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:

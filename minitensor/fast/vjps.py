@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._fperr import quiet
+from .._fperr import quiet, quietly
 
 
 def ones_vector(n, dtype):
@@ -19,6 +19,7 @@ def ones_vector(n, dtype):
     return np.ones(n, dtype=dtype)
 
 
+@quietly("over", "invalid")  # inf * 0 in the products: NaN, silently as in PyTorch
 def linear_vjp(g, x, w, needs, has_bias):
     """gx = g W, gW = g2^T x2, gb = column sums of g2, with g2 and x2 the rows of g and x."""
     rows = math.prod(x.shape[:-1])  # written out: a -1 can't be inferred when a dim is 0
@@ -29,6 +30,7 @@ def linear_vjp(g, x, w, needs, has_bias):
     return gx, gw, gb
 
 
+@quietly("over", "invalid")  # a row holding inf or NaN: NaN, silently as in PyTorch
 def layer_norm_vjp(g, xhat, rstd, x_shape, norm_shape, w, has_bias, needs):
     """LayerNorm's VJP on the (M, D) rows of the forward's xhat and rstd (M,):
     gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = g * w."""

@@ -23,7 +23,7 @@ from .. import fast
 from ..ops.elementwise import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import broadcast_shapes, finite_max, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
 from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
@@ -35,6 +35,7 @@ class Linear(Function):
     VJP: gx = g W;   gW[o, i] = \sum over every leading dim of g[..., o] x[..., i];   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
 
     @staticmethod
+    @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
     def forward(ctx, x, weight, bias):
         xd, w = x._array, weight._array
         # x flattened to rows x2 (R, in): one GEMM however many leading dims x has, then b added in place
@@ -61,10 +62,10 @@ class Linear(Function):
 @with_formulas(Linear)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     r"""y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch (one `Linear` op)."""
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        name, bad = ("input", input) if not isinstance(input, Tensor) else ("weight", weight)
-        raise TypeError(f"linear: {name} must be a Tensor, got {type(bad).__name__} "
-                        "(minitensor.tensor(data) makes one)")
+    tensor_input(input, "linear")
+    tensor_input(weight, "linear", "weight")
+    if bias is not None:
+        tensor_input(bias, "linear", "bias")
     x, w = input._array, weight._array  # the arrays' shapes and dtypes: a Tensor's .shape makes a Size
     if x.ndim == 0 or w.ndim == 0:
         raise RuntimeError(f"linear: input and weight must have at least 1 dim, got shapes {x.shape} and {w.shape}")
@@ -74,15 +75,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"shape {w.shape} expects {w.shape[-1]}"
         )
     dtype = x.dtype
-    dtypes = [x.dtype, w.dtype] + ([bias._array.dtype] if isinstance(bias, Tensor) else [])
-    if len(set(dtypes)) > 1:  # as PyTorch: no promotion inside a layer, a mix is usually a bug
+    dtypes = [t._array.dtype for t in (input, weight, bias) if t is not None]
+    if any(d != dtype for d in dtypes):  # as PyTorch: no promotion inside a layer, a mix is usually a bug
         raise RuntimeError(f"linear: input, weight and bias must have the same dtype, got "
                            f"{', '.join(str(d) for d in dtypes)}; convert with .to(dtype)")
-    if (w.ndim == 2 and dtype.kind == "f" and w.dtype == dtype
-            and (bias is None or (isinstance(bias, Tensor) and bias._array.dtype == dtype
-                                  and bias._array.shape == w.shape[:1]))):
+    if w.ndim == 2 and dtype.kind == "f" and (bias is None or bias._array.shape == w.shape[:1]):
         return Linear.apply(input, weight, bias)
-    # a 1-D weight, an integer dtype or a broadcasting bias: the general ops
+    # a 1-D weight, integer dtypes or a broadcasting bias: the general ops
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
     return out if bias is None else out + bias
 
@@ -99,7 +98,7 @@ def silu(input: Tensor) -> Tensor:
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
-    return input * sigmoid(input)
+    return tensor_input(input, "silu") * sigmoid(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -108,7 +107,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
     VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
     """
-    z = input * beta
+    z = tensor_input(input, "softplus") * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, (safe.exp() + 1).log() / beta)
 
@@ -119,6 +118,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     forward: out = x * m / (1 - p),  m_i = 1 with probability 1 - p, else 0   (out = x outside training)
     VJP:     gx = g * m / (1 - p)   (the same mask: a dropped element passes no gradient)
     """
+    tensor_input(input, "dropout")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -149,6 +149,9 @@ class LayerNorm(Function):
         var += float(eps)  # a Python float: float32 stays float32
         rstd = np.sqrt(var, out=var)
         np.reciprocal(rstd, out=rstd)
+        # a variance beyond the dtype (float32 deviations over ~1e19) makes its row NaN, as in PyTorch,
+        # where 1 / sqrt(inf) = 0 would silently scale the row to zeros
+        rstd[rstd == 0] = np.nan
         d *= rstd[:, None]  # d is xhat from here on
         ctx.xhat, ctx.rstd = d, rstd  # for the first-order backward below
         # a new array even without weight and bias: the output must not alias the saved xhat
@@ -190,7 +193,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    x = input._array  # the array's shape: a Tensor's .shape makes a Size
+    x = tensor_input(input, "layer_norm")._array  # the array's shape: a Tensor's .shape makes a Size
     if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise RuntimeError(
             f"layer_norm: normalized_shape {list(shape)} does not match the last dims of input of shape {x.shape}"
@@ -217,7 +220,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq=True and sparse=True are not supported "
                                   "(minitensor has no sparse gradients); leave both False")
-    idx = input._array if isinstance(input, Tensor) else np.asarray(input)
+    idx = tensor_input(input, "embedding")._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
     n = weight.shape[0]
@@ -302,6 +305,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     forward: out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / \sum_i w[t_i] ('mean')
     VJP:     ginput[i, t_i] = -w[t_i] r_i, 0 elsewhere;  r = g ('none', 'sum') or g / \sum_i w[t_i] ('mean')
     """
+    tensor_input(input, "nll_loss")
     logp, rest = _class_dim_last(input, "nll_loss")
     t, keep, safe_t = _class_targets(input, logp, rest, target, ignore_index, "nll_loss")
     n, c = logp.shape
@@ -327,24 +331,26 @@ class CrossEntropy(Function):
          (without weights a_i = 1 and q_i is the smoothed one-hot target: gx_i = r_i keep_i (p_i - q_i))"""
 
     @staticmethod
+    @quietly("over", "invalid")  # a row of NaN, only -inf or holding +inf: NaN, silently as in PyTorch
     def forward(ctx, x, t, keep, weight, reduction, eps):
         xd = x._array
         n, c = xd.shape
-        z = xd - finite_max(xd, -1)  # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows
+        # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows (a row holding +inf
+        # becomes inf - inf = NaN, as PyTorch's log_softmax makes it)
+        z = xd - finite_max(xd, -1, keep_posinf=True)
         e = np.exp(z)
         s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
         lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
         wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
-        with np.errstate(invalid="ignore"):  # a row of NaN or only -inf: NaN here, as in PyTorch
-            loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
-            loss *= wt
-            if eps:
-                w_sum = c if weight is None else float(weight.sum())
-                smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
-                smooth *= keep
-                loss *= 1 - eps
-                loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
+        loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
+        loss *= wt
+        if eps:
+            w_sum = c if weight is None else float(weight.sum())
+            smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+            smooth *= keep
+            loss *= 1 - eps
+            loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
         loss[~keep] = 0  # an ignored row counts for nothing, NaN logits included (0 * NaN is NaN)
         total = float(wt.sum()) if reduction == "mean" else 1.0
         ctx.flat, ctx.denom = flat, (total if total > 0 else 1.0)  # for the backward
@@ -390,6 +396,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     if isinstance(target, Tensor) and target.dtype.kind == "f":  # probabilities
+        if ignore_index >= 0:
+            raise RuntimeError(f"cross_entropy: ignore_index is not supported for a floating point target "
+                               f"(class probabilities), got ignore_index={ignore_index}")
         logp = log_softmax(input, dim=class_dim)
         if target.shape != input.shape:
             raise RuntimeError(
@@ -429,6 +438,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     forward: out = \sum_i (x_i - y_i)^2 / n ('mean', n elements), the sum ('sum'), or (x - y)^2 ('none')
     VJP:     gx = 2 (x - y) r;  gy = -gx;  r = g / n ('mean') or g
     """
+    tensor_input(input, "mse_loss")
     if isinstance(target, Tensor) and target.shape != input.shape:
         broadcast_shapes("mse_loss", input.shape, target.shape)
     d = input - target

@@ -29,6 +29,14 @@ def _empty(shape: tuple[int, ...], dtype: DTypeLike | None, device: DeviceLike |
     return Parameter(np.zeros(shape, dtype=d))
 
 
+def _tensor(layer: Module, x: object, name: str = "input") -> Tensor:
+    """`x` if it is a Tensor, else a TypeError naming the layer and what it got."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{type(layer).__name__}: {name} must be a Tensor, got {type(x).__name__} "
+                        "(minitensor.tensor(data) makes one)")
+    return x
+
+
 class Identity(Module):
     """Returns its input unchanged (arguments are accepted and ignored, as in PyTorch)."""
 
@@ -66,7 +74,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
+        return F.linear(_tensor(self, input), self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -111,7 +119,7 @@ class Embedding(Module):
             self.weight._array[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(_tensor(self, input), self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None) -> Self:
@@ -162,7 +170,7 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(_tensor(self, input), self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
@@ -180,7 +188,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(_tensor(self, input), self.p, self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -192,7 +200,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(_tensor(self, input))
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -208,7 +216,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.gelu(input, approximate=self.approximate)
+        return F.gelu(_tensor(self, input), approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -216,17 +224,17 @@ class GELU(Module):
 
 class Tanh(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
+        return F.tanh(_tensor(self, input))
 
 
 class Sigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
+        return F.sigmoid(_tensor(self, input))
 
 
 class SiLU(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input)
+        return F.silu(_tensor(self, input))
 
 
 class Softmax(Module):
@@ -235,7 +243,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(_tensor(self, input), self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -243,7 +251,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(_tensor(self, input), self.dim)
 
 
 class CrossEntropyLoss(Module):
@@ -254,11 +262,13 @@ class CrossEntropyLoss(Module):
         self.reduction, self.label_smoothing = reduction, label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _tensor(self, input), _tensor(self, target, "target")
         return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
 class NLLLoss(CrossEntropyLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _tensor(self, input), _tensor(self, target, "target")
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
@@ -268,6 +278,7 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _tensor(self, input), _tensor(self, target, "target")
         return F.mse_loss(input, target, self.reduction)
 
 

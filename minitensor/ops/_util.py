@@ -22,6 +22,14 @@ def operand(x, op):
     raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
 
 
+def tensor_input(x, op, name="input"):
+    """`x` if it is a Tensor, else PyTorch's TypeError naming the op and what it got (a list or a
+    numpy array is not converted for the op: minitensor.tensor(data) makes a tensor)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__} (minitensor.tensor(data) makes one)")
+    return x
+
+
 def operator_method(cls, name, reflected=False):
     """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
 
@@ -51,13 +59,24 @@ def broadcast_shapes(op, *shapes):
         raise RuntimeError(f"{op}: shapes {listed} cannot be broadcast together") from None
 
 
-def binary_result(op, a, b, value):
-    """Cast a numpy result to PyTorch's promoted dtype of operands `a`, `b` (checked for shape first)."""
-    x, y = raw(a), raw(b)
-    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype == value.dtype:
-        return value  # the common case: nothing to promote
-    want = _dtype.result_dtype(x, y)
-    return value if value.dtype == want else value.astype(want)
+def in_common_dtype(*operands, dtype=None):
+    """The operands' data converted to one dtype (PyTorch's promoted dtype unless `dtype` is given),
+    and that dtype. PyTorch converts every operand before it computes, and so does this: computed in
+    a wider dtype and cast after, int32 0 <= a 0-d int64 2^63 - 1 would be True, where PyTorch
+    compares 0 with the int32 it casts to (-1) and says False. Python floats and bools stay numbers
+    (numpy converts them to an array's dtype as PyTorch does); Python ints wrap into an integer dtype.
+    """
+    arrays = [raw(x) for x in operands]
+    want = _dtype.result_dtype(*arrays) if dtype is None else dtype
+    return [_converted(x, want) for x in arrays], want
+
+
+def _converted(x, dtype):
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == dtype else x.astype(dtype)
+    if type(x) is int:
+        return _dtype.wrapped_int(x, dtype)
+    return x
 
 
 def unbroadcast(g, shape):

@@ -6,22 +6,24 @@ from typing import Callable
 import numpy as np
 
 from ..tensor import Tensor, tensor_method
-from ._util import binary_result, broadcast_shapes, operand, raw
+from .._fperr import quietly
+from ._util import broadcast_shapes, in_common_dtype, operand, raw
 from ..types import TensorOrNumber
 
 
 def _compare(name: str, fn: Callable[..., object], bitwise: bool = False) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    @quietly("over")  # a Python float beyond float32 compares as inf, as in PyTorch
     def op(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-        x, y = operand(input, name), operand(other, name)
-        a, b = raw(x), raw(y)
+        # both in PyTorch's promoted dtype first, as PyTorch compares them: a uint8 tensor >= -1
+        # compares with 255, float32 0.1 == a 0-d float64 0.1 is True (uint8 & a 0-d int8 is uint8)
+        (a, b), want = in_common_dtype(operand(input, name), operand(other, name))
+        if bitwise and want.kind == "f":
+            raise RuntimeError(f"{name}: only integer and bool tensors are supported, got {want}")
         try:
-            out = np.asarray(fn(a, b))
+            return Tensor._make(np.asarray(fn(a, b)))
         except ValueError:
             broadcast_shapes(name, np.shape(a), np.shape(b))
             raise
-        # a bitwise result has PyTorch's promoted dtype (uint8 & a 0-d int8 is uint8, numpy says int16);
-        # the low bits of and/or/xor don't depend on the width they are computed in
-        return Tensor._make(binary_result(name, x, y, out) if bitwise else out)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise `{name}`: a bool tensor, no gradient."
@@ -68,6 +70,7 @@ Tensor.__or__ = bitwise_or
 Tensor.__xor__ = bitwise_xor
 Tensor.__rand__ = lambda self, other: bitwise_and(other, self)
 Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
+Tensor.__rxor__ = lambda self, other: bitwise_xor(other, self)
 
 
 @tensor_method()

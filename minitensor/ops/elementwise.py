@@ -21,38 +21,29 @@ from ..tensor import Tensor, check_device, device as device_type, tensor_method
 from ._erf import erf as _np_erf
 from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
-from ._util import binary_result, broadcast_shapes, operand, operator_method as _operator, raw, unbroadcast, float_only
+from ._util import (broadcast_shapes, float_only, in_common_dtype, operand, operator_method as _operator,
+                    raw, tensor_input, unbroadcast)
 from ..types import DeviceLike, DType, DTypeLike, Number, TensorOrNumber
 
 
 @quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
-def _numpy_binary(name, fn, a, b):
-    """fn on the operands' data, with PyTorch's result dtype and an error naming the shapes."""
-    x = a._array if isinstance(a, Tensor) else a
-    y = b._array if isinstance(b, Tensor) else b
+def _numpy_binary(name, fn, a, b, dtype=None):
+    """fn on the operands' data, both converted to PyTorch's result dtype (or `dtype`) first, as
+    PyTorch computes, with an error naming the shapes."""
+    (x, y), _ = in_common_dtype(a, b, dtype=dtype)
     try:
-        out = fn(x, y)
+        return np.asarray(fn(x, y))
     except ValueError:
         broadcast_shapes(name, np.shape(x), np.shape(y))
         raise
-    except OverflowError:  # a Python int beyond an integer tensor's range (uint8 + -1, int8 + 1000)
-        out = fn(_wrapped(x, y), _wrapped(y, x))
-    return binary_result(name, a, b, np.asarray(out))
-
-
-def _wrapped(n, other):
-    """Python int `n` as PyTorch reads it next to an integer tensor: an int64 wrapped into the
-    tensor's dtype (-1 is 255 for uint8). Beyond int64 it is an OverflowError, as in PyTorch."""
-    if type(n) is not int or not isinstance(other, np.ndarray) or other.dtype.kind not in "iu":
-        return n
-    return np.array(n, dtype=np.int64).astype(other.dtype)
 
 
 def _raise_to(a, b):
-    """a ** b. A float array to the power 2, 3, -1 or -2 is multiplied out, as PyTorch computes those
-    powers: the same numbers bit for bit, and ~30x faster than numpy's general pow (GELU's x^3)."""
-    if type(b) in (int, float) and b in (2, 3, -1, -2) and isinstance(a, np.ndarray) and a.dtype.kind == "f":
-        power = a * a if b in (2, -2) else a * a * a if b == 3 else a
+    """a ** b. A float array to the power 2, 3, -1 or -2 is multiplied out, and to the power 1/2 or
+    -1/2 is a square root, as PyTorch computes those powers: the same numbers bit for bit (so
+    (-inf) ** 0.5 is NaN, not C's inf), and ~30x faster than numpy's general pow (GELU's x^3)."""
+    if type(b) in (int, float) and b in (2, 3, -1, -2, 0.5, -0.5) and isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        power = a * a if b in (2, -2) else a * a * a if b == 3 else np.sqrt(a) if b in (0.5, -0.5) else a
         return power if b > 0 else np.reciprocal(power)
     return np.power(a, b)
 
@@ -60,6 +51,18 @@ def _raise_to(a, b):
 # Powers make inf and nan on purpose (0 ** -1, beyond the float range), as PyTorch does without a
 # word; numpy would warn.
 _power = quiet(_raise_to, "divide", "invalid", "over")
+
+
+def _integer_power(a, b):
+    """a ** b for integer arrays, as PyTorch: a negative exponent gives 1 / a^|b| rounded toward 0,
+    which is 1 for a = 1, +-1 for a = -1 and 0 otherwise (numpy refuses negative powers)."""
+    negative = b < 0
+    if not np.any(negative):
+        return np.power(a, b)
+    out = np.power(a, np.where(negative, 0, b))
+    odd = (b % 2).astype(bool)
+    reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, reciprocal, out).astype(out.dtype)
 
 
 class Add(Function):
@@ -89,6 +92,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        _no_bool_subtraction(a, b)
         return _numpy_binary("sub", np.subtract, a, b)
 
     @staticmethod
@@ -96,6 +100,20 @@ class Sub(Function):
         a, b = ctx.inputs
         return (unbroadcast(g, a._array.shape) if ctx.needs_input_grad[0] else None,
                 unbroadcast(-g, b._array.shape) if ctx.needs_input_grad[1] else None)
+
+
+def _is_bool(x):
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._array.dtype == _dtype.bool_)
+
+
+def _no_bool_subtraction(a, b):
+    """PyTorch refuses `-` with a bool operand (a mask is inverted with `~`, not `1 - mask` of bools)."""
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError("sub: subtraction, the `-` operator, with two bool tensors is not supported; "
+                           "use the `^` or `logical_xor()` operator instead")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("sub: subtraction, the `-` operator, with a bool tensor is not supported; to invert "
+                           "a mask, use the `~` or `logical_not()` operator instead (or convert it with .long())")
 
 
 class Mul(Function):
@@ -122,16 +140,9 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = raw(a), raw(b)
-        if np.result_type(x, y).kind != "f":
-            # integers divide into the default float dtype; casting the quotient to the operands'
-            # integer dtype first (what a generic binary op does) would truncate 1 / 2 to 0
-            try:
-                return np.asarray(_divide(x, y)).astype(_dtype.get_default_dtype())
-            except ValueError:
-                broadcast_shapes("div", np.shape(x), np.shape(y))
-                raise
-        return _numpy_binary("div", _divide, a, b)
+        # integers divide as the default float dtype (1 / 2 is 0.5), converted to it first
+        floats = _dtype.result_dtype(raw(a), raw(b)).kind == "f"
+        return _numpy_binary("div", _divide, a, b, None if floats else _dtype.get_default_dtype())
 
     @staticmethod
     def backward(ctx, g):
@@ -149,6 +160,21 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        want = _dtype.result_dtype(raw(a), raw(b))
+        if want == _dtype.bool_:
+            if type(b) is bool:  # a bool tensor to a Python bool power: x ** True = x, x ** False = True
+                return a._array if b else np.ones_like(a._array)
+            raise RuntimeError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
+        if want.kind in "iu":
+            if type(b) is int:  # a Python exponent must be a 64-bit int, not negative, and fit the dtype
+                _dtype.wrapped_int(b, want)
+                if b < 0:
+                    raise RuntimeError(f"pow: integers to negative integer powers are not allowed, got {b}")
+                _dtype.scalar_to(b, want, "pow")
+            return _numpy_binary("pow", _integer_power, a, b)
+        if type(b) is float and _beyond_range(b, want):
+            # PyTorch reads a Python exponent as a double: 5e-324 is not 0 even for float32 (0 ** 5e-324 = 0)
+            return _power(raw(a).astype(np.float64), b).astype(want)
         return _numpy_binary("pow", _power, a, b)
 
     @staticmethod
@@ -157,23 +183,34 @@ class Pow(Function):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             base = a
-            if isinstance(b, Tensor) or b == 0:  # a ** 0 has slope 0 everywhere, but b * a ** (b - 1) is
-                with np.errstate(divide="ignore", over="ignore"):  # 0 * inf at a = 0 or subnormal, 0 * NaN
-                    ones = (raw(b) == 0) & ~np.isfinite(1 / a._array)  # at a = NaN: there
-                if ones.any():  # the base becomes 1, so that b * base ** (b - 1) = 0 exactly
+            if isinstance(b, Tensor) and b._array.dtype == _dtype.bool_:
+                b = cast(b, a.dtype)  # (b - 1 of a bool is refused)
+            # a ** 0 has slope 0 everywhere, but b * a ** (b - 1) is 0 * inf at a = 0 or subnormal, 0 * NaN
+            # at a = NaN: there the base becomes 1 (a Python False is no 0 to PyTorch's check: NaN stays)
+            if isinstance(b, Tensor) or (b == 0 and type(b) is not bool):
+                with np.errstate(divide="ignore", over="ignore"):
+                    ones = (raw(b) == 0) & ~np.isfinite(1 / a._array)
+                if ones.any():  # so that b * base ** (b - 1) = 0 exactly
                     base = where(Tensor._make(ones), 1.0, a)
-            ga = unbroadcast(g * b * base ** (b - 1), a._array.shape)
+            ga = unbroadcast(g * (b * base ** (b - 1)), a._array.shape)  # (b a^(b-1) first, as PyTorch: may overflow)
         if ctx.needs_input_grad[1]:
             out = ctx.output
             if isinstance(a, Tensor):  # log(a), with a replaced by 1 where it counts as 0
                 ones = (a._array == 0) & (b._array >= 0)
-                log_a = log(a + Tensor._make(ones.astype(a.dtype)))
+                log_a = log(cast(a, g.dtype) + Tensor._make(ones.astype(g.dtype)))  # (an integer a in g's precision)
             elif a != 0:  # a number (math.log would raise for a negative one)
                 log_a = math.log(a) if a > 0 else math.nan
             else:
                 log_a = Tensor._make(np.where(b._array >= 0, 0.0, -np.inf).astype(g.dtype))
             gb = unbroadcast(g * out * log_a, b._array.shape)
         return ga, gb
+
+
+def _beyond_range(v, dtype):
+    """Whether float `v` becomes 0 or inf in float `dtype` without being so (5e-324 or 1e39 in float32)."""
+    with np.errstate(over="ignore"):
+        kept = dtype.type(v)
+    return (kept == 0) != (v == 0) or bool(np.isinf(kept)) != math.isinf(v)
 
 
 class Maximum(Function):
@@ -189,8 +226,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.inputs
-        x, y = raw(a), raw(b)  # either may be a number
+        (x, y), _ = in_common_dtype(*ctx.inputs)  # compared as forward compared them
         return _extreme_vjp(ctx, g, x < y, x > y, x == y)
 
 
@@ -216,8 +252,7 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.inputs
-        x, y = raw(a), raw(b)  # either may be a number
+        (x, y), _ = in_common_dtype(*ctx.inputs)
         return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
@@ -236,7 +271,7 @@ _add = _binary(Add, "add")
 @with_formulas(Add)
 def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
-    return _add(input, other if alpha == 1 else other * alpha)
+    return _add(input, _scaled("add", input, other, alpha))
 
 
 _sub = _binary(Sub, "sub")
@@ -246,7 +281,27 @@ _sub = _binary(Sub, "sub")
 @with_formulas(Sub)
 def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
-    return _sub(input, other if alpha == 1 else other * alpha)
+    _no_bool_subtraction(input, other)
+    return _sub(input, _scaled("sub", input, other, alpha))
+
+
+def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number) -> TensorOrNumber:
+    """alpha * other, with PyTorch's checks of alpha against the result's dtype: no float alpha for
+    an integer or bool result, no bool alpha for a number result; a bool result reads alpha as a bool."""
+    if alpha == 1 and type(alpha) is int:
+        return other
+    other = operand(other, op)
+    want = _dtype.result_dtype(raw(operand(input, op)), raw(other))
+    if want.kind != "f" and isinstance(alpha, float):
+        raise RuntimeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
+                           f"got alpha={alpha}")
+    if isinstance(alpha, bool) and want != _dtype.bool_:
+        raise RuntimeError(f"{op}: a bool alpha is only supported for bool results, got alpha={alpha} for {want}")
+    if isinstance(other, Tensor) and other.dtype != want:
+        other = cast(other, want)  # scaled in the result's dtype: float32 + 2 * int64 max must not wrap
+    if want == _dtype.bool_:  # alpha * other among bools: other itself, or all False
+        return other if alpha else other & False  # type: ignore[operator]  # (a bool or a bool tensor here)
+    return other * alpha
 
 
 mul = tensor_method()(_binary(Mul, "mul"))
@@ -300,11 +355,15 @@ _sigmoid = quiet(lambda a: 1 / (1 + np.exp(-a)), "over")
 
 
 def _relu(a):
+    if a.dtype == _dtype.bool_:
+        raise RuntimeError("relu: bool inputs are not supported (convert with .float())")
     return np.maximum(a, 0).astype(a.dtype, copy=False)
 
 
 def _sign(a):
-    """np.sign with 0 at NaN, as PyTorch's sign (numpy's is NaN there)."""
+    """np.sign with 0 at NaN, as PyTorch's sign (numpy's is NaN there); a bool is its own sign."""
+    if a.dtype == _dtype.bool_:
+        return a.copy()
     return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if a.dtype.kind == "f" else np.sign(a)
 
 
@@ -316,6 +375,9 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, x):
+        if x._array.dtype == _dtype.bool_:
+            raise RuntimeError("neg: negation, the `-` operator, on a bool tensor is not supported; to invert "
+                               "a mask, use the `~` or `logical_not()` operator instead")
         return np.negative(x._array)
 
     @staticmethod
@@ -329,6 +391,8 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx, x):
+        if x._array.dtype == _dtype.bool_:
+            raise RuntimeError("abs: not implemented for bool tensors (convert with .long() or .float())")
         return np.abs(x._array)
 
     @staticmethod
@@ -537,18 +601,17 @@ class Clamp(Function):
     def forward(ctx, x, lo, hi):
         if lo is None and hi is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-        l, h = raw(lo), raw(hi)
+        xd, l, h = _clamp_operands(x, lo, hi)
         try:
-            out = np.clip(x._array, l, h)
+            return np.clip(xd, l, h)
         except ValueError:
             broadcast_shapes("clamp", x.shape, *(np.shape(v) for v in (l, h) if v is not None))
             raise
-        return binary_result("clamp", x, l if l is not None else h, np.asarray(out))
 
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.inputs
-        xd, l, h = x._array, raw(lo), raw(hi)
+        xd, l, h = _clamp_operands(x, lo, hi)
 
         def masked(m, shape):
             return unbroadcast(g * Tensor._make(np.asarray(m).astype(g.dtype)), shape)
@@ -566,6 +629,23 @@ class Clamp(Function):
         if ctx.needs_input_grad[2]:
             ghi = masked((xd > h) | (h < l) if l is not None else xd > h, hi.shape)
         return gx, glo, ghi
+
+
+def _clamp_operands(x, lo, hi):
+    """The data of x and of the bounds given, in PyTorch's result dtype of the three (as PyTorch
+    compares them); a number bound must fit that dtype (an int8 tensor can't be clamped at 1000)."""
+    want = _dtype.result_dtype(*(raw(v) for v in (x, lo, hi) if v is not None))
+    one_tensor_bound = (lo is None) != (hi is None) and isinstance(hi if lo is None else lo, Tensor)
+    if want == _dtype.bool_ and not one_tensor_bound:  # PyTorch clamps bools at one tensor bound only
+        raise RuntimeError("clamp: not implemented for bool tensors with these bounds (convert with .long())")
+
+    def converted(v):
+        if v is None:
+            return None
+        if isinstance(v, Tensor):
+            return v._array if v._array.dtype == want else v._array.astype(want)
+        return _dtype.scalar_to(v, want, "clamp")
+    return converted(x), converted(lo), converted(hi)
 
 
 class Cast(Function):
@@ -588,6 +668,79 @@ def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
     if x.dtype == dtype and not copy:
         return x
     return Cast.apply(x, dtype, copy)
+
+
+class Lerp(Function):
+    r"""out = a + w (b - a), computed as PyTorch does: a + w (b - a) for |w| < 1/2, else b - (b - a)(1 - w)
+    (so w = 1 gives b exactly)
+    VJP: ga = unbroadcast(g (1 - w), a.shape);  gb = unbroadcast(g w, b.shape);  gw = unbroadcast(g (b - a), w.shape)"""
+
+    @staticmethod
+    @quietly("over", "invalid")  # inf - inf, inf * 0: NaN, silently as in PyTorch
+    def forward(ctx, a, b, w):
+        x, y, t = a._array, b._array, raw(w)
+        d = y - x
+        return np.where(np.abs(t) < 0.5, x + t * d, y - d * (1 - t)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, w = ctx.inputs
+        need = ctx.needs_input_grad
+        return (unbroadcast(g * (1 - w), a._array.shape) if need[0] else None,
+                unbroadcast(g * w, b._array.shape) if need[1] else None,
+                unbroadcast(g * (b - a), w._array.shape) if need[2] else None)
+
+
+@tensor_method()
+@with_formulas(Lerp)
+def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
+    """input + weight * (end - input); end, and a weight tensor, must have input's floating dtype (as in PyTorch)."""
+    float_only(tensor_input(input, "lerp"), "lerp")
+    tensor_input(end, "lerp", "end")
+    for name, t in (("end", end), ("weight", weight)):  # (a 0-d weight counts as a number)
+        if isinstance(t, Tensor) and t.dtype != input.dtype and (name == "end" or t.ndim):
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
+        weight = cast(weight, input.dtype)
+    return Lerp.apply(input, end, weight)
+
+
+def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
+    """The operands' promoted dtype and the tensors converted to it and broadcast together (bool
+    refused), as PyTorch's fused op computes every term at the result's shape (so an input whose
+    terms all vanish in an empty result gets gradient 0, not 0 * inf from a term reduced first)."""
+    want = _dtype.result_dtype(*(raw(t) for t in tensors))
+    if want == _dtype.bool_:
+        raise RuntimeError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
+    shape = broadcast_shapes(op, *(t._array.shape for t in tensors))
+    return want, [cast(t, want).expand(*shape) for t in tensors]
+
+
+@tensor_method()
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    """input + value * tensor1 * tensor2 (for integer tensors value is read as an int: 0.5 is 0, as in PyTorch),
+    composed of Mul and Add nodes on the operands converted to their promoted dtype and broadcast together.
+
+    forward: out = x + v t1 t2
+    VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g t2);  gt2 = unbroadcast(v g t1)
+    """
+    want, (x, t1, t2) = _ternary_dtype("addcmul", input, tensor1, tensor2)
+    return x + (value if want.kind == "f" else int(value)) * t1 * t2
+
+
+@tensor_method()
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
+    """input + value * tensor1 / tensor2 (tensor1 and tensor2 not both integers, as PyTorch requires),
+    composed of Mul, Div and Add nodes on the operands converted to their promoted dtype and broadcast together.
+
+    forward: out = x + v t1 / t2
+    VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g / t2);  gt2 = unbroadcast(-v g t1 / t2^2)
+    """
+    if raw(tensor1).dtype.kind in "biu" and raw(tensor2).dtype.kind in "biu":
+        raise RuntimeError("addcdiv: integer division with addcdiv is not supported; convert tensor1 or tensor2 "
+                           "to a floating dtype")
+    _, (x, t1, t2) = _ternary_dtype("addcdiv", input, tensor1, tensor2)
+    return x + value * t1 / t2
 
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
@@ -647,7 +800,8 @@ def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[
     """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
     the default float dtype (PyTorch's promotion for exp, log, sin, ...)."""
     def fn(input: Tensor) -> Tensor:
-        if to_float and isinstance(input, Tensor) and input._array.dtype.kind in "biu":
+        tensor_input(input, name)
+        if to_float and input._array.dtype.kind in "biu":
             input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
 
@@ -674,11 +828,13 @@ Tensor.__abs__ = abs
 
 @tensor_method()
 def square(input: Tensor) -> Tensor:
-    """input * input (one Mul node with x as both factors).
+    """input * input (one Mul node with x as both factors; a bool tensor squares to int64, as PyTorch's input ** 2).
 
     forward: out = x^2
     VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
     """
+    if isinstance(input, Tensor) and input._array.dtype == _dtype.bool_:
+        input = cast(input, _dtype.int64)
     return input * input
 
 
@@ -696,6 +852,7 @@ def reciprocal(input: Tensor) -> Tensor:
 @with_formulas(Gelu)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
+    tensor_input(input, "gelu")
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(input, approximate)
@@ -744,20 +901,20 @@ def clone(input: Tensor) -> Tensor:
 def _rounding_operands(op, a, b):
     """The operands' data in PyTorch's result dtype (integers stay integers), checked for what
     PyTorch refuses: bool by bool, and an integer division by zero (floats give inf and nan)."""
-    x, y = raw(a), raw(b)
-    want = _dtype.result_dtype(x, y)
+    (x, y), want = in_common_dtype(a, b)
     if want == _dtype.bool_:
         raise RuntimeError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
-    x, y = np.asarray(x, dtype=want), np.asarray(y, dtype=want)
+    with np.errstate(over="ignore"):  # a Python float beyond float32 is inf there, as in PyTorch
+        x, y = np.asarray(x, dtype=want), np.asarray(y, dtype=want)
     broadcast_shapes(op, x.shape, y.shape)
-    if want.kind != "f" and not y.all():
+    if want.kind != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
         raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
     return x, y
 
 
 # A float divided by 0 gives inf or nan on purpose, as in PyTorch (integers are checked above).
 _fmod = quiet(np.fmod, "divide", "invalid")  # C's remainder: the sign of the dividend
-_floor_div = quiet(np.floor_divide, "divide", "invalid")
+_floor_div = quiet(np.floor_divide, "divide", "invalid", "over")  # (and int64 min // -1 wraps, as in C)
 
 
 def _trunc_div(x, y):
@@ -766,7 +923,7 @@ def _trunc_div(x, y):
     return (x - np.fmod(x, y)) // y  # exact for integers: x - fmod(x, y) is a multiple of y
 
 
-_trunc_div = quiet(_trunc_div, "divide", "invalid")
+_trunc_div = quiet(_trunc_div, "divide", "invalid", "over")
 
 
 class RoundedDiv(Function):

@@ -18,7 +18,7 @@ from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
-from ..types import Index as IndexKey, Number, TensorOrNumber
+from ..types import DType, Index as IndexKey, Number, TensorOrNumber
 
 
 def _index_key(index, shape=None):
@@ -38,6 +38,10 @@ def _index_key(index, shape=None):
 
 def _is_advanced(key):
     return any(isinstance(k, np.ndarray) for k in key)
+
+
+def _is_bool_scalar(k):
+    return isinstance(k, np.ndarray) and k.dtype == bool and k.ndim == 0
 
 
 def _scatter_key(key):
@@ -81,6 +85,13 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, src, key, shape):
         out = np.zeros(shape, dtype=src.dtype)
+        if any(_is_bool_scalar(k) for k in key):  # x[m] with a 0-d bool m: a new dim, of size 1 if m else 0
+            if not all(k for k in key if _is_bool_scalar(k)):
+                return out  # nothing was read
+            key = tuple(None if _is_bool_scalar(k) else k for k in key)  # (read once, as x[None] reads)
+            if _is_advanced(key):
+                raise IndexError("__getitem__: a 0-d bool mask with integer-array indices has no gradient here; "
+                                 "index in two steps")
         if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
             fast.add_rows(out, key[0], src._array)  # an embedding's backward: the speed layer's np.add.at
         elif _is_advanced(key):
@@ -147,15 +158,14 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        c, x, y = raw(cond), raw(a), raw(b)
+        c, x, y = raw(cond), _as_result_type(a, b, "where"), _as_result_type(b, a, "where")
         try:
-            out = np.where(c, x, y)
+            return np.where(c, x, y)
         except ValueError:
             raise RuntimeError(
                 f"where: condition of shape {np.shape(c)}, input of shape {np.shape(x)} and other of shape "
                 f"{np.shape(y)} cannot be broadcast together"
             ) from None
-        return out.astype(_dtype.result_dtype(x, y), copy=False)  # PyTorch promotion, weak scalars
 
     @staticmethod
     def backward(ctx, g):
@@ -164,6 +174,15 @@ class Where(Function):
         ga = unbroadcast(where(cond, g, zero), a.shape) if ctx.needs_input_grad[1] else None
         gb = unbroadcast(where(cond, zero, g), b.shape) if ctx.needs_input_grad[2] else None
         return None, ga, gb
+
+
+def _as_result_type(v: TensorOrNumber, other: TensorOrNumber, op: str) -> Any:
+    """The data of `v` in PyTorch's result dtype of v and other: a number must fit it (an int8 tensor
+    can't take 1000 here, though `+` wraps it)."""
+    want = _dtype.result_dtype(raw(v), raw(other))
+    if isinstance(v, Tensor):
+        return v._array if v._array.dtype == want else v._array.astype(want)
+    return _dtype.scalar_to(v, want, op)
 
 
 @overload
@@ -178,6 +197,9 @@ def where(condition: Tensor, input: TensorOrNumber | None = None,
         return tuple(Tensor._make(i) for i in np.nonzero(raw(condition)))
     cond = condition if isinstance(condition, Tensor) else Tensor._make(np.asarray(condition))
     if cond.dtype != np.bool_:
+        if cond.dtype != np.uint8:  # (a uint8 condition is read as bool, as PyTorch still does)
+            raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{cond.dtype} (compare it, e.g. `x > 0`, or use .bool())")
         cond = Tensor._make(cond._array.astype(bool))
     return Where.apply(cond, operand(input, "where"), operand(other, "where"))
 
@@ -204,10 +226,23 @@ def _fill_mask(input, mask, value, op):
 def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
-    if not isinstance(value, Tensor):
-        value = Tensor._make(np.asarray(value, dtype=input.dtype))  # PyTorch casts the fill value to input's dtype
+    if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
+        _dtype.scalar_to(value.item(), input.dtype, "masked_fill")
+    value = fill_value(value, input.dtype, "masked_fill")
     # the user's mask tensor itself, so that the node sees it changed in place before backward
     return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
+
+
+def fill_value(value: TensorOrNumber, dtype: DType, op: str) -> Tensor:
+    """The value a fill writes (masked_fill, fill_, index_fill ...) as a tensor of the filled tensor's
+    dtype, as PyTorch converts it: a number must fit the dtype (an int8 tensor can't take 1000), a
+    0-d tensor is cast (its gradient flows back through the cast)."""
+    if isinstance(value, Tensor):
+        if value.requires_grad and dtype.kind != "f" and grad_mode.modes.grad_enabled:
+            raise RuntimeError(f"{op}: the value requires grad, but the result has dtype {dtype}, which carries "
+                               "no gradient (PyTorch refuses it too); pass value.detach()")
+        return value if value.dtype == dtype else value.to(dtype)
+    return Tensor._make(_dtype.scalar_to(value, dtype, op))
 
 
 def _tri(input, diagonal, upper, op):
@@ -320,11 +355,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) ->
     rows = np.zeros(n, dtype=bool)
     rows[idx] = True
     selected = rows.reshape((n,) + (1,) * (input.ndim - d - 1)) if input.ndim else rows.reshape(())
-    if not isinstance(value, Tensor):
-        value = Tensor._make(np.asarray(value, dtype=input.dtype))  # a number takes input's dtype, as in PyTorch
-    elif value.dtype != input.dtype:
-        value = value.to(input.dtype)
-    return where(Tensor._make(selected), value, input)
+    return where(Tensor._make(selected), fill_value(value, input.dtype, op), input)
 
 
 def _scatter_positions(input, dim, index, src, op):
@@ -396,6 +427,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None =
         src = value
     if src is None:
         raise TypeError("scatter: expected src (a tensor) or value (a number)")
+    if isinstance(src, numbers.Number):
+        src = _dtype.scalar_to(src, input.dtype, "scatter")  # it must fit input's dtype, as in PyTorch
     if reduce is not None:
         return _scatter_reduce(input, dim, index, src, reduce)
     key, part = _scatter_positions(input, dim, index, src, "scatter")

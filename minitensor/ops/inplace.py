@@ -25,11 +25,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..random import Generator, _gen
 from ..tensor import Tensor, tensor_method
 from . import elementwise as E
-from .indexing import IndexPut, _index_key, index_fill, masked_fill, scatter, scatter_add, where
+from .indexing import IndexPut, _index_key, fill_value, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
 from ..types import Index, TensorOrNumber
 
@@ -132,18 +133,9 @@ _method("tanh_", lambda t: E.tanh(t))
 _method("sigmoid_", lambda t: E.sigmoid(t))
 _method("relu_", lambda t: E.relu(t))
 _method("clamp_", lambda t, min=None, max=None: E.clamp(t, min, max))
-_method("addcmul_", lambda t, t1, t2, value=1: t + value * t1 * t2, """
-    Composed of Mul and Add nodes:
-    forward: out = x + value * t1 * t2
-    VJP:     gx = g;  gt1 = unbroadcast(g * value * t2, t1.shape);  gt2 = unbroadcast(g * value * t1, t2.shape)""")
-_method("addcdiv_", lambda t, t1, t2, value=1: t + value * t1 / t2, """
-    Composed of Mul, Div and Add nodes:
-    forward: out = x + value * t1 / t2
-    VJP:     gx = g;  gt1 = unbroadcast(g * value / t2, t1.shape);  gt2 = unbroadcast(-g * value * t1 / t2^2, t2.shape)""")
-_method("lerp_", lambda t, end, weight: t + weight * (end - t), """
-    Composed of Sub, Mul and Add nodes:
-    forward: out = x + weight * (end - x)
-    VJP:     gx = g * (1 - weight);  gend = g * weight;  gweight = g * (end - x)   (each unbroadcast to its shape)""")
+_method("addcmul_", lambda t, t1, t2, value=1: E.addcmul(t, t1, t2, value=value))
+_method("addcdiv_", lambda t, t1, t2, value=1: E.addcdiv(t, t1, t2, value=value))
+_method("lerp_", lambda t, end, weight: E.lerp(t, end, weight))
 _method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), f"`masked_fill`: {masked_fill.__doc__}")
 _method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), f"`index_fill`: {index_fill.__doc__}")
 _method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
@@ -154,9 +146,7 @@ Tensor.clip_ = Tensor.clamp_
 
 def _filled(t, value):
     """t's shape filled with `value` (a number or a 0-d/broadcastable tensor), as an op: the gradient reaches value, not t."""
-    value = operand(value, "fill_")
-    if not isinstance(value, Tensor):
-        value = E.cast(Tensor._make(np.asarray(value)), t.dtype)  # a number takes t's dtype, as in PyTorch
+    value = fill_value(operand(value, "fill_"), t.dtype, "fill_")  # t's dtype (a number must fit it), as in PyTorch
     return where(Tensor._make(np.ones((), dtype=bool)), value, t)
 
 
@@ -190,7 +180,9 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
     VJP:     gx = 0;  gsrc = unbroadcast(g, src.shape)
     """
     src = operand(src, "copy_")
-    if isinstance(src, Tensor) and src.dtype != self.dtype:
+    if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
+        src = Tensor._make(np.asarray(src))
+    if src.dtype != self.dtype:
         src = E.cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
     return inplace(self, "copy_", _filled, src)
 
@@ -218,7 +210,12 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Genera
 def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
     """`x[index] = value`: recorded as IndexPut, so a value that requires grad keeps its graph."""
     key = _index_key(index)
-    value = operand(value, "__setitem__") if not isinstance(value, (bool, int, float)) else value
+    if isinstance(value, (bool, int, float)):
+        if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError(f"__setitem__: overflow when unpacking long long: {value} does not fit in int64")
+        value = _dtype.scalar_to(value, self.dtype, "__setitem__")  # it must fit self's dtype, as in PyTorch
+    else:
+        value = operand(value, "__setitem__")
     try:  # check first, so a bad index or value leaves the tensor (and its version) unchanged
         np.broadcast_to(value._array if isinstance(value, Tensor) else value, self._array[key].shape)
     except IndexError as e:

@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..tensor import Tensor, tensor_method
-from ._util import binary_result, operand, operator_method, raw, unbroadcast
+from ._util import operand, operator_method, raw, unbroadcast
 
 
 class Matmul(Function):
@@ -27,6 +27,8 @@ class Matmul(Function):
         if x.dtype != y.dtype:  # PyTorch promotes nothing here: a float32 @ float64 is usually a bug
             raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
                                f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
+        if x.dtype == np.bool_:
+            raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
         try:
             out = np.matmul(x, y)
         except ValueError:
@@ -34,7 +36,7 @@ class Matmul(Function):
             k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
             why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
             raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})") from None
-        return binary_result("matmul", a, b, out if type(out) is np.ndarray else np.asarray(out))
+        return out if type(out) is np.ndarray else np.asarray(out)
 
     @staticmethod
     def backward(ctx, g):

@@ -11,6 +11,7 @@ from typing import NamedTuple, cast, overload
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
@@ -226,6 +227,22 @@ class Logsumexp(Function):
         return _keep(g, x.shape, dims, keepdim) * (x - _keep(ctx.output, x.shape, dims, keepdim)).exp(), None, None
 
 
+class CountNonzero(Function):
+    r"""out = \sum_{dims} [x != 0]   (the "0-norm": how many elements are not zero)
+    VJP: gx = 0   (a step function: its slope is 0 wherever it has one). Like PyTorch, backward
+         passes no tensor of zeros on: x.grad stays None unless another path reaches x."""
+
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        return np.sum(x._array != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+
 class Norm(Function):
     r"""out = sqrt(\sum_{dims} x^2)   (the 2-norm)
     VJP: gx = expand(g) * x / out, and 0 where out = 0 (the subgradient: |x| has no slope at 0)"""
@@ -234,6 +251,8 @@ class Norm(Function):
     @quietly("over", "invalid")  # x^2 overflows to inf for |x| > 1.8e19 (float32), as in PyTorch
     def forward(ctx, x, dims, keepdim):
         float_only(x, "norm")
+        if _count(x._array.shape, dims) == 1:  # one element: |x| itself, as PyTorch (x^2 overflows or underflows)
+            return np.abs(x._array).sum(axis=dims, keepdims=keepdim)
         return np.sqrt(np.sum(x._array * x._array, axis=dims, keepdims=keepdim))
 
     @staticmethod
@@ -320,7 +339,9 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 @tensor_method()
 @with_formulas(Logsumexp)
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(input))) over `dim`, computed without overflow."""
+    """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
+    if input._array.dtype.kind in "biu":
+        input = input.to(_dtype.get_default_dtype())
     return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
 
 
@@ -330,15 +351,19 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
 
     forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
-    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: none)
+    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: CountNonzero's)
     """
+    float_only(input, "norm")
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
     if p in (float("inf"), "inf"):
-        return input.abs().amax(dim=dims, keepdim=keepdim)
-    if p == 0:  # the number of non-zeros: a step function, so no gradient (PyTorch's is None too)
-        return (input != 0).sum(dim=dims, keepdim=keepdim).to(input.dtype)
+        if input._array.size == 0 and (not dims or builtins.any(input.shape[d] == 0 for d in dims)):
+            raise RuntimeError(f"norm: the inf norm of an empty tensor (shape {tuple(input.shape)}) has no value")
+        # the largest |x|; a NaN counts as the largest, as in PyTorch (its gradient sign(NaN) * g is 0)
+        return Amax.apply(input.abs(), dims, keepdim, True)
+    if p == 0:  # the number of non-zeros: a step function, whose gradient is 0 (PyTorch's too)
+        return CountNonzero.apply(input, dims, keepdim)
     p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
     # (sum |x|^p)^(1/p), with PyTorch's subgradient 0 at zeros: the slopes of s^(1/p) at s = 0 and
     # (for p < 1) of |x|^p at x = 0 are infinite, and inf * 0 would make the gradient NaN, so where s
@@ -374,6 +399,8 @@ min_result.__name__ = min_result.__qualname__ = "min"
 
 
 def _arg(np_arg, input, dim, keepdim, op):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError(f"{op}: does not support bool input (convert it with .long() or .float())")
     if dim is None:
         if input._array.size == 0:
             raise IndexError(f"{op}: an empty tensor (shape {tuple(input.shape)}) has no {op} index; give the dim")
@@ -443,16 +470,21 @@ def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *
 
 @tensor_method()
 def all(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
-    """True where every element (over `dim`) is non-zero."""
+    """True where every element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
-    return Tensor._make(np.asarray(np.all(input._array, axis=axis, keepdims=keepdim)))
+    return _truth(np.all(input._array, axis=axis, keepdims=keepdim), input)
 
 
 @tensor_method()
 def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
-    """True where some element (over `dim`) is non-zero."""
+    """True where some element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
-    return Tensor._make(np.asarray(np.any(input._array, axis=axis, keepdims=keepdim)))
+    return _truth(np.any(input._array, axis=axis, keepdims=keepdim), input)
+
+
+def _truth(answer: object, input: Tensor) -> Tensor:
+    answer = np.asarray(answer)
+    return Tensor._make(answer.astype(np.uint8) if input._array.dtype == np.uint8 else answer)
 
 
 @tensor_method()

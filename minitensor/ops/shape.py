@@ -15,7 +15,7 @@ from .. import _dtype
 from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
-from .elementwise import Cast, cast
+from .elementwise import cast
 from .indexing import Index
 from ..types import Dims, SizeArg
 
@@ -83,8 +83,14 @@ def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
 @tensor_method()
 @with_formulas(Reshape)
 def view(input: Tensor, *shape: SizeArg) -> Tensor:
-    """`reshape` under PyTorch's other name (errors say `view`)."""
-    return _reshape(input, shape, "view")
+    """`reshape` that never copies: the result shares input's memory, as PyTorch's view. Where the
+    strides don't allow that (a transposed or expanded tensor flattened), it is PyTorch's error."""
+    out = _reshape(input, shape, "view")
+    if out is not input and out._array.size and not np.may_share_memory(out._array, input._array):
+        raise RuntimeError(f"view: shape {list(out.shape)} is not compatible with the size and strides of input of "
+                           f"shape {tuple(input.shape)} (its elements are not laid out in this order in memory); "
+                           "use .reshape(...) instead, which copies")
+    return out
 
 
 @tensor_method("view_as", "reshape_as")
@@ -279,11 +285,27 @@ def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
     return unbroadcast(input, size)
 
 
+class Contiguous(Function):
+    r"""out = x, its elements copied into row-major order (a transposed or expanded x's are not)
+    VJP: gx = g"""
+
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ascontiguousarray(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
 @tensor_method()
-@with_formulas(Cast)
+@with_formulas(Contiguous)
 def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
-    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch)."""
-    return input if input._array.flags.c_contiguous else input.clone()
+    """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
+    which `view` can then reshape without copying."""
+    return input if input._array.flags.c_contiguous else Contiguous.apply(input)
 
 
 class Repeat(Function):

@@ -12,7 +12,7 @@ from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from ..types import DTypeLike
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
-from ._util import finite_max, float_only
+from ._util import finite_max, float_only, tensor_input
 
 
 class Softmax(Function):
@@ -52,6 +52,7 @@ class LogSoftmax(Function):
 
 
 def _dim_and_input(input, dim, dtype, op):
+    tensor_input(input, op)
     if dtype is not None:
         input = input.to(dtype)
     float_only(input, op)

@@ -306,9 +306,9 @@ INVALID = {
                                 r"^flatten: start_dim 1 comes after end_dim 0"),
     # a user's mistake gets a message naming the op and what is wrong, not an internal error
     "linear_numpy_input": (lambda lib: lib.nn.Linear(3, 2)(np.ones((2, 3), np.float32)), TypeError,
-                           r"^linear: input must be a Tensor, got ndarray"),
+                           r"^Linear: input must be a Tensor, got ndarray"),
     "linear_list_input": (lambda lib: lib.nn.Linear(3, 2)([[1.0, 2.0, 3.0]]), TypeError,
-                          r"^linear: input must be a Tensor, got list"),
+                          r"^Linear: input must be a Tensor, got list"),
     "linear_0d_input": (lambda lib: lib.nn.Linear(3, 2)(lib.tensor(1.0)), RuntimeError,
                         r"^linear: .*at least 1 dim, got shapes \(\) and \(2, 3\)"),
     "cross_entropy_0d_input": (lambda lib: lib.nn.functional.cross_entropy(lib.tensor(1.0), lib.tensor(0)),
