@@ -112,6 +112,7 @@ TERNARY = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:where received a uint8 condition:UserWarning")  # PyTorch's deprecation, its side only
 @pytest.mark.parametrize("name", sorted(TERNARY))
 @settings(deadline=None)
 @given(data=st.data())
