@@ -131,7 +131,7 @@ def _outputs(out):
 def run(lib, fn, ops, seed, backward=True):
     """fn(lib, *operands), every output that requires grad weighed with a random upstream weight
     and (if `backward`) backpropagated: ([outputs as arrays], [gradient of each operand's leaf or
-    None]), or (exception type, message)."""
+    None], [whether each output requires grad]), or (exception type, message)."""
     torch = pytest.importorskip("torch")
     made = [op.make(lib) for op in ops]
     try:
@@ -144,7 +144,7 @@ def run(lib, fn, ops, seed, backward=True):
     except (RuntimeError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as e:
         return type(e), str(e)
     grads = [None if leaf is None or leaf.grad is None else _np(leaf.grad) for _, leaf in made]
-    return [_np(o) for o in outs], grads
+    return [_np(o) for o in outs], grads, [bool(getattr(o, "requires_grad", False)) for o in outs]
 
 
 def _nothing_to_compute(ops, outputs):
@@ -190,6 +190,7 @@ def check(name, fn, ops, seed, grads=True, tol=None):
         else:
             rtol, atol = tol(a.dtype)
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{where} output {i}")
+    assert got[2] == want[2], f"{where}: outputs require grad {got[2]}, PyTorch's {want[2]}"
     if not grads:
         return
     for i, (a, b) in enumerate(zip(got[1], want[1])):

@@ -350,12 +350,13 @@ def test_python_numbers_into_dtypes_match_pytorch(torch_sweep, name, data):
     sw.check(name, SCALAR_INTO[name], [x, sw.Operand(value=v)], data.draw(SEEDS))
 
 
-# ---- the defects this sweep found, each pinned down as one case -----------------------------
+# ---- the defects this sweep found, each pinned down as one case (with a few neighbours the ---
+# ---- fixes must keep right: a bool tensor to a Python bool power, uint8 fill_(-1) ...) ---------
 
-def _t(values, dtype=None):
-    """An Operand: a contiguous leaf holding `values`."""
+def _t(values, dtype=None, constant=False):
+    """An Operand: a contiguous leaf holding `values` (seen through detach() when `constant`)."""
     leaf = np.array(values, dtype=dtype)
-    return _Operand(leaf=leaf, view=lambda t: t, layout="contiguous")
+    return _Operand(leaf=leaf, view=(lambda t: t.detach()) if constant else (lambda t: t), layout="contiguous")
 
 
 def _s(value):
@@ -430,14 +431,15 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("int8 fill_(1000)", lambda lib, a: a.clone().fill_(1000), [_t([0], "int8")]),
     ("uint8 fill_(-1)", lambda lib, a: a.clone().fill_(-1), [_t([0], "uint8")]),
     ("float32 fill_(1e300)", lambda lib, a: a.clone().fill_(1e300), [_t([0.0], F32)]),
-    ("int8 fill_ with a 0-d 1.5", lambda lib, a, b: a.clone().fill_(b), [_t([0], "int8"), _t(1.5, F32)]),
+    ("int8 fill_ with a 0-d 1.5", lambda lib, a, b: a.clone().fill_(b), [_t([0], "int8"), _t(1.5, F32, constant=True)]),
     ("int8 clamp(min=-1000)", lambda lib, a: a.clamp(min=-1000), [_t([1], "int8")]),
     ("uint8 clamp(min=-1)", lambda lib, a: a.clamp(min=-1), [_t([1, 5], "uint8")]),
     ("float32 clamp(min=1e300)", lambda lib, a: a.clamp(min=1e300), [_t([0.0], F32)]),
     ("bool clamp between two tensors", lambda lib, a, b, c: lib.clamp(a, b, c), [_t([True]), _t([False]), _t([True])]),
     ("int8 masked_fill 1000", lambda lib, a: a.masked_fill(a == 0, 1000), [_t([0, 1], "int8")]),
     ("uint8 masked_fill -1", lambda lib, a: a.masked_fill(a == 0, -1), [_t([0, 1], "uint8")]),
-    ("int8 masked_fill with a 0-d 1.5", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0, 1], "int8"), _t(1.5, F32)]),
+    ("int8 masked_fill with a 0-d 1.5", lambda lib, a, b: a.masked_fill(a == 0, b),
+     [_t([0, 1], "int8"), _t(1.5, F32, constant=True)]),
     ("int32 masked_fill with a 0-d int64 max", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0], "int32"), _t(2 ** 63 - 1)]),
     ("int masked_fill with a value that requires grad", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0]), _t(0.5)]),
     ("where with a float condition", lambda lib, c, a, b: lib.where(c, a, b), [_t([1.0]), _t([1]), _t([2])]),
@@ -448,11 +450,10 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("x[...] = 2^63", lambda lib, a: _setitem_all(a.clone(), 2 ** 63), [_t([0])]),
     ("index_fill int8 1000", lambda lib, a: a.index_fill(0, lib.tensor([0]), 1000), [_t([0, 1], "int8")]),
     ("scatter value 1000 into int8", lambda lib, a: a.scatter(0, lib.tensor([0]), value=1000), [_t([0, 1], "int8")]),
-    ("copy_ of inf into int64 converts unchecked", lambda lib, a: a.clone().copy_(lib.tensor(np.inf)), [_t([0])]),
     # reductions
     ("logsumexp of int", lambda lib, a: a.logsumexp(0), [_t([1, 2, 3])]),
     ("norm(p=0) is differentiable, its gradient undefined", lambda lib, a: a.norm(p=0), [_t([1.0, 0.0, -2.0])]),
-    ("norm of an int tensor", lambda lib, a: a.norm(), [_t([1, 2])]),
+    ("1-norm of an int tensor", lambda lib, a: a.norm(p=1), [_t([1, 2])]),
     ("inf norm of an empty tensor", lambda lib, a: a.norm(p=float("inf")), [_t(np.zeros(0))]),
     ("inf norm with a NaN", lambda lib, a: a.norm(p=float("inf")), [_t([np.nan, 1.0], F32)]),
     ("norm of one float32 1e30", lambda lib, a: a.norm(), [_t([1e30], F32)]),
