@@ -61,7 +61,9 @@ def test_layer_norm_matches_pytorch(torch_sweep, dtype, data):
     values = st.one_of(FINITE, st.sampled_from([math.inf, -math.inf, math.nan]))
     x = _tensor(sw, data, shape, dtype, values=values)
     affine = data.draw(st.booleans())
-    ops = [x] + ([_tensor(sw, data, norm_shape, dtype, values), _tensor(sw, data, norm_shape, dtype, values)]
+    # (finite weights: with an infinite one, inf - inf turns up in a different term of each library's
+    # backward formula, NaN in one and inf in the other)
+    ops = [x] + ([_tensor(sw, data, norm_shape, dtype, FINITE), _tensor(sw, data, norm_shape, dtype, FINITE)]
                  if affine else [])
     # (eps 1e-12 only in float64: in float32 1 / sqrt(1e-12) magnifies PyTorch's rounding of a row's mean)
     eps = data.draw(st.sampled_from([1e-5, 0.1] + ([1e-12] if dtype == "float64" else [])))
