@@ -467,6 +467,7 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("inf norm with a NaN", lambda lib, a: a.norm(p=float("inf")), [_t([np.nan, 1.0], F32)]),
     ("norm of one float32 1e30", lambda lib, a: a.norm(), [_t([1e30], F32)]),
     ("norm of one float32 1e-30", lambda lib, a: a.norm(), [_t([1e-30], F32)]),
+    ("norm of one float32 subnormal", lambda lib, a: a.norm(), [_t(1.28e-43, F32)]),
     # indexing, views, matmul
     ("a 0-d tensor's mask read", lambda lib, a: a[a > 0], [_t(0.5)]),
     ("view of a transposed tensor", lambda lib, a: a.t().view(-1), [_t([[1.0, 2.0], [3.0, 4.0]])]),
