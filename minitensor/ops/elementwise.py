@@ -172,7 +172,7 @@ class Pow(Function):
                     raise RuntimeError(f"pow: integers to negative integer powers are not allowed, got {b}")
                 _dtype.scalar_to(b, want, "pow")
             return _numpy_binary("pow", _integer_power, a, b)
-        if type(b) is float and _beyond_range(b, want):
+        if type(b) in (int, float) and _exponent_changes(b, want):
             # PyTorch reads a Python exponent as a double: 5e-324 is not 0 even for float32 (0 ** 5e-324 = 0)
             return _power(raw(a).astype(np.float64), b).astype(want)
         return _numpy_binary("pow", _power, a, b)
@@ -206,10 +206,14 @@ class Pow(Function):
         return ga, gb
 
 
-def _beyond_range(v, dtype):
-    """Whether float `v` becomes 0 or inf in float `dtype` without being so (5e-324 or 1e39 in float32)."""
+def _exponent_changes(v, dtype):
+    """Whether Python exponent `v` changes as a power in float `dtype`: a float that becomes 0 or inf
+    without being so (5e-324 or 1e39 in float32), an int that rounds (2^24 + 1 in float32: its parity
+    decides the sign of (-1) ** v)."""
     with np.errstate(over="ignore"):
         kept = dtype.type(v)
+    if type(v) is int:
+        return not np.isfinite(kept) or int(kept) != v
     return (kept == 0) != (v == 0) or bool(np.isinf(kept)) != math.isinf(v)
 
 

@@ -41,6 +41,11 @@ def _requires_grad(x):
 
 def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
+    if not self._array.flags.writeable:  # an expanded view: several of its elements are one memory location
+        raise RuntimeError(
+            f"{op}: unsupported operation: more than one element of the written-to tensor (shape "
+            f"{tuple(self.shape)}, an expanded view) refers to a single memory location; clone() it first"
+        )
     grad_on = grad_mode.modes.grad_enabled
     records = grad_on and (
         self._rg or any(_requires_grad(a) for a in args) or any(_requires_grad(a) for a in kwargs.values()))

@@ -260,7 +260,8 @@ class Norm(Function):
         x, dims, keepdim = ctx.inputs
         out = _keep(ctx.output, x.shape, dims, keepdim)
         zero = Tensor._make((out._array == 0).astype(out.dtype))
-        return _keep(g, x.shape, dims, keepdim) * x / (out + zero), None, None
+        # x / out first: of a subnormal x, g * x would lose the digits x / out = sign(x) keeps
+        return _keep(g, x.shape, dims, keepdim) * (x / (out + zero)), None, None
 
 
 # ---- the public functions -----------------------------------------------------------------------

@@ -131,7 +131,7 @@ def _outputs(out):
 def run(lib, fn, ops, seed, backward=True):
     """fn(lib, *operands), every output that requires grad weighed with a random upstream weight
     and (if `backward`) backpropagated: ([outputs as arrays], [gradient of each operand's leaf or
-    None]), or (exception type, message)."""
+    None], [whether each output requires grad]), or (exception type, message)."""
     torch = pytest.importorskip("torch")
     made = [op.make(lib) for op in ops]
     try:
@@ -144,7 +144,7 @@ def run(lib, fn, ops, seed, backward=True):
     except (RuntimeError, TypeError, ValueError, IndexError, OverflowError, ZeroDivisionError) as e:
         return type(e), str(e)
     grads = [None if leaf is None or leaf.grad is None else _np(leaf.grad) for _, leaf in made]
-    return [_np(o) for o in outs], grads
+    return [_np(o) for o in outs], grads, [bool(getattr(o, "requires_grad", False)) for o in outs]
 
 
 def _nothing_to_compute(ops, outputs):
@@ -170,12 +170,12 @@ def check(name, fn, ops, seed, grads=True, tol=None):
     want = run(torch, fn, ops, seed, backward=grads)
     got = run(minitensor, fn, ops, seed, backward=grads)
     where = f"{name} on {ops!r}"
-    if isinstance(got[0], type) and got[0] is RuntimeError and not isinstance(want[0], type) and _nothing_to_compute(
-            ops, want[0]):
+    raised, torch_raised = isinstance(got[0], type), isinstance(want[0], type)
+    if got[0] is RuntimeError and not torch_raised and _nothing_to_compute(ops, want[0]):
         return  # PyTorch runs no kernel on empty tensors, so it skips the kernel's dtype check; minitensor keeps it
-    if isinstance(want[0], type) or isinstance(got[0], type):
-        assert isinstance(got[0], type), f"{where}: PyTorch raises {want[0].__name__}: {want[1]}; minitensor returns {got}"
-        assert isinstance(want[0], type), f"{where}: minitensor raises {got[0].__name__}: {got[1]}; PyTorch returns {want}"
+    if raised or torch_raised:
+        assert raised, f"{where}: PyTorch raises {want[0].__name__}: {want[1]}; minitensor returns {got}"
+        assert torch_raised, f"{where}: minitensor raises {got[0].__name__}: {got[1]}; PyTorch returns {want}"
         assert got[0] is want[0] or (want[0], got[0]) in COMPATIBLE, (
             f"{where}: PyTorch raises {want[0].__name__}: {want[1]}; minitensor {got[0].__name__}: {got[1]}")
         return
@@ -184,12 +184,14 @@ def check(name, fn, ops, seed, grads=True, tol=None):
         tol = (lambda d: tolerance(np.float32)) if loose else tolerance
     assert len(got[0]) == len(want[0]), f"{where}: {len(got[0])} outputs, PyTorch {len(want[0])}"
     for i, (a, b) in enumerate(zip(got[0], want[0])):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{where} output {i}: {a.shape} {a.dtype}, PyTorch {b.shape} {b.dtype}"
+        assert a.shape == b.shape and a.dtype == b.dtype, (
+            f"{where} output {i}: {a.shape} {a.dtype}, PyTorch {b.shape} {b.dtype}")
         if a.dtype.kind in "biu":
             np.testing.assert_array_equal(a, b, err_msg=f"{where} output {i}")
         else:
             rtol, atol = tol(a.dtype)
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{where} output {i}")
+    assert got[2] == want[2], f"{where}: outputs require grad {got[2]}, PyTorch's {want[2]}"
     if not grads:
         return
     for i, (a, b) in enumerate(zip(got[1], want[1])):
@@ -197,7 +199,8 @@ def check(name, fn, ops, seed, grads=True, tol=None):
         if a is not None:
             assert a.dtype == b.dtype, f"{where}: gradient of operand {i} has dtype {a.dtype}, PyTorch's {b.dtype}"
             rtol, atol = tol(a.dtype)
-            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{where}: gradient of operand {i}")
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"{where}: gradient of operand {i}")
 
 
 @pytest.fixture(scope="session")

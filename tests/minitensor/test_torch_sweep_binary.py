@@ -112,7 +112,7 @@ TERNARY = {
 }
 
 
-@pytest.mark.filterwarnings("ignore:where received a uint8 condition:UserWarning")  # PyTorch's deprecation, its side only
+@pytest.mark.filterwarnings("ignore:where received a uint8 condition")  # PyTorch's deprecation, for the uint8 case
 @pytest.mark.parametrize("name", sorted(TERNARY))
 @settings(deadline=None)
 @given(data=st.data())
@@ -124,7 +124,8 @@ def test_ternary_matches_pytorch(torch_sweep, name, data):
         # PyTorch's clamp backward combines masks such as [x >= lo] and [x <= hi] in place: it fails
         # unless every pair of them broadcasts to the result's shape. So x has that shape
         shapes = [np.broadcast_shapes(*shapes[1:])] + list(shapes[1:])
-    ops = [data.draw(sw.tensors(s, first_dtypes if i == 0 and first_dtypes else sw.DTYPES)) for i, s in enumerate(shapes)]
+    ops = [data.draw(sw.tensors(s, first_dtypes if i == 0 and first_dtypes else sw.DTYPES))
+           for i, s in enumerate(shapes)]
     if name == "where":
         ops = ops[1:] + ops[:1]  # the condition first
     # PyTorch's addcdiv backward fails for an integer tensor2 ("result type Float can't be cast to
@@ -189,7 +190,10 @@ def test_matmul_matches_pytorch(torch_sweep, form, data):
     sw = torch_sweep
     a_shape, b_shape = data.draw(_matmul_shapes())
     dtypes = data.draw(st.sampled_from([sw.FLOATS, ("float32",), ("float64",), ("int64",), sw.DTYPES]))
-    a, b = data.draw(sw.tensors(a_shape, dtypes)), data.draw(sw.tensors(b_shape, dtypes))
+    # (no 1e30: 1e30 * 1e30 + -inf is NaN or -inf in float32 as the BLAS fuses the multiply-add or not)
+    floats = st.one_of(st.floats(-4, 4, width=32), st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30]))
+    values = lambda dtype: floats if dtype.kind == "f" else None  # noqa: E731
+    a, b = data.draw(sw.tensors(a_shape, dtypes, values=values)), data.draw(sw.tensors(b_shape, dtypes, values=values))
     fn = (lambda lib, x, y: x @ y) if form == "operator" else (lambda lib, x, y: lib.matmul(x, y))
     sw.check("matmul", fn, [a, b], data.draw(SEEDS), tol=lambda d: (1e-4, 1e-5) if d == "float32" else (1e-9, 1e-11))
 
@@ -326,7 +330,12 @@ def _setitem(x, v):
     return x
 
 
+EDGE_FLOATS = [0.0, -0.0, float("inf"), -float("inf"), float("nan")]
+
+
 def _big_numbers():
+    """Python numbers of every size: near and beyond each dtype's range, beyond 64 bits, floats
+    beyond float32's range, inf and NaN, bools."""
     ints = st.one_of(st.integers(-300, 300), st.integers(-2 ** 64, 2 ** 64),
                      st.sampled_from([127, 128, -128, -129, 255, 256, -255, -256, 2 ** 31, 2 ** 63 - 1, 2 ** 63,
                                       -2 ** 63, -2 ** 63 - 1, 2 ** 64 - 1, 2 ** 64]))
@@ -334,9 +343,6 @@ def _big_numbers():
                                                               -128.9, -0.5, 255.5, 9.3e18, 1e10]),
                        st.sampled_from(EDGE_FLOATS))
     return st.one_of(ints, floats, st.booleans())
-
-
-EDGE_FLOATS = [0.0, -0.0, float("inf"), -float("inf"), float("nan")]
 
 
 @pytest.mark.parametrize("name", sorted(SCALAR_INTO))
@@ -351,12 +357,13 @@ def test_python_numbers_into_dtypes_match_pytorch(torch_sweep, name, data):
     sw.check(name, SCALAR_INTO[name], [x, sw.Operand(value=v)], data.draw(SEEDS))
 
 
-# ---- the defects this sweep found, each pinned down as one case -----------------------------
+# ---- the defects this sweep found, each pinned down as one case (with a few neighbours the ---
+# ---- fixes must keep right: a bool tensor to a Python bool power, uint8 fill_(-1) ...) ---------
 
-def _t(values, dtype=None):
-    """An Operand: a contiguous leaf holding `values`."""
+def _t(values, dtype=None, constant=False):
+    """An Operand: a contiguous leaf holding `values` (seen through detach() when `constant`)."""
     leaf = np.array(values, dtype=dtype)
-    return _Operand(leaf=leaf, view=lambda t: t, layout="contiguous")
+    return _Operand(leaf=leaf, view=(lambda t: t.detach()) if constant else (lambda t: t), layout="contiguous")
 
 
 def _s(value):
@@ -424,6 +431,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("float32 0 ** 5e-324 keeps the exponent", lambda lib, a: a ** 5e-324, [_t([0.0, 0.5], F32)]),
     ("int 0 ** 1e-50 keeps the exponent", lambda lib, a: a ** 1e-50, [_t([0, 2])]),
     ("(-inf) ** 0.5 and -0 ** -0.5", lambda lib, a: (a ** 0.5, a ** -0.5), [_t([-np.inf, -0.0, 4.0], F32)]),
+    ("an int exponent beyond float32's integers keeps its parity", lambda lib, a: a ** -16777216,
+     [_t([-1.0, -0.0, 2.0], F32)]),
     ("b * a^(b-1) overflows first", lambda lib, a, b: a ** b, [_t(1.390625, F32), _t(255, "uint8")]),
     ("the exponent's gradient in float64 for an int base", lambda lib, a, b: a ** b, [_t(2), _t(0.0)]),
     ("x ** False has PyTorch's NaN slope at 0", lambda lib, a: a ** False, [_t([0.0, 2.0])]),
@@ -431,14 +440,15 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("int8 fill_(1000)", lambda lib, a: a.clone().fill_(1000), [_t([0], "int8")]),
     ("uint8 fill_(-1)", lambda lib, a: a.clone().fill_(-1), [_t([0], "uint8")]),
     ("float32 fill_(1e300)", lambda lib, a: a.clone().fill_(1e300), [_t([0.0], F32)]),
-    ("int8 fill_ with a 0-d 1.5", lambda lib, a, b: a.clone().fill_(b), [_t([0], "int8"), _t(1.5, F32)]),
+    ("int8 fill_ with a 0-d 1.5", lambda lib, a, b: a.clone().fill_(b), [_t([0], "int8"), _t(1.5, F32, constant=True)]),
     ("int8 clamp(min=-1000)", lambda lib, a: a.clamp(min=-1000), [_t([1], "int8")]),
     ("uint8 clamp(min=-1)", lambda lib, a: a.clamp(min=-1), [_t([1, 5], "uint8")]),
     ("float32 clamp(min=1e300)", lambda lib, a: a.clamp(min=1e300), [_t([0.0], F32)]),
     ("bool clamp between two tensors", lambda lib, a, b, c: lib.clamp(a, b, c), [_t([True]), _t([False]), _t([True])]),
     ("int8 masked_fill 1000", lambda lib, a: a.masked_fill(a == 0, 1000), [_t([0, 1], "int8")]),
     ("uint8 masked_fill -1", lambda lib, a: a.masked_fill(a == 0, -1), [_t([0, 1], "uint8")]),
-    ("int8 masked_fill with a 0-d 1.5", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0, 1], "int8"), _t(1.5, F32)]),
+    ("int8 masked_fill with a 0-d 1.5", lambda lib, a, b: a.masked_fill(a == 0, b),
+     [_t([0, 1], "int8"), _t(1.5, F32, constant=True)]),
     ("int32 masked_fill with a 0-d int64 max", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0], "int32"), _t(2 ** 63 - 1)]),
     ("int masked_fill with a value that requires grad", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0]), _t(0.5)]),
     ("where with a float condition", lambda lib, c, a, b: lib.where(c, a, b), [_t([1.0]), _t([1]), _t([2])]),
@@ -449,18 +459,19 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("x[...] = 2^63", lambda lib, a: _setitem_all(a.clone(), 2 ** 63), [_t([0])]),
     ("index_fill int8 1000", lambda lib, a: a.index_fill(0, lib.tensor([0]), 1000), [_t([0, 1], "int8")]),
     ("scatter value 1000 into int8", lambda lib, a: a.scatter(0, lib.tensor([0]), value=1000), [_t([0, 1], "int8")]),
-    ("copy_ of inf into int64 converts unchecked", lambda lib, a: a.clone().copy_(lib.tensor(np.inf)), [_t([0])]),
     # reductions
     ("logsumexp of int", lambda lib, a: a.logsumexp(0), [_t([1, 2, 3])]),
     ("norm(p=0) is differentiable, its gradient undefined", lambda lib, a: a.norm(p=0), [_t([1.0, 0.0, -2.0])]),
-    ("norm of an int tensor", lambda lib, a: a.norm(), [_t([1, 2])]),
+    ("1-norm of an int tensor", lambda lib, a: a.norm(p=1), [_t([1, 2])]),
     ("inf norm of an empty tensor", lambda lib, a: a.norm(p=float("inf")), [_t(np.zeros(0))]),
     ("inf norm with a NaN", lambda lib, a: a.norm(p=float("inf")), [_t([np.nan, 1.0], F32)]),
     ("norm of one float32 1e30", lambda lib, a: a.norm(), [_t([1e30], F32)]),
     ("norm of one float32 1e-30", lambda lib, a: a.norm(), [_t([1e-30], F32)]),
+    ("norm of one float32 subnormal", lambda lib, a: a.norm(), [_t(1.28e-43, F32)]),
     # indexing, views, matmul
     ("a 0-d tensor's mask read", lambda lib, a: a[a > 0], [_t(0.5)]),
     ("view of a transposed tensor", lambda lib, a: a.t().view(-1), [_t([[1.0, 2.0], [3.0, 4.0]])]),
+    ("add_ on an expanded view", lambda lib, a: a.detach().expand(2, 2).add_(1), [_t([[1.0, 2.0]])]),
     ("view after contiguous", lambda lib, a: a.t().contiguous().view(-1), [_t([[1.0, 2.0], [3.0, 4.0]])]),
     ("float32 @ float64", lambda lib, a, b: a @ b, [_t([[1.0, 2.0]], F32), _t([[1.0], [2.0]])]),
     ("bool @ bool", lambda lib, a, b: a @ b, [_t([[True]]), _t([[True]])]),
