@@ -360,36 +360,21 @@ def test_python_numbers_into_dtypes_match_pytorch(torch_sweep, name, data):
 # ---- the defects this sweep found, each pinned down as one case (with a few neighbours the ---
 # ---- fixes must keep right: a bool tensor to a Python bool power, uint8 fill_(-1) ...) ---------
 
+# The table is built at import, before the harness's fixture exists: each operand is written as
+# the keyword arguments of the harness's Operand, which the test makes.
 def _t(values, dtype=None, constant=False):
-    """An Operand: a contiguous leaf holding `values` (seen through detach() when `constant`)."""
+    """A contiguous leaf holding `values` (seen through detach() when `constant`)."""
     leaf = np.array(values, dtype=dtype)
-    return _Operand(leaf=leaf, view=(lambda t: t.detach()) if constant else (lambda t: t), layout="contiguous")
+    return dict(leaf=leaf, view=(lambda t: t.detach()) if constant else (lambda t: t), layout="contiguous")
 
 
 def _s(value):
-    return _Operand(value=value)
+    return dict(value=value)
 
 
 def _setitem_all(x, v):
     x[...] = v
     return x
-
-
-class _Operand:  # the harness's Operand, made without the fixture (the table is built at import)
-    def __init__(self, value=None, leaf=None, view=None, layout=None):
-        self.value, self.leaf, self.view, self.layout = value, leaf, view, layout
-        self.shape = None if leaf is None else leaf.shape
-
-    def make(self, lib):
-        if self.leaf is None:
-            return self.value, None
-        leaf = lib.tensor(self.leaf.copy())
-        if self.leaf.dtype.kind == "f":
-            leaf.requires_grad_(True)
-        return self.view(leaf), leaf
-
-    def __repr__(self):
-        return repr(self.value) if self.leaf is None else repr(self.leaf)
 
 
 F64, F32, I64 = "float64", "float32", "int64"
@@ -487,4 +472,4 @@ FOUND = [  # (what, fn(lib, *operands), operands)
 @pytest.mark.filterwarnings("ignore:where received a uint8 condition")
 @pytest.mark.parametrize("what, fn, ops", FOUND, ids=[case[0] for case in FOUND])
 def test_defects_the_sweep_found(torch_sweep, what, fn, ops):
-    torch_sweep.check(what, fn, ops, seed=0)
+    torch_sweep.check(what, fn, [torch_sweep.Operand(**op) for op in ops], seed=0)
