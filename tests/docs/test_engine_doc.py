@@ -32,8 +32,13 @@ def _blocks():
     return text, run_blocks(text)
 
 
-def test_every_printing_block_is_followed_by_its_output():
-    _, results = _blocks()
+@pytest.fixture(scope="module")
+def results():
+    """The document's blocks, run once for all the tests of this module."""
+    return _blocks()[1]
+
+
+def test_every_printing_block_is_followed_by_its_output(results):
     assert len(results) >= 8
     for match, printed in results:
         if printed:
@@ -41,8 +46,7 @@ def test_every_printing_block_is_followed_by_its_output():
 
 
 @pytest.mark.parametrize("index", range(12))
-def test_the_printed_output_is_the_documented_one(index):
-    _, results = _blocks()
+def test_the_printed_output_is_the_documented_one(results, index):
     if index >= len(results):
         pytest.skip("fewer blocks")
     match, printed = results[index]
