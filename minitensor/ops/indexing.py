@@ -277,22 +277,24 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = raw(index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"gather: expected an integer (int64 or int32) index, got dtype {idx.dtype}")
-    if idx.ndim != input.ndim:
+    if max(idx.ndim, 1) != max(input.ndim, 1):  # (a 0-d tensor counts as 1-d, as in PyTorch)
         raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
-    _check_range(idx, input.shape[d], d, "gather")
-    for i, (k, n) in enumerate(zip(idx.shape, input.shape)):
+    x, lines = (input.reshape(1), idx.reshape(idx.shape or (1,))) if input.ndim == 0 or idx.ndim == 0 else (input, idx)
+    _check_range(lines, x.shape[d], d, "gather", RuntimeError)  # (PyTorch's gather raises a RuntimeError here)
+    for i, (k, n) in enumerate(zip(lines.shape, x.shape)):
         if i != d and k > n:
             raise RuntimeError(f"gather: index of shape {idx.shape} is larger than input of shape {tuple(input.shape)} in dim {i}")
-    grids = list(np.indices(idx.shape, sparse=True))
-    grids[d] = idx
-    return getitem(input, tuple(grids))
+    grids = list(np.indices(lines.shape, sparse=True))
+    grids[d] = lines
+    out = getitem(x, tuple(grids))
+    return out.reshape(idx.shape) if out.shape != idx.shape else out  # a 0-d index reads one element
 
 
-def _check_range(idx, n, d, op):
+def _check_range(idx, n, d, op, error=IndexError):
     """PyTorch's rule for gather/index_select/embedding: 0 <= index < n; a negative index is an error, not a wrap."""
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
-        raise IndexError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
+        raise error(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
 
 
 @tensor_method()
@@ -301,9 +303,17 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
     idx = np.asarray(raw(index))
-    if idx.ndim > 1 or idx.dtype.kind not in "iu":
-        raise IndexError(f"index_select: index must be a 0-d or 1-d integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"index_select: expected an int64 or int32 index, got dtype {idx.dtype}")
+    if idx.ndim > 1:
+        raise IndexError(f"index_select: index must be a 0-d or 1-d integer tensor, got shape {idx.shape}")
+    if input.ndim > 1 and input.shape[d] == 0 and idx.size:  # (PyTorch's error here is a RuntimeError)
+        raise RuntimeError(f"index_select: index of {idx.size} elements into dimension {d} of size 0")
     _check_range(idx, input.shape[d] if input.ndim else 1, d, "index_select")
+    if input.ndim == 0:  # a 0-d tensor has one entry to select, and stays 0-d (as in PyTorch)
+        if idx.size != 1:
+            raise RuntimeError(f"index_select: the index into a 0-d tensor can have only 1 value, got {idx.size}")
+        return input.reshape(1)[idx.reshape(-1)].reshape(())
     return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
@@ -340,27 +350,32 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
     op = "index_fill"
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"{op}: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
     d = _wrap_dim(dim, input.ndim, op)
     idx = raw(index)
     if not isinstance(idx, np.ndarray) or idx.dtype != np.int64:
         raise IndexError(f"{op}: expected an int64 index tensor, got {getattr(idx, 'dtype', type(idx).__name__)}")
     if idx.ndim > 1:
         raise RuntimeError(f"{op}: index must be a 0-d or 1-d tensor, got shape {idx.shape}")
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise RuntimeError(f"{op}: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
     n = input.shape[d] if input.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    # an empty input whose filled dim is not empty has nothing to fill: PyTorch checks no index there
+    checked = input.numel() or n == 0
+    if checked and idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx.min() if idx.min() < -n else idx.max()
-        raise IndexError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
+        error = IndexError if n else RuntimeError  # (PyTorch's error for a dim of size 0 is a RuntimeError)
+        raise error(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
     rows = np.zeros(n, dtype=bool)
-    rows[idx] = True
+    if checked:
+        rows[idx] = True
     selected = rows.reshape((n,) + (1,) * (input.ndim - d - 1)) if input.ndim else rows.reshape(())
     return where(Tensor._make(selected), fill_value(value, input.dtype, op), input)
 
 
 def _scatter_positions(input, dim, index, src, op):
     """Check scatter's arguments as PyTorch does; return the numpy key of the positions written
-    (for dim=0: out[index[i][j]][j]) and the part of `src` written there, or (None, None) for an empty index.
+    (for dim=0: out[index[i][j]][j]) and the part of `src` written there (a number converted to
+    input's dtype). An empty index writes nothing, and PyTorch checks nothing else of it then.
 
     The index may be smaller than src in every dim and than input in every dim but `dim`: only
     src's corner of the index's shape is used."""
@@ -368,12 +383,12 @@ def _scatter_positions(input, dim, index, src, op):
         raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
     d = _wrap_dim(dim, input.ndim, op)
     idx = index._array
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected an int64 index, got dtype {idx.dtype}")
     if isinstance(src, Tensor) and src.dtype != input.dtype:
         raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype}, got {src.dtype}")
-    if idx.size == 0:
-        return None, None
+    if idx.size == 0:  # (src stays in the graph, its gradient zeros)
+        return (np.zeros(0, np.int64),) * input.ndim, src.reshape(-1)[:0] if isinstance(src, Tensor) else src
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an int64 or int32 index, got dtype {idx.dtype}")
     if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
         raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
     idx = idx.reshape(idx.shape or (1,))
@@ -390,7 +405,7 @@ def _scatter_positions(input, dim, index, src, op):
     grids[d] = idx
     key = tuple(grids)
     if not isinstance(src, Tensor):
-        return key, src
+        return key, _dtype.scalar_to(src, input.dtype, op)  # it must fit input's dtype, as in PyTorch
     if src.ndim == 0:
         src = src.reshape(1)
     part = src if tuple(src.shape) == idx.shape else getitem(src, tuple(slice(0, k) for k in idx.shape))
@@ -427,13 +442,9 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None =
         src = value
     if src is None:
         raise TypeError("scatter: expected src (a tensor) or value (a number)")
-    if isinstance(src, numbers.Number):
-        src = _dtype.scalar_to(src, input.dtype, "scatter")  # it must fit input's dtype, as in PyTorch
     if reduce is not None:
         return _scatter_reduce(input, dim, index, src, reduce)
     key, part = _scatter_positions(input, dim, index, src, "scatter")
-    if key is None:
-        return input.clone()
     return IndexPut.apply(input, key, part)
 
 
@@ -448,8 +459,6 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
     key, part = _scatter_positions(input, dim, index, src, "scatter_add")
-    if key is None:
-        return input.clone()
     return input + IndexAdd.apply(part, key, tuple(input.shape))
 
 
@@ -462,6 +471,5 @@ def _scatter_reduce(input, dim, index, src, reduce):
                            "use scatter_add for a sum you can differentiate, or compute under no_grad()")
     key, part = _scatter_positions(input, dim, index, src, "scatter")
     out = input._array.copy()
-    if key is not None:
-        (np.add if reduce == "add" else np.multiply).at(out, key, np.asarray(raw(part), dtype=out.dtype))
+    (np.add if reduce == "add" else np.multiply).at(out, key, np.asarray(raw(part), dtype=out.dtype))
     return Tensor._make(out)

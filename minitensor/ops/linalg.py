@@ -101,39 +101,77 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     forward: out[i, j] = a_i b_j
     VJP:     ga_i = \sum_j g[i, j] b_j;  gb_j = \sum_i g[i, j] a_i
     """
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(vec2.shape)}")
     return input.unsqueeze(-1) * vec2
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:
     r"""A small einsum: the pairwise products of matmul only are not enough for learners, so this
-    composes broadcasting multiply and sum (differentiable, not fast).
+    composes indexing (a letter repeated in one operand reads its diagonal), broadcasting multiply
+    and sum (differentiable, not fast). `...` stands for the dims no letter names, broadcast
+    together and kept in front of the output (summed if the output has no `...`).
 
     forward: out[kept letters] = \sum_{summed letters} \prod_k x_k[its letters]
     VJP:     g_k = \sum over the letters x_k lacks of g * \prod_{m != k} x_m   (each Mul's and Sum's VJP in turn)
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    inputs, _, output = equation.replace(" ", "").partition("->")
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
     terms = inputs.split(",")
     if len(terms) != len(operands):
         raise RuntimeError(f"einsum: equation {equation!r} names {len(terms)} operands, got {len(operands)}")
-    if not _:
-        letters = sorted(set("".join(terms)))
-        output = "".join(c for c in letters if "".join(terms).count(c) == 1)
-    letters = list(dict.fromkeys("".join(terms) + output))
     for term, op in zip(terms, operands):
-        if len(term) != op.ndim or len(set(term)) != len(term):
-            raise RuntimeError(f"einsum: term {term!r} does not fit operand of shape {tuple(op.shape)} (no repeated letters)")
+        named = len(term.replace("...", ""))
+        if op.ndim < named or ("..." not in term and op.ndim != named):
+            raise RuntimeError(f"einsum: term {term!r} of {equation!r} does not fit an operand of shape {tuple(op.shape)}")
+    # the `...` dims get letters no equation uses, aligned on the right so that they broadcast
+    width = max((op.ndim - len(t.replace("...", "")) for t, op in zip(terms, operands) if "..." in t), default=0)
+    dots = "".join(chr(0x3B1 + i) for i in range(width))
+    terms = [t.replace("...", dots[width - (op.ndim - len(t) + 3):]) for t, op in zip(terms, operands)]
+    seen = "".join(terms)
+    if arrow:
+        output = output.replace("...", dots)
+    else:  # the `...` dims, then the letters seen once, in alphabetical order
+        output = dots + "".join(c for c in sorted(set(seen) - set(dots)) if seen.count(c) == 1)
+    for c in output:
+        if output.count(c) > 1 or c not in seen:
+            raise RuntimeError(f"einsum: output subscript {c!r} of {equation!r} appears more than once in the "
+                               "output, or in no operand")
+    xs = [_diagonal(op, term, equation) for term, op in zip(terms, operands)]
+    sizes: dict[str, int] = {}
+    for x, term in xs:  # a letter's sizes match, or are 1 (broadcast)
+        for c, n in zip(term, x.shape):
+            if n != 1 and sizes.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum: subscript {c!r} of {equation!r} has size {n} in one operand and "
+                                   f"{sizes[c]} in another (shapes {[tuple(op.shape) for op in operands]})")
+    letters = list(dict.fromkeys(seen + output))
     result: Any = None
-    for term, op in zip(terms, operands):
+    for x, term in xs:  # each operand with its dims in the order of `letters`, size 1 for the letters it lacks
         order = sorted(range(len(term)), key=lambda i: letters.index(term[i]))
-        x = op.permute([*order]) if order else op
+        x = x.permute([*order]) if order else x
         present = [term[i] for i in order]
-        shape = [x.shape[present.index(c)] if c in present else 1 for c in letters]
-        x = x.reshape(shape)
+        x = x.reshape([x.shape[present.index(c)] if c in present else 1 for c in letters])
         result = x if result is None else result * x
     summed = tuple(i for i, c in enumerate(letters) if c not in output)
     if summed:
         result = result.sum(dim=summed)
     kept = [c for c in letters if c in output]
     return result.permute([kept.index(c) for c in output]) if len(output) > 1 else result
+
+
+def _diagonal(x: Tensor, term: str, equation: str) -> tuple[Tensor, str]:
+    """(x, term) with each letter that `term` repeats read once, along the diagonal: "ii" of a
+    matrix is x[r, r] for r = 0, 1, ... (an Index node), and the term becomes "i"."""
+    unique = "".join(dict.fromkeys(term))
+    if unique == term:
+        return x, term
+    key = []
+    for c, n in zip(term, x.shape):
+        first = x.shape[term.index(c)]
+        if n != first:
+            raise RuntimeError(f"einsum: subscript {c!r} is repeated in term {term!r} of {equation!r} but the sizes "
+                               f"differ, {first} != {n}")
+        # an arange along the letter's own dim of the result; the repeats index with the same one
+        key.append(np.arange(n).reshape([-1 if u == c else 1 for u in unique]))
+    return x[tuple(key)], unique

@@ -42,13 +42,10 @@ def _order(data, dim, descending):
     NaN counts as larger than every number, as in PyTorch: last ascending, first descending."""
     if data.ndim == 0:  # numpy's argsort makes a 0-d input 1-d; PyTorch's index stays 0-d
         return np.zeros((), dtype=np.int64)
-    if descending:
-        key = -data.astype(np.int64) if data.dtype.kind in "bu" else -data
-        idx = np.argsort(key, axis=dim, kind="stable")  # -NaN is NaN, which numpy sorts last
-        if data.dtype.kind == "f":  # so move the NaNs to the front, keeping their order
-            nan_last = ~np.isnan(np.take_along_axis(data, idx, axis=dim))
-            idx = np.take_along_axis(idx, np.argsort(nan_last, axis=dim, kind="stable"), axis=dim)
-        return idx
+    if descending:  # the ascending order of the reversed line, read backwards: equal elements keep their
+        # order and NaNs come first (no negation, which wraps an int's minimum onto itself)
+        ascending = np.argsort(np.flip(data, axis=dim), axis=dim, kind="stable")
+        return data.shape[dim] - 1 - np.flip(ascending, axis=dim)
     return np.argsort(data, axis=dim, kind="stable")
 
 

@@ -118,8 +118,12 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 @with_formulas(Reshape)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim `dim` into dims of the given `sizes` (the inverse of flatten)."""
+    if not len(sizes):
+        raise RuntimeError(f"unflatten: sizes must be non-empty, got {sizes!r}")
     d = _wrap_dim(dim, input.ndim, "unflatten")
-    return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten: a 0-d tensor has no dim {dim} to unflatten")
+    return _reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1:], "unflatten")
 
 
 @tensor_method()
@@ -213,12 +217,20 @@ def _mT(x: Tensor) -> Tensor:
 
 @tensor_method()
 @with_formulas(Permute)
-def movedim(input: Tensor, source: int, destination: int) -> Tensor:
-    """Move dim `source` to position `destination`, the others keeping their order."""
-    dims = list(range(input.ndim))
-    s, d = _wrap_dim(source, input.ndim, "movedim"), _wrap_dim(destination, input.ndim, "movedim")
-    dims.insert(d, dims.pop(s))
-    return permute(input, dims)
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Move dim `source` to position `destination` (or each of several to its own), the others
+    keeping their order."""
+    n = input.ndim
+    sources = [source] if isinstance(source, int) else list(source)
+    places = [destination] if isinstance(destination, int) else list(destination)
+    if len(sources) != len(places):
+        raise RuntimeError(f"movedim: source {source} and destination {destination} must have the same number of dims")
+    sources = [_wrap_dim(s, n, "movedim") for s in sources]
+    places = [_wrap_dim(p, n, "movedim") for p in places]
+    if len(set(sources)) < len(sources) or len(set(places)) < len(places):
+        raise RuntimeError(f"movedim: repeated dim in source {source} or destination {destination}")
+    rest = iter(i for i in range(n) if i not in sources)  # the other dims, in their order
+    return permute(input, [sources[places.index(i)] if i in places else next(rest) for i in range(n)])
 
 
 class Expand(Function):
@@ -277,7 +289,11 @@ def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
     forward: out = unbroadcast(x, size)   (a Sum node over those dims, then a Reshape to `size`)
     VJP:     gx = expand(g, x.shape)
     """
+    if not size:
+        raise TypeError("sum_to_size: missing the size (ints, or one tuple of ints)")
     size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
+    if size == ():  # PyTorch's: the size () sums everything, a 0-d tensor too (sum's dtype then)
+        return input.sum()
     if size == input._array.shape:
         return input
     if not fits_broadcast(size, input._array.shape):
@@ -340,15 +356,16 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *xs):
-        return np.concatenate([x._array for x in xs], axis=dim)
+        # a 1-d empty tensor is skipped whatever the others' shapes, as in PyTorch (it adds nothing)
+        return np.concatenate([x._array for x in xs if x._array.shape != (0,)] or [xs[0]._array], axis=dim)
 
     @staticmethod
     def backward(ctx, g):
         dim, *xs = ctx.inputs
         grads, start = [], 0
         for x, need in zip(xs, ctx.needs_input_grad[1:]):
-            n = x.shape[dim]
-            grads.append(narrow(g, dim, start, n) if need else None)
+            n = x.shape[dim] if x.ndim == g.ndim else 0  # (a skipped 1-d empty tensor: its zero-size slice)
+            grads.append(narrow(g, dim, start, n).reshape(x.shape) if need else None)
             start += n
         return (None, *grads)
 
@@ -367,16 +384,19 @@ def _tensors_arg(tensors, op):
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; all other dims must match."""
     tensors = _tensors_arg(tensors, "cat")
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]  # PyTorch skips 1-d empties
-    ref = tensors[0]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated")
+    joined = [t for t in tensors if tuple(t.shape) != (0,)] or tensors[:1]  # PyTorch skips 1-d empties
+    ref = joined[0]
     d = _wrap_dim(dim, ref.ndim, "cat")
-    for t in tensors:
+    for t in joined:
         if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape)) if i != d):
             raise RuntimeError(
                 f"cat: sizes of tensors must match except in dimension {d}; got shapes "
                 f"{[tuple(x.shape) for x in tensors]}"
             )
-    return Cat.apply(d, *tensors)  # a new tensor even for one input, as in PyTorch
+    return Cat.apply(d, *tensors)  # (the skipped ones too: they stay in the graph, their gradient empty)  # a new tensor even for one input, as in PyTorch
 
 
 concat = concatenate = cat
@@ -396,8 +416,21 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 @tensor_method()
 @with_formulas(Index)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """The slice start:start+length along dim (differentiable through indexing)."""
+    """The slice start:start+length along dim (differentiable through indexing); a negative start
+    counts from the end, and the slice must fit in the dim."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow: cannot be applied to a 0-d tensor")
+    if length < 0:
+        raise RuntimeError(f"narrow: length must be non-negative, got {length}")
     d = _wrap_dim(dim, input.ndim, "narrow")
+    n, start = input.shape[d], int(start)  # (start may be a 0-d tensor, as in PyTorch)
+    if not -n <= start <= n:
+        raise IndexError(f"narrow: start {start} is out of range for dimension {d} of size {n} "
+                         f"(expected to be in range of [{-n}, {n}])")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"narrow: length {length} from start {start} does not fit in dimension {d} of size {n} "
+                           f"of shape {tuple(input.shape)}")
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 

@@ -101,6 +101,22 @@ def tensors(draw, shape, dtypes=DTYPES, positive=False, layouts=LAYOUTS, values=
     return Operand(leaf=leaf(shape), view=lambda t: t, layout="contiguous")
 
 
+def laid_out(array, layout):
+    """An Operand holding the given `array` (an index a test computed, say) seen through `layout`, as
+    `tensors` draws one: "transposed", "stepped" or "flipped" (no "expanded": given values need not
+    repeat along a dim); a 0-d array is contiguous."""
+    array = np.asarray(array)
+    if array.ndim == 0 or layout not in ("transposed", "stepped", "flipped"):
+        return Operand(leaf=array.copy(), view=lambda t: t, layout="contiguous")
+    if layout == "transposed":
+        perm = tuple(reversed(range(array.ndim)))  # its own inverse
+        return Operand(leaf=array.transpose(perm).copy(), view=lambda t: t.permute(*perm), layout=layout,
+                       shape=array.shape)
+    if layout == "stepped":  # every element twice along the last dim; [..., ::2] takes one of each
+        return Operand(leaf=np.repeat(array, 2, axis=-1), view=lambda t: t[..., ::2], layout=layout, shape=array.shape)
+    return Operand(leaf=array[::-1].copy(), view=lambda t: t.flip(0), layout=layout)
+
+
 def scalars(positive=False):
     """An Operand Python scalar: a bool, an int or a float (EDGES included)."""
     return st.one_of(
