@@ -279,7 +279,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(f"gather: expected an integer (int64 or int32) index, got dtype {idx.dtype}")
     if max(idx.ndim, 1) != max(input.ndim, 1):  # (a 0-d tensor counts as 1-d, as in PyTorch)
         raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
-    x, lines = (input.reshape(1), idx.reshape(idx.shape or (1,))) if input.ndim == 0 or idx.ndim == 0 else (input, idx)
+    x, lines = input.reshape(input.shape or (1,)), idx.reshape(idx.shape or (1,))
     _check_range(lines, x.shape[d], d, "gather", RuntimeError)  # (PyTorch's gather raises a RuntimeError here)
     for i, (k, n) in enumerate(zip(lines.shape, x.shape)):
         if i != d and k > n:
@@ -303,13 +303,13 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
     d = _wrap_dim(dim, input.ndim, "index_select")
     idx = np.asarray(raw(index))
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"index_select: expected an int64 or int32 index, got dtype {idx.dtype}")
     if idx.ndim > 1:
         raise IndexError(f"index_select: index must be a 0-d or 1-d integer tensor, got shape {idx.shape}")
-    if input.ndim > 1 and input.shape[d] == 0 and idx.size:  # (PyTorch's error here is a RuntimeError)
-        raise RuntimeError(f"index_select: index of {idx.size} elements into dimension {d} of size 0")
-    _check_range(idx, input.shape[d] if input.ndim else 1, d, "index_select")
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"index_select: expected an int64 or int32 index, got dtype {idx.dtype}")
+    # (out of range in an empty tensor of 2 dims or more, PyTorch's error is a RuntimeError)
+    error = RuntimeError if input.ndim > 1 and input.numel() == 0 else IndexError
+    _check_range(idx, input.shape[d] if input.ndim else 1, d, "index_select", error)
     if input.ndim == 0:  # a 0-d tensor has one entry to select, and stays 0-d (as in PyTorch)
         if idx.size != 1:
             raise RuntimeError(f"index_select: the index into a 0-d tensor can have only 1 value, got {idx.size}")
@@ -358,6 +358,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) ->
         raise IndexError(f"{op}: expected an int64 index tensor, got {getattr(idx, 'dtype', type(idx).__name__)}")
     if idx.ndim > 1:
         raise RuntimeError(f"{op}: index must be a 0-d or 1-d tensor, got shape {idx.shape}")
+    if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
+        _dtype.scalar_to(value.item(), input.dtype, op)
+    fill = fill_value(value, input.dtype, op)  # (converted before the index is checked, as in PyTorch)
     n = input.shape[d] if input.ndim else 1
     # an empty input whose filled dim is not empty has nothing to fill: PyTorch checks no index there
     checked = input.numel() or n == 0
@@ -369,7 +372,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) ->
     if checked:
         rows[idx] = True
     selected = rows.reshape((n,) + (1,) * (input.ndim - d - 1)) if input.ndim else rows.reshape(())
-    return where(Tensor._make(selected), fill_value(value, input.dtype, op), input)
+    return where(Tensor._make(selected), fill, input)
 
 
 def _scatter_positions(input, dim, index, src, op):
@@ -385,8 +388,9 @@ def _scatter_positions(input, dim, index, src, op):
     idx = index._array
     if isinstance(src, Tensor) and src.dtype != input.dtype:
         raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype}, got {src.dtype}")
-    if idx.size == 0:  # (src stays in the graph, its gradient zeros)
-        return (np.zeros(0, np.int64),) * input.ndim, src.reshape(-1)[:0] if isinstance(src, Tensor) else src
+    if idx.size == 0:  # (a src tensor stays in the graph, its gradient zeros; a number is not converted)
+        nothing = src.reshape(-1)[:0] if isinstance(src, Tensor) else np.zeros(0, input._array.dtype)
+        return (np.zeros(0, np.int64),) * input.ndim, nothing
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an int64 or int32 index, got dtype {idx.dtype}")
     if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
@@ -471,5 +475,6 @@ def _scatter_reduce(input, dim, index, src, reduce):
                            "use scatter_add for a sum you can differentiate, or compute under no_grad()")
     key, part = _scatter_positions(input, dim, index, src, "scatter")
     out = input._array.copy()
-    (np.add if reduce == "add" else np.multiply).at(out, key, np.asarray(raw(part), dtype=out.dtype))
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 and overflow: NaN and inf, silently as in PyTorch
+        (np.add if reduce == "add" else np.multiply).at(out, key, np.asarray(raw(part), dtype=out.dtype))
     return Tensor._make(out)

@@ -93,9 +93,16 @@ def view(input: Tensor, *shape: SizeArg) -> Tensor:
     return out
 
 
-@tensor_method("view_as", "reshape_as")
+@tensor_method()
 @with_formulas(Reshape)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """`view` as other's shape (an error where that needs a copy)."""
+    return view(input, other.shape)
+
+
+@tensor_method()
+@with_formulas(Reshape)
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     """`reshape` to other's shape."""
     return reshape(input, other.shape)
 
@@ -123,7 +130,14 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     d = _wrap_dim(dim, input.ndim, "unflatten")
     if input.ndim == 0:
         raise RuntimeError(f"unflatten: a 0-d tensor has no dim {dim} to unflatten")
-    return _reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1:], "unflatten")
+    n, sizes = input.shape[d], list(sizes)
+    known = -math.prod(sizes)  # with one -1: the product of the other sizes
+    if sizes.count(-1) == 1 and known and n % known == 0:
+        sizes[sizes.index(-1)] = n // known
+    if math.prod(sizes) != n or min(sizes) < 0:  # (checked on the dim: the whole tensor may be empty)
+        raise RuntimeError(f"unflatten: sizes {list(sizes)} don't multiply up to the size {n} of dim {d} of "
+                           f"shape {tuple(input.shape)}")
+    return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
 
 
 @tensor_method()
