@@ -179,9 +179,10 @@ def _float32_involved(ops, outputs):
         np.asarray(o).dtype == np.float32 for o in outputs)
 
 
-def check(name, fn, ops, seed, grads=True, tol=None):
+def check(name, fn, ops, seed, grads=True, tol=None, compatible=()):
     """Run `fn` on the operands in PyTorch and in minitensor and compare everything (see the module
-    docstring). `grads=False` compares the forward only; `tol(dtype) -> (rtol, atol)` overrides."""
+    docstring). `grads=False` compares the forward only; `tol(dtype) -> (rtol, atol)` overrides;
+    `compatible`: more (PyTorch's exception type, minitensor's) pairs that count as the same error."""
     torch = pytest.importorskip("torch")
     want = run(torch, fn, ops, seed, backward=grads)
     got = run(minitensor, fn, ops, seed, backward=grads)
@@ -192,7 +193,7 @@ def check(name, fn, ops, seed, grads=True, tol=None):
     if raised or torch_raised:
         assert raised, f"{where}: PyTorch raises {want[0].__name__}: {want[1]}; minitensor returns {got}"
         assert torch_raised, f"{where}: minitensor raises {got[0].__name__}: {got[1]}; PyTorch returns {want}"
-        assert got[0] is want[0] or (want[0], got[0]) in COMPATIBLE, (
+        assert got[0] is want[0] or (want[0], got[0]) in COMPATIBLE | set(compatible), (
             f"{where}: PyTorch raises {want[0].__name__}: {want[1]}; minitensor {got[0].__name__}: {got[1]}")
         return
     if tol is None:
