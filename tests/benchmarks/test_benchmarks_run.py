@@ -44,7 +44,8 @@ def test_bench_overhead(monkeypatch, capsys):
     for op in ("add", "mul scalar", "relu", "softmax(-1)", "matmul", "x[0]"):
         assert re.search(rf"^{re.escape(op)} +-?\d", out, re.M), op
     assert "median forward + backward overhead over 18 ops" in out
-    assert target("median forward overhead per op").search(out), out
+    assert re.search(r"^info  median forward overhead per op: -?\d+\.\d+ µs$", out, re.M), out
+    assert not re.search(r"^(PASS|FAIL) ", out, re.M), "the per-op target was retired: information only"
     assert "worst forward overhead:" in out
     assert re.search(r"^info  a bare recorded node .* adds -?\d+\.\d+ µs to numpy's add in this run; "
                      r"minitensor's add adds -?\d+\.\d+ µs$", out, re.M), out
