@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
-from benchmarks._timing import import_torch, interleaved, run_options, table, tune_malloc  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, report_setup, run_options, table  # noqa: E402
 
 
 
@@ -177,7 +177,7 @@ class Case:
 def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 2000), quick=(3, 1000), smoke=(1, 2))
 
-    tune_malloc(mt)
+    report_setup(mt)
     torch = import_torch(_USER_ENV)
     print(f"{repeats} interleaved repeats of {number} calls per op; medians, in µs per call\n")
     rng = np.random.default_rng(0)

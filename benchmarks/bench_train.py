@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
-from benchmarks._timing import child_torch, interleaved, per_thread_count, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402,E501
+from benchmarks._timing import child_torch, interleaved, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 
@@ -210,7 +210,7 @@ def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 10), quick=(5, 5), smoke=(1, 1), what="training steps")
     if CHILD_THREADS:
         return child(CHILD_THREADS, repeats, number)
-    tune_malloc(mt)
+    report_setup(mt, counts=(1, 2))
     cfg = Config()
     print(f"default model: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}; batch ({cfg.batch}, "
           f"{build(cfg)[0].block_size}) of {cfg.task}; AdamW lr {cfg.lr} betas ({cfg.beta1}, {cfg.beta2}) weight "

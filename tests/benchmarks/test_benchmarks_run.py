@@ -22,6 +22,7 @@ def run(monkeypatch, capsys, name, *argv):
     module.main(["--smoke", *argv])
     out = capsys.readouterr().out
     assert re.search(r"^minitensor\.tune_malloc\(\): (applied|not applied)", out, re.M), out
+    assert re.search(r"^BLAS threads: (\d|BLAS default)", out, re.M), out  # in the header of every run
     return out
 
 
