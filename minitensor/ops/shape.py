@@ -410,7 +410,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"cat: sizes of tensors must match except in dimension {d}; got shapes "
                 f"{[tuple(x.shape) for x in tensors]}"
             )
-    return Cat.apply(d, *tensors)  # (the skipped ones too: they stay in the graph, their gradient empty)  # a new tensor even for one input, as in PyTorch
+    # a new tensor even for one input, as in PyTorch; the skipped empties too stay in the graph (gradient empty)
+    return Cat.apply(d, *tensors)
 
 
 concat = concatenate = cat
