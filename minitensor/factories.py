@@ -190,8 +190,9 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    if high is None or size is None:
-        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+    if high is None or not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size) with a tuple size, "
+                        f"got size {size!r}")
     if low >= high:
         raise RuntimeError(f"randint: expects 'low' to be less than 'high', but got low={low} >= high={high}")
     dtype = _dtype.as_dtype(dtype) or _dtype.int64

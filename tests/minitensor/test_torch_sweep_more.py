@@ -465,3 +465,110 @@ def test_from_numpy_and_as_tensor_keep_dtype_and_share_memory_as_pytorch(torch_s
             array.flat[0] = 1  # through numpy: seen by the tensor exactly when memory is shared
         results.append((str(t.dtype).split(".")[-1], t.detach().numpy().tolist(), before.tolist()))
     assert results[1] == results[0], f"{how} of {base!r}: minitensor {results[1]}, PyTorch {results[0]}"
+
+
+# ---- the defects this sweep found, each pinned down as one case ---------------------------------
+
+# (written as the keyword arguments of the harness's Operand, which the test makes: the table is
+# built at import, before the fixture exists)
+def _t(values, dtype=None):
+    """A contiguous leaf holding `values`."""
+    return dict(leaf=np.array(values, dtype=dtype), view=lambda t: t, layout="contiguous")
+
+
+F32, F64 = "float32", "float64"
+FOUND = [  # (what, fn(lib, *operands), operands)
+    ("greater is a Tensor method", lambda lib, a, b: a.greater(b), [_t([1, 2]), _t([2, 1])]),
+    ("greater_equal is a Tensor method", lambda lib, a, b: a.greater_equal(b), [_t([1, 2]), _t([2, 1])]),
+    ("less is a Tensor method", lambda lib, a, b: a.less(b), [_t([1.0]), _t([2.0])]),
+    ("less_equal is a Tensor method", lambda lib, a, b: a.less_equal(b), [_t([1.0]), _t([1.0])]),
+    ("not_equal is a Tensor method", lambda lib, a, b: a.not_equal(b), [_t([1]), _t([1])]),
+    ("isclose of float32 and float64", lambda lib, a, b: lib.isclose(a, b), [_t([1.0], F32), _t([1.0])]),
+    ("allclose of float32 and float64", lambda lib, a, b: lib.allclose(a, b), [_t([1.0], F32), _t([1.0])]),
+    ("isclose with a Python number", lambda lib, a: lib.isclose(a, 1.0), [_t([1.0])]),
+    ("isclose with a negative rtol", lambda lib, a: lib.isclose(a, a, rtol=-1.0), [_t([1.0])]),
+    ("allclose of shapes that don't broadcast", lambda lib, a, b: lib.allclose(a, b), [_t([1.0, 2.0]), _t([1.0] * 3)]),
+    ("arange running the wrong way", lambda lib: lib.arange(1, 0, 1), []),
+    ("arange of a negative end", lambda lib: lib.arange(-1.5), []),
+    ("arange to inf", lambda lib: lib.arange(0, math.inf), []),
+    ("arange to NaN", lambda lib: lib.arange(0, math.nan), []),
+    ("arange of bool", lambda lib: lib.arange(0, 2, dtype=lib.bool), []),
+    ("arange to a 0-d int tensor is int64", lambda lib, n: lib.arange(n), [_t(3)]),
+    ("linspace of -1 steps", lambda lib: lib.linspace(0, 1, -1), []),
+    ("linspace of 2.5 steps", lambda lib: lib.linspace(0, 1, 2.5), []),
+    ("linspace of bool", lambda lib: lib.linspace(0, 1, 3, dtype=lib.bool), []),
+    ("eye(-1)", lambda lib: lib.eye(-1), []),
+    ("eye(2, -1)", lambda lib: lib.eye(2, -1), []),
+    ("full of a negative size", lambda lib: lib.full((2, -1), 1.0), []),
+    ("full of an int size", lambda lib: lib.full(2, 1.0), []),
+    ("full 1e300 of the default float32 (no numpy warning)", lambda lib: lib.full((), 1e300), []),
+    ("zeros(-1)", lambda lib: lib.zeros(-1), []),
+    ("ones(2, -1)", lambda lib: lib.ones(2, -1), []),
+    ("tensor of 2^63", lambda lib: lib.tensor([2 ** 63]), []),
+    ("tensor of -2^63 - 1", lambda lib: lib.tensor([-2 ** 63 - 1]), []),
+    ("tensor of 2^64 as float32", lambda lib: lib.tensor([2 ** 64], dtype=lib.float32), []),
+    ("tensor of 300 as int8", lambda lib: lib.tensor([300], dtype=lib.int8), []),
+    ("tensor of inf as int64", lambda lib: lib.tensor([math.inf], dtype=lib.int64), []),
+    ("tensor of an int -2 wraps into uint8, among floats", lambda lib: lib.tensor([1.5, -2], dtype=lib.uint8), []),
+    ("tensor of a float -2.0 into uint8", lambda lib: lib.tensor([1.5, -2.0], dtype=lib.uint8), []),
+    ("tensor of 1e300 is inf (no numpy warning)", lambda lib: lib.tensor([1e300, 1.0]), []),
+    ("new_tensor of 300 into int8", lambda lib, a: a.new_tensor([300]), [_t([1], "int8")]),
+    ("tensor of float64 0-d tensors is float64", lambda lib, a, b: lib.tensor([a.detach(), b.detach()]), [_t(1.0), _t(2.0)]),
+    ("tensor of an int and a float32 0-d tensor", lambda lib, a, b: lib.tensor([a, b.detach()]), [_t(1), _t(2.5, F32)]),
+    ("short()", lambda lib, a: a.short(), [_t([1, 70000])]),
+    ("char()", lambda lib, a: a.char(), [_t([1, 200])]),
+]
+
+
+@pytest.mark.parametrize("what, fn, ops", FOUND, ids=[case[0] for case in FOUND])
+def test_defects_the_sweep_found(torch_sweep, what, fn, ops):
+    torch_sweep.check(what, fn, [torch_sweep.Operand(**op) for op in ops], seed=0)
+
+
+FOUND_RANDOM = [  # (what, fn(lib, x, k), x, k): shapes, dtypes and errors of random factories
+    ("rand_like of int64", RANDOM["rand_like"], np.array([1, 2]), 0),
+    ("randn_like of int64", RANDOM["randn_like"], np.array([1, 2]), 0),
+    ("randint with low == high", lambda lib, x, k: lib.randint(5, 5, (2,)), None, 0),
+    ("randint with low == high, empty", lambda lib, x, k: lib.randint(5, 5, (0,)), None, 0),
+    ("randint beyond uint8", lambda lib, x, k: lib.randint(0, 257, (2,), dtype=lib.uint8), None, 0),
+    ("randint below uint8", lambda lib, x, k: lib.randint(-1, 3, (2,), dtype=lib.uint8), None, 0),
+    ("randint up to 256 in uint8", lambda lib, x, k: lib.randint(0, 256, (2,), dtype=lib.uint8), None, 0),
+    ("randint with an int size", lambda lib, x, k: lib.randint(0, 5, -1), None, 0),
+    ("randperm(-1)", lambda lib, x, k: lib.randperm(-1), None, 0),
+    ("randperm of bool", lambda lib, x, k: lib.randperm(3, dtype=lib.bool), None, 0),
+    ("randperm(129) in int8", lambda lib, x, k: lib.randperm(129, dtype=lib.int8), None, 0),
+    ("randperm(128) in int8", lambda lib, x, k: lib.randperm(128, dtype=lib.int8), None, 0),
+    ("multinomial of 0 samples", RANDOM["multinomial"], np.array([0.5, 0.5], F32), 0),
+    ("multinomial of int64 weights", RANDOM["multinomial"], np.array([1, 2]), 1),
+    ("multinomial drawing a zero-weight category", RANDOM["multinomial"], np.array([1.0, 0.0], F32), 2),
+    ("multinomial of no category", RANDOM["multinomial_replacement"], np.zeros(0, F32), 0),
+    ("bernoulli of int64 probabilities", RANDOM["bernoulli"], np.array([0, 1]), 0),
+    ("bernoulli with p on int64 is int64", RANDOM["bernoulli_p"], np.array([0, 1]), 1),
+    ("bernoulli with p = 1.5", RANDOM["bernoulli_p"], np.array([0.5], F32), 3),
+    ("bernoulli of a probability 1.5", RANDOM["bernoulli"], np.array([1.5], F32), 0),
+    ("Tensor.bernoulli", RANDOM["bernoulli_method"], np.array([0.5], F32), 0),
+    ("normal with a negative std", RANDOM["normal_negative_std"], np.zeros(2, F32), -1),
+    ("normal with a float64 mean is float64", RANDOM["normal_tensor_mean"], np.zeros(2), 0),
+    ("normal with a float64 std is float64", RANDOM["normal_tensor_std"], np.ones(2), 0),
+    ("normal of numbers without a size", lambda lib, x, k: lib.normal(0.0, 1.0), None, 0),
+    ("normal of tensors with a size", lambda lib, x, k: lib.normal(x, x, size=(2,)), np.ones(2, F32), 0),
+]
+
+
+@pytest.mark.parametrize("what, fn, x, k", FOUND_RANDOM, ids=[case[0] for case in FOUND_RANDOM])
+def test_random_factory_defects_the_sweep_found(what, fn, x, k):
+    got, want = (_kind(lib, fn, None if x is None else lib.tensor(x), k) for lib in (minitensor, torch))
+    assert got == want, f"{what}: minitensor {got}, PyTorch {want}"
+
+
+def test_clip_names_itself_in_its_errors():
+    with pytest.raises(RuntimeError, match="clip_: result type"):
+        minitensor.tensor([True]).clip_(max=2)
+
+
+@pytest.mark.parametrize("how", ["tensor", "as_tensor", "from_numpy"])
+def test_arrays_of_another_byte_order_are_refused_as_pytorch(how):
+    array = np.arange(3.0).astype(">f8")
+    for lib in (torch, minitensor):
+        with pytest.raises(ValueError):
+            getattr(lib, how)(array)

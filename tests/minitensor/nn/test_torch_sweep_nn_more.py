@@ -148,3 +148,52 @@ def test_pad_modes_minitensor_lacks_raise_not_implemented(mode):
             torch.nn.functional.pad(torch.tensor(x), (1, 1), mode=mode)
     with pytest.raises(NotImplementedError, match=f"pad: .*{mode}"):
         minitensor.nn.functional.pad(minitensor.tensor(x), (1, 1), mode=mode)
+
+
+# ---- the defects this sweep found, each pinned down as one case ---------------------------------
+
+def _t(values, dtype="float32", constant=False):
+    """A contiguous leaf holding `values` (seen through detach() when `constant`), as Operand arguments."""
+    return dict(leaf=np.array(values, dtype=dtype), view=(lambda t: t.detach()) if constant else (lambda t: t),
+                layout="contiguous")
+
+
+def _bce(**kw):
+    return lambda lib, x, t, *w: _F(lib).binary_cross_entropy_with_logits(x, t, *w, **kw)
+
+
+FOUND = [  # (what, fn(lib, *operands), operands)
+    ("bce with logits: weight", _bce(), [_t([1.0, -2.0]), _t([1.0, 0.5]), _t([1.0, 2.0], constant=True)]),
+    ("bce with logits: pos_weight", lambda lib, x, t, p: _F(lib).binary_cross_entropy_with_logits(x, t, pos_weight=p),
+     [_t([[1.0, -2.0]]), _t([[1.0, 0.5]]), _t([3.0, 2.0], constant=True)]),
+    ("bce with logits: a weight larger than the input", _bce(), [_t(0.0), _t(0.0), _t([0.0] * 3, constant=True)]),
+    ("bce with logits: a target of another shape", _bce(), [_t([[1.0], [2.0]]), _t([0.0, 1.0])]),
+    ("bce with logits: an int64 target", _bce(), [_t([1.0]), _t([1], "int64")]),
+    ("bce with logits: an int64 input", _bce(), [_t([1], "int64"), _t([1.0])]),
+    ("bce with logits: the result has the target's dtype", _bce(reduction="none"), [_t([1.0], "float64"), _t([0.5])]),
+    ("bce with logits: +inf logit of a soft target", _bce(reduction="none"),
+     [_t([np.inf, -np.inf], "float64"), _t([0.5, 0.5], "float64")]),
+    ("cosine_similarity broadcasts before choosing dim", lambda lib, a, b: _F(lib).cosine_similarity(a, b),
+     [_t([[1.0, 0.0], [0.0, 1.0]]), _t([1.0, 1.0])]),
+    ("cosine_similarity of float32 1e30 vectors", lambda lib, a, b: _F(lib).cosine_similarity(a, b, dim=0),
+     [_t([1e30]), _t([1e30])]),
+    ("cosine_similarity where a norm overflows", lambda lib, a, b: _F(lib).cosine_similarity(a, b, dim=0),
+     [_t([0.0, 0.0]), _t([1e30, 1e30])]),
+    ("cosine_similarity's gradient below eps", lambda lib, a, b: _F(lib).cosine_similarity(a, b, dim=0, eps=1e-3),
+     [_t([1e-5, 2e-5], "float64"), _t([1.0, -3.0], "float64")]),
+    ("pad with negative widths crops", lambda lib, a: _F(lib).pad(a, (-1, 1, 2, -1), value=9.0),
+     [_t(np.arange(6.0).reshape(2, 3))]),
+    ("pad cropping more than the dim holds", lambda lib, a: _F(lib).pad(a, (1, -2)), [_t([1.0])]),
+    ("pad of a 0-d tensor", lambda lib, a: _F(lib).pad(a, ()), [_t(1.0)]),
+    ("pad with value None is 0", lambda lib, a: _F(lib).pad(a, (1, 1), value=None), [_t([1.0])]),
+    ("pad with a float width", lambda lib, a: _F(lib).pad(a, (1.5, 1)), [_t([1.0])]),
+    ("pad int8 with 300", lambda lib, a: _F(lib).pad(a, (1, 1), value=300), [_t([1], "int8")]),
+    ("pad float32 with 1e300", lambda lib, a: _F(lib).pad(a, (1, 1), value=1e300), [_t([1.0])]),
+    ("one_hot of int32", lambda lib, i: _F(lib).one_hot(i), [_t([1, 2], "int32")]),
+    ("one_hot of an empty tensor with num_classes=-1", lambda lib, i: _F(lib).one_hot(i), [_t([], "int64")]),
+]
+
+
+@pytest.mark.parametrize("what, fn, ops", FOUND, ids=[case[0] for case in FOUND])
+def test_defects_the_sweep_found(torch_sweep, what, fn, ops):
+    torch_sweep.check(what, fn, [torch_sweep.Operand(**op) for op in ops], seed=0)
