@@ -134,8 +134,15 @@ def verdict(name, value, limit, unit=""):
     return ok
 
 
-def tune_malloc(minitensor):
-    """Apply minitensor's allocator tuning (opt-in, process-wide) and say whether it took."""
+def report_setup(minitensor, counts=None):
+    """Print the run's BLAS thread count (or the `counts` the children run at, each in its own
+    process), then apply minitensor's allocator tuning (opt-in, process-wide) and say whether it
+    took. Returns whether it took."""
+    if counts:
+        print("BLAS threads: " + " and ".join(map(str, counts)) + ", each count in a child process of its own (below)")
+    else:
+        n = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        print(f"BLAS threads: {n or 'BLAS default (every core)'}" + (" (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS)" if n else ""))
     applied = minitensor.tune_malloc()
     print("minitensor.tune_malloc(): " + ("applied (glibc mmap/trim thresholds raised)" if applied
                                           else "not applied (not glibc); timings use the default allocator"))

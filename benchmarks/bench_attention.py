@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 import attention  # noqa: E402
-from benchmarks._timing import import_torch, interleaved, round_ratios, table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import import_torch, interleaved, report_setup, round_ratios, table, verdict  # noqa: E402
 
 B, H, D = 8, 4, 32
 TARGET = 1.2  # minitensor / numpy floor, from T = 64 on
@@ -156,7 +156,7 @@ def main(argv=None):
         args.T, args.repeats, args.number = args.T[:1], args.repeats or 1, args.number or 1
     repeats = args.repeats or (3 if args.quick else 15)
 
-    tune_malloc(mt)
+    report_setup(mt)
     torch = import_torch(_USER_ENV)
     threads = torch.get_num_threads() if torch is not None else None
     print(f"Q, K, V: ({B}, {H}, T, {D}) float32, causal, forward + backward; \"minitensor\": fused=True, "

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 from minitensor.run import torch_is_minitensor  # noqa: E402
-from benchmarks._timing import interleaved, per_thread_count, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402,E501
+from benchmarks._timing import interleaved, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch eager, one thread
 SETTLE = 0.3
@@ -104,7 +104,7 @@ def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 5), quick=(5, 3), smoke=(1, 1), what="training steps")
     if CHILD_THREADS:
         return child(CHILD_THREADS, repeats, number)
-    tune_malloc(mt)
+    report_setup(mt, counts=(1, 2))
     try:
         import torch  # noqa: F401
     except ImportError:

@@ -18,7 +18,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import minitensor  # noqa: E402
-from benchmarks._timing import interleaved, run_options, tune_malloc  # noqa: E402
+from benchmarks._timing import interleaved, report_setup, run_options  # noqa: E402
 
 
 def tiny_ops(lib):
@@ -87,7 +87,7 @@ WORKLOADS = [tiny_ops, mlp_step, attention_step, layer_norm_step]
 
 def main(argv=None):
     repeats, inner = run_options(argv, __doc__, full=(9, 20), quick=(3, 10), smoke=(1, 1))
-    tune_malloc(minitensor)
+    report_setup(minitensor)
     try:
         import torch
 

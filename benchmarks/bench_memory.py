@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 from attention.trainer import Config, build, train_step  # noqa: E402
-from benchmarks._timing import table, tune_malloc, verdict  # noqa: E402
+from benchmarks._timing import report_setup, table, verdict  # noqa: E402
 
 MB = 1024 * 1024
 
@@ -111,7 +111,7 @@ def main(argv=None):
     steps = args.steps or (4 if args.smoke else 400 if args.quick else 2000)
     steps = max(steps, settle)
 
-    tune_malloc(mt)
+    report_setup(mt)
     if args.quick and not args.steps:
         print("--quick: RSS over 400 steps, not 2000 (a slow leak can hide in so few)")
     cfg = Config()

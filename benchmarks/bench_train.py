@@ -20,7 +20,10 @@ every worker idle, and the untimed steps that follow the rest warm its own libra
 The two contenders are interleaved, each block runs `--number` steps, and the median of the
 repeats is reported, with the quartiles of the per-round ratios. How to read it: minitensor /
 PyTorch at the same thread count is the target, at most 1.0 at both counts (as fast as PyTorch
-eager); the autograd nodes per step are for information. Note `minitensor.tune_malloc()` changes
+eager); the autograd nodes per step are for information. A third contender, the numpy floor,
+runs the step's matrix products alone (`matmul_floor`), the same shapes in the same order; the
+minitensor / floor ratio shows how far the step is from what no library can undercut without
+faster matrix products (information, no target). Note `minitensor.tune_malloc()` changes
 the allocator for the whole process, PyTorch's steps included.
 """
 import itertools
@@ -38,7 +41,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
-from benchmarks._timing import child_torch, interleaved, per_thread_count, round_ratios, run_options, table, tune_malloc, verdict  # noqa: E402,E501
+from benchmarks._timing import child_torch, interleaved, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 
@@ -118,6 +121,42 @@ def torch_side(torch, cfg, vocab, block_size):
     return step, loss
 
 
+def matmul_floor(cfg, vocab, block_size, seed=0):
+    """The step's matrix products alone, in numpy: a training step can't take less than these.
+
+    For B x T = N rows of d_model = d, H heads of d / H dims, a d_ff = 4 d MLP and V classes,
+    a step multiplies, per block:
+      - each of the six Linears (w_q, w_k, w_v, w_o: d -> d; fc1: d -> 4d; fc2: 4d -> d) three
+        times: forward Y = X W^T, backward dX = dY W and dW = dY^T X;
+      - attention (B, H) batches of T x T products: forward S = Q K^T and O = P V, backward
+        dP = dO V^T, dV = P^T dO, dQ = dS K and dK = dS^T Q;
+    and the head (d -> V, no bias) three times. Random float32 arrays of those shapes, made once.
+    """
+    rng = np.random.default_rng(seed)
+    B, T, d, H = cfg.batch, block_size, cfg.d_model, cfg.heads
+    N, dk = B * T, cfg.d_model // cfg.heads
+
+    def arr(*shape):
+        return rng.standard_normal(shape, dtype=np.float32)
+
+    def linear(n_in, n_out):  # (X, W, dY): Y = X W^T, dX = dY W, dW = dY^T X
+        return arr(N, n_in), arr(n_out, n_in), arr(N, n_out)
+
+    linears = [linear(d, d)] * 4 + [linear(d, 4 * d), linear(4 * d, d)]
+    q, k, v, p, g = arr(B, H, T, dk), arr(B, H, T, dk), arr(B, H, T, dk), arr(B, H, T, T), arr(B, H, T, dk)
+    head = linear(d, vocab)
+
+    def step():
+        for _ in range(cfg.layers):
+            for x, w, dy in linears:
+                x @ w.T, dy @ w, dy.T @ x
+            q @ k.swapaxes(-1, -2), p @ v                                  # S = Q K^T, O = P V
+            g @ v.swapaxes(-1, -2), p.swapaxes(-1, -2) @ g, p @ k, p.swapaxes(-1, -2) @ q  # dP, dV, dQ, dK
+        x, w, dy = head
+        x @ w.T, dy @ w, dy.T @ x
+    return step
+
+
 def count_nodes(loss, is_leaf):
     """Autograd nodes reachable from `loss.grad_fn`, not counting the leaves' entries."""
     seen = {}  # id -> node, holding each node so its id can't be reused during the walk
@@ -146,7 +185,7 @@ def child(threads, repeats, number):
     data = [task.batch(cfg.batch, rng) for _ in range(20)]
     x, y = data[0]
     mt_step, mt_loss = minitensor_side(cfg)
-    steps = {"minitensor": cycling(mt_step, data)}
+    steps = {"minitensor": cycling(mt_step, data), "numpy floor": matmul_floor(cfg, task.vocab_size, task.block_size)}
     nodes = {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
     if torch is not None:
         torch.set_num_threads(threads)
@@ -158,6 +197,9 @@ def child(threads, repeats, number):
     table(["library", "ms/step", "steps/s"], [[name, s * 1e3, 1 / s] for name, s in t.items()])
     print("autograd nodes per step (forward graph, leaves not counted): "
           + ", ".join(f"{name} {n}" for name, n in nodes.items()))
+    ratio, q1, q3 = round_ratios(rounds, "minitensor", "numpy floor")
+    print(f"threads={threads}: minitensor / numpy floor (its matrix products alone) per round {ratio:.3f} "
+          f"(quartiles {q1:.3f}-{q3:.3f})")
     if torch is not None:
         ratio, q1, q3 = round_ratios(rounds, "minitensor", "PyTorch")
         print(f"threads={threads}: minitensor / PyTorch per round {ratio:.3f} (quartiles {q1:.3f}-{q3:.3f})")
@@ -168,7 +210,7 @@ def main(argv=None):
     repeats, number = run_options(argv, __doc__, full=(15, 10), quick=(5, 5), smoke=(1, 1), what="training steps")
     if CHILD_THREADS:
         return child(CHILD_THREADS, repeats, number)
-    tune_malloc(mt)
+    report_setup(mt, counts=(1, 2))
     cfg = Config()
     print(f"default model: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}; batch ({cfg.batch}, "
           f"{build(cfg)[0].block_size}) of {cfg.task}; AdamW lr {cfg.lr} betas ({cfg.beta1}, {cfg.beta2}) weight "
@@ -177,13 +219,19 @@ def main(argv=None):
     outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
     print("== targets ==")
     for threads, out in outputs.items():
-        line = [ln for ln in out.splitlines() if ln.startswith(f"threads={threads}:")]
-        if not line:
+        floor = per_round(out, f"threads={threads}: minitensor / numpy floor")
+        print(f"info  minitensor / numpy floor (the step's matrix products alone), {threads} thread(s): {floor:.3f}x")
+        ratio = per_round(out, f"threads={threads}: minitensor / PyTorch")
+        if ratio is None:
             print(f"SKIP  minitensor / PyTorch, {threads} thread(s): PyTorch is not installed")
-            continue
-        ratio = float(line[0].split("per round ")[1].split()[0])
-        verdict(f"minitensor / PyTorch eager, {threads} thread(s) (median of per-round ratios)", ratio, TARGET, "x")
+        else:
+            verdict(f"minitensor / PyTorch eager, {threads} thread(s) (median of per-round ratios)", ratio, TARGET, "x")
 
+
+def per_round(out, start):
+    """The per-round ratio a child printed on its line beginning with `start`, or None."""
+    lines = [ln for ln in out.splitlines() if ln.startswith(start)]
+    return float(lines[0].split("per round ")[1].split()[0]) if lines else None
 
 if __name__ == "__main__":
     main()
