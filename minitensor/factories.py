@@ -157,7 +157,7 @@ def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = Non
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     dtype = _float_dtype(dtype)
-    if dtype == _dtype.bool_:
+    if dtype == _dtype.bool_ and steps > 1:  # (0 or 1 steps need no kernel in PyTorch: start, or nothing)
         raise RuntimeError("linspace: not implemented for dtype bool")
     values = np.linspace(float(start), float(end), steps)
     return _finish(values.astype(dtype), requires_grad, device, "linspace")

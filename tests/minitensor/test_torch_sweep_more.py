@@ -497,6 +497,7 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("linspace of -1 steps", lambda lib: lib.linspace(0, 1, -1), []),
     ("linspace of 2.5 steps", lambda lib: lib.linspace(0, 1, 2.5), []),
     ("linspace of bool", lambda lib: lib.linspace(0, 1, 3, dtype=lib.bool), []),
+    ("linspace of bool, one step", lambda lib: lib.linspace(2, 1, 1, dtype=lib.bool), []),
     ("eye(-1)", lambda lib: lib.eye(-1), []),
     ("eye(2, -1)", lambda lib: lib.eye(2, -1), []),
     ("full of a negative size", lambda lib: lib.full((2, -1), 1.0), []),
