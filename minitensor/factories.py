@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Sequence
+from typing import Sequence, SupportsIndex
 
 import numpy as np
 
@@ -190,9 +190,10 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    if high is None or not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size) with a tuple size, "
-                        f"got size {size!r}")
+    if not (isinstance(low, SupportsIndex) and isinstance(high, SupportsIndex) and isinstance(size, (tuple, list))):
+        raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size) with int bounds (never "
+                        f"2.5) and a tuple size, got low {low!r}, high {high!r} and size {size!r}")
+    low, high = operator.index(low), operator.index(high)  # (a 0-d integer tensor is a bound too)
     if low >= high:
         raise RuntimeError(f"randint: expects 'low' to be less than 'high', but got low={low} >= high={high}")
     dtype = _dtype.as_dtype(dtype) or _dtype.int64
