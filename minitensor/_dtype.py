@@ -164,6 +164,17 @@ def _int_range(dtype):
     return builtins_int(info.min), builtins_int(info.max)
 
 
+def values_fit(arr, dtype):
+    """Whether the numbers in `arr` fit an integer `dtype` by `scalar_to`'s rule (1.7 truncates, 300
+    is no int8, a negative int wraps into uint8 down to -255; NaN and inf fit no integer), all at once."""
+    if dtype.kind not in "iu" or arr.dtype.kind not in "iuf" or not arr.size:
+        return True
+    info = np.iinfo(dtype)
+    low = -info.max if info.min == 0 and arr.dtype.kind in "iu" else info.min
+    with np.errstate(invalid="ignore"):
+        return bool(((arr >= low) & (arr <= info.max)).all())
+
+
 def scalar_to(value, dtype, op):
     """Python number `value` converted to `dtype` with PyTorch's overflow check, for ops that put a
     number into a tensor (fill_, masked_fill, full, where, clamp's bounds, x[i] = v ...): an int8

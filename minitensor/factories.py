@@ -5,7 +5,9 @@ factories use the default dtype (float32 unless `set_default_dtype` changed it).
 """
 from __future__ import annotations
 
-from typing import Sequence
+import math
+import operator
+from typing import Sequence, SupportsIndex
 
 import numpy as np
 
@@ -27,6 +29,23 @@ def _float_dtype(dtype):
     return _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
 
 
+def _shape(size, op):
+    """A new tensor's shape from `size` (ints, or one tuple of ints), refusing a negative dim as PyTorch does."""
+    shape = _size_arg(size, op)
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"{op}: trying to create a tensor with negative dimension {n}: {list(shape)}")
+    return shape
+
+
+def _drawn_dtype(dtype, op):
+    """The dtype of a draw from a continuous distribution: a float dtype (PyTorch has no integer kernel for it)."""
+    dtype = _float_dtype(dtype)
+    if dtype.kind != "f":
+        raise RuntimeError(f"{op}: not implemented for dtype {dtype}; draws from it are floating point")
+    return dtype
+
+
 def tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A new tensor that owns a copy of `data` (lists, numbers, numpy arrays, tensors)."""
     arr = np.array(_to_array(data, dtype, "tensor"), copy=True)
@@ -43,12 +62,15 @@ def as_tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLik
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with `ndarray`, keeping its dtype."""
     # one test for the usual case (hand-written VJPs wrap each gradient with this)
-    if type(ndarray) is _ndarray and ndarray.dtype.kind in "biuf":
+    if type(ndarray) is _ndarray and ndarray.dtype.kind in "biuf" and ndarray.dtype.isnative:
         return _make(ndarray)
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
     if ndarray.dtype.kind not in "biuf":
         raise TypeError(f"from_numpy: can't convert an array of dtype {ndarray.dtype}")
+    if not ndarray.dtype.isnative:
+        raise ValueError(f"from_numpy: the array's byte order ({ndarray.dtype}) is not the machine's; convert it "
+                         "first: arr.astype(arr.dtype.newbyteorder('='))")
     return _make(ndarray)
 
 
@@ -56,23 +78,25 @@ _ndarray, _make = np.ndarray, Tensor._make
 
 
 def zeros(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.zeros(_size_arg(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
+    return _finish(np.zeros(_shape(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
 
 
 def ones(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.ones(_size_arg(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
+    return _finish(np.ones(_shape(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
 
 
 def empty(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
-    return _finish(np.zeros(_size_arg(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
+    return _finish(np.zeros(_shape(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
 
 
 def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
     dtype = _dtype.as_dtype(dtype)
-    filled = np.full(_size_arg((size,), "full"), _fill(fill_value, dtype, "full"), dtype)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full: argument 'size' must be a tuple of ints, not {type(size).__name__}")
+    filled = np.full(_shape(size, "full"), _fill(fill_value, dtype, "full"), dtype)
     return _finish(filled, requires_grad, device, "full")
 
 
@@ -107,19 +131,42 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DT
     """[start, end) in steps; int64 when all arguments are integers, else the default float dtype."""
     if end is None:
         start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))  # 0-d tensors
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end} (step {step})")
+    if (end - start) * step < 0:  # PyTorch refuses an empty range that runs the wrong way
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
-    return _finish(np.arange(start, end, step).astype(_dtype.as_dtype(dtype)), requires_grad, device, "arange")
+    dtype = _dtype.as_dtype(dtype)
+    if dtype == _dtype.bool_:
+        raise RuntimeError("arange: not implemented for dtype bool")
+    return _finish(np.arange(start, end, step).astype(dtype), requires_grad, device, "arange")
 
 
 def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.linspace(start, end, int(steps)).astype(_float_dtype(dtype)), requires_grad, device, "linspace")
+    """`steps` evenly spaced values from start to end, both included."""
+    try:
+        steps = operator.index(steps)  # an int or an integer tensor, never 2.5
+    except TypeError:
+        raise TypeError(f"linspace: steps must be an int, got {type(steps).__name__} {steps!r}") from None
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    dtype = _float_dtype(dtype)
+    if dtype == _dtype.bool_ and steps > 1:  # (0 or 1 steps need no kernel in PyTorch: start, or nothing)
+        raise RuntimeError("linspace: not implemented for dtype bool")
+    values = np.linspace(float(start), float(end), steps)
+    return _finish(values.astype(dtype), requires_grad, device, "linspace")
 
 
 def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    for name, k in (("n", n), ("m", m)):
+        if k is not None and k < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {k}")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device, "eye")
 
 
@@ -127,14 +174,15 @@ def rand(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | No
          generator: Generator | None = None) -> Tensor:
     """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
     g = _gen(generator)
-    return _finish(g.random(_size_arg(size, "rand")).astype(_float_dtype(dtype)), requires_grad, device, "rand")
+    return _finish(g.random(_shape(size, "rand")).astype(_drawn_dtype(dtype, "rand")), requires_grad, device, "rand")
 
 
 def randn(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
           generator: Generator | None = None) -> Tensor:
     """Standard normal, from the global generator (seeded by manual_seed)."""
     g = _gen(generator)
-    return _finish(g.standard_normal(_size_arg(size, "randn")).astype(_float_dtype(dtype)), requires_grad, device, "randn")
+    return _finish(g.standard_normal(_shape(size, "randn")).astype(_drawn_dtype(dtype, "randn")), requires_grad, device,
+                   "randn")
 
 
 def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg | None = None,
@@ -142,35 +190,81 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    if high is None or size is None:
-        raise TypeError("randint: expected randint(high, size) or randint(low, high, size)")
+    if not (isinstance(low, SupportsIndex) and isinstance(high, SupportsIndex) and isinstance(size, (tuple, list))):
+        raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size) with int bounds (never "
+                        f"2.5) and a tuple size, got low {low!r}, high {high!r} and size {size!r}")
+    low, high = operator.index(low), operator.index(high)  # (a 0-d integer tensor is a bound too)
+    if low >= high:
+        raise RuntimeError(f"randint: expects 'low' to be less than 'high', but got low={low} >= high={high}")
+    dtype = _dtype.as_dtype(dtype) or _dtype.int64
+    if dtype.kind in "biu":  # both bounds must be values of the dtype, as PyTorch checks
+        info = (0, 1) if dtype == _dtype.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        if not info[0] <= low <= info[1] or not info[0] <= high - 1 <= info[1]:
+            raise RuntimeError(f"randint: the range [{low}, {high}) is out of bounds for dtype {dtype}")
     g = _gen(generator)
-    arr = g.integers(low, high, size=_size_arg((size,), "randint"))
-    return _finish(arr.astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randint")
+    arr = g.integers(low, high, size=_shape((size,), "randint"))
+    return _finish(arr.astype(dtype), requires_grad, device, "randint")
 
 
 def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
              generator: Generator | None = None) -> Tensor:
+    dtype = _dtype.as_dtype(dtype) or _dtype.int64
+    if n < 0:
+        raise RuntimeError(f"randperm: trying to create a tensor with negative dimension {n}: [{n}]")
+    if dtype == _dtype.bool_:
+        raise RuntimeError("randperm: not implemented for dtype bool")
+    if dtype.kind in "iu" and n - 1 > np.iinfo(dtype).max:
+        raise RuntimeError(f"randperm: n={n} values can't be held in {dtype} without overflow")
     g = _gen(generator)
-    return _finish(g.permutation(n).astype(_dtype.as_dtype(dtype) or _dtype.int64), requires_grad, device, "randperm")
+    return _finish(g.permutation(n).astype(dtype), requires_grad, device, "randperm")
 
 
 def rand_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return rand(*input.shape, dtype=_like(input, dtype), device=device, requires_grad=requires_grad)
+    return _finish(_gen(None).random(input.shape).astype(_drawn_dtype(_like(input, dtype), "rand_like")),
+                   requires_grad, device, "rand_like")
 
 
 def randn_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return randn(*input.shape, dtype=_like(input, dtype), device=device, requires_grad=requires_grad)
+    return _finish(_gen(None).standard_normal(input.shape).astype(_drawn_dtype(_like(input, dtype), "randn_like")),
+                   requires_grad, device, "randn_like")
 
 
-def normal(mean: float, std: float, size: Sequence[int] | None = None, generator: Generator | None = None) -> Tensor:
-    g = _gen(generator)
-    return Tensor._make(np.asarray(g.normal(mean, std, size), dtype=_dtype.get_default_dtype()))
+def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] | None = None,
+           generator: Generator | None = None, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False) -> Tensor:
+    """Draws from N(mean, std^2): one per element of a tensor `mean` and/or `std` (of its dtype), or
+    `size` of them for a number mean and std (of `dtype`, else the default float dtype)."""
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if tensors:
+        if size is not None:
+            raise TypeError("normal: size is taken only with a number mean and std, not with tensors")
+        for t in tensors:
+            if t.dtype.kind != "f":
+                raise RuntimeError(f"normal: not implemented for dtype {t.dtype}; mean and std must be float tensors")
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors)) if len(tensors) == 2 else tensors[0].shape
+        dtype = tensors[0].dtype
+    else:
+        if size is None:
+            raise TypeError("normal: a number mean and std need a size: normal(mean, std, size)")
+        shape, dtype = _shape((size,), "normal"), _drawn_dtype(dtype, "normal")
+    sd = np.asarray(std._array if isinstance(std, Tensor) else std)
+    if not (sd >= 0).all():  # (NaN too)
+        raise RuntimeError(f"normal: expects std >= 0.0, but found std {sd[~(sd >= 0)].flat[0]}")
+    mu = mean._array if isinstance(mean, Tensor) else mean
+    draws = _gen(generator).standard_normal(shape)
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinite mean stays infinite
+        return _finish(np.asarray(mu + sd * draws).astype(dtype), requires_grad, device, "normal")
 
 
+@tensor_method()
 def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None = None) -> Tensor:
+    """1 with probability p (each element of `input`, or the number `p`), else 0, in input's dtype."""
+    if p is None and input.dtype.kind != "f":
+        raise RuntimeError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must be floats")
+    probs = input._array if p is None else np.asarray(p)
+    if not ((probs >= 0) & (probs <= 1)).all():  # (NaN too)
+        raise RuntimeError(f"bernoulli: expects probabilities in [0, 1], got {probs[~((probs >= 0) & (probs <= 1))].flat[0]}")
     g = _gen(generator)
-    probs = input._array if p is None else np.full(input.shape, p)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))
 
 

@@ -78,6 +78,9 @@ def _to_array(data, dtype, where):
         arr = np.asarray(data)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected bool, integer or float data")
+        if not arr.dtype.isnative:
+            raise ValueError(f"{where}: the numpy array's byte order ({arr.dtype}) is not the machine's; convert it "
+                             "first: arr.astype(arr.dtype.newbyteorder('='))")
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _untensor(data)
@@ -85,19 +88,40 @@ def _to_array(data, dtype, where):
             arr = np.asarray(data)
         except ValueError as e:
             raise ValueError(f"{where}: cannot build a tensor from ragged or mixed data ({e})") from None
+        if arr.dtype == np.uint64 or arr.dtype == object:  # how numpy keeps Python ints beyond int64
+            arr = _beyond_int64(data, arr, dtype, where)
         if dtype is None and isinstance(data, (list, tuple)) and arr.dtype.kind in "biuf":
             dtype = _list_dtype(data)  # None when the list holds no numpy scalar
         if arr.dtype.kind == "f" and dtype is None:
-            arr = arr.astype(_dtype.get_default_dtype())
+            with np.errstate(over="ignore"):  # 1e300 is inf in float32, silently as in PyTorch
+                arr = arr.astype(_dtype.get_default_dtype())
         elif arr.dtype.kind in "iu" and dtype is None:
             arr = arr.astype(np.int64)
         elif arr.dtype.kind not in "biuf":
             raise TypeError(f"{where}: cannot build a tensor from data of type {arr.dtype} ({type(data).__name__})")
     if dtype is not None:
-        # 1e300 to float32 is inf, NaN to int64 is undefined: silently, as in PyTorch (numpy warns)
+        dtype = _dtype.as_dtype(dtype, where)
+        if not isinstance(data, (Tensor, np.ndarray, np.generic)) and not _dtype.values_fit(arr, dtype):
+            # PyTorch checks each Python number by its own type (an int -2 wraps into uint8, -2.0 is an
+            # overflow) and raises for one that doesn't fit; an array converts as a C cast does, unchecked
+            items = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
+            arr = np.array([_dtype.scalar_to(x, dtype, where) for x in items], dtype).reshape(arr.shape)
+        # 1e300 to float32 is inf, an array's NaN to int64 is undefined: silently, as in PyTorch (numpy warns)
         with np.errstate(over="ignore", invalid="ignore"):
-            arr = arr.astype(_dtype.as_dtype(dtype, where), copy=False)
+            arr = arr.astype(dtype, copy=False)
     return arr
+
+
+def _beyond_int64(data, arr, dtype, where):
+    """Python ints beyond int64 (numpy holds them as uint64 or objects): as floats for a float dtype,
+    else PyTorch's overflow error."""
+    items = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
+    if not all(isinstance(x, (bool, int)) for x in items):
+        return arr  # strings, None ...: refused below
+    if dtype is not None and _dtype.as_dtype(dtype, where).kind == "f":
+        return arr.astype(np.float64)
+    big = next(x for x in items if not -2 ** 63 <= x < 2 ** 63)
+    raise ValueError(f"{where}: overflow when unpacking long long: {big} does not fit in int64")
 
 
 def _list_dtype(seq):
@@ -105,7 +129,7 @@ def _list_dtype(seq):
     float64) and Python numbers theirs (bool, int64, the default float), promoted together; None
     when the list holds no numpy scalar (numpy's inference, with floats at the default dtype, is it)."""
     items = list(_flat(seq))
-    if not any(isinstance(x, np.generic) for x in items):
+    if not any(isinstance(x, (np.generic, np.ndarray)) for x in items):  # (an ndarray: a tensor in the list)
         return None
     out = None
     for x in items:

@@ -25,6 +25,7 @@ from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
+from .. import _dtype
 from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
 from ..tensor import Tensor
@@ -251,10 +252,12 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor with a trailing dim of size num_classes: 1 at each index, 0 elsewhere."""
     idx = tensor._array
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"one_hot: expected an integer tensor, got {idx.dtype}")
+    if idx.dtype != np.int64:  # PyTorch takes int64 indices only (a LongTensor)
+        raise RuntimeError(f"one_hot: expected an int64 tensor of class indices, got {idx.dtype}")
     if num_classes == -1:
-        num_classes = int(idx.max()) + 1 if idx.size else 0
+        if not idx.size:
+            raise RuntimeError("one_hot: can't infer the number of classes from an empty tensor; give num_classes")
+        num_classes = int(idx.max()) + 1
     if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
         raise RuntimeError(f"one_hot: class values must be in [0, {num_classes}), got min {idx.min()} max {idx.max()}")
     return Tensor._make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
@@ -454,16 +457,34 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """BCE from logits: -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x)) = softplus(x) - x t, with the
-    gradient sigmoid(x) - t. (The textbook stable form max(x, 0) - x t + log(1 + e^{-|x|}) is the same
-    function, but its pieces have kinks at x = 0 whose subgradients sum to 1 - t there, not 1/2 - t.)
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    r"""BCE from logits, -w [p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))], written as PyTorch
+    computes it: (1 - t) x + l softplus(-x) with l = 1 + (p - 1) t, since -log sigmoid(x) = softplus(-x)
+    and -log(1 - sigmoid(x)) = x + softplus(-x). `weight` (w) rescales each element (broadcast to x),
+    `pos_weight` (p) the positive term of each class (broadcast along the last dim).
 
-    forward: loss = softplus(x) - x t, then reduced ('mean': over its n elements)
-    VJP:     gx = (sigmoid(x) - t) r;  gt = -x r;  r = g / n ('mean') or g
+    forward: loss = w ((1 - t) x + l softplus(-x)),  l = 1 + (p - 1) t,  then reduced ('mean': over its n elements)
+    VJP:     gx = w (1 - t - l sigmoid(-x)) r   (= w (sigmoid(x) - t) r without pos_weight);  r = g / n ('mean') or g
     """
-    loss = softplus(input) - input * target
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    op = "binary_cross_entropy_with_logits"
+    input, target = tensor_input(input, op), tensor_input(target, op)
+    if target.shape != input.shape:
+        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
+    for name, t in (("input", input), ("target", target)):
+        if t.dtype.kind != "f":
+            raise RuntimeError(f"{op}: expected a floating point {name}, got {t.dtype}")
+    for name, w in (("weight", weight), ("pos_weight", pos_weight)):
+        if w is not None and broadcast_shapes(op, w.shape, input.shape) != input.shape:
+            raise RuntimeError(f"{op}: {name} of shape {tuple(w.shape)} doesn't broadcast to the input's shape "
+                               f"{tuple(input.shape)}")
+    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1  # l
+    loss = (1 - target) * input + scale * softplus(-input)
+    if weight is not None:
+        loss = loss * weight
+    if loss.dtype != target.dtype:  # PyTorch computes the loss in place in a tensor made from the target
+        loss = loss.to(target.dtype)
+    return _reduce(loss, reduction, op)
 
 
 class Pad(Function):
@@ -472,6 +493,8 @@ class Pad(Function):
 
     @staticmethod
     def forward(ctx, x, widths, value):
+        if not widths:  # a 0-d tensor, nothing to pad
+            return x._array.copy()
         return np.pad(x._array, widths, mode="constant", constant_values=value)
 
     @staticmethod
@@ -481,17 +504,28 @@ class Pad(Function):
 
 
 @with_formulas(Pad)
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
-    """Constant padding of the last len(pad)//2 dims, PyTorch's order (last dim first)."""
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Constant padding of the last len(pad)//2 dims, PyTorch's order (last dim first); a negative
+    width crops that side instead (a slice, before the padding)."""
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if any(type(w) is not int for w in pad):
+        raise TypeError(f"pad: argument 'pad' must be a tuple of ints, got {tuple(pad)!r}")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(f"pad: padding length {len(pad)} must be even and at most 2 * {input.ndim} dims")
-    if any(p < 0 for p in pad):
-        raise NotImplementedError(f"pad: negative padding (cropping) is not supported, got {tuple(pad)}")
-    widths = [(0, 0)] * input.ndim
+    value = 0.0 if value is None else value
+    if type(value) in (bool, int, float):
+        _dtype.scalar_to(value, input.dtype, "pad")  # it must fit the dtype, as PyTorch checks
+    widths, crop = [(0, 0)] * input.ndim, [slice(None)] * input.ndim
     for i in range(len(pad) // 2):
-        widths[input.ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+        d = input.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if input.shape[d] - max(-lo, 0) - max(-hi, 0) < 0:  # PyTorch crops first, then pads
+            raise RuntimeError(f"pad: padding {(lo, hi)} crops more than dim {d} of input shape {tuple(input.shape)} holds")
+        widths[d] = (max(lo, 0), max(hi, 0))
+        crop[d] = slice(max(-lo, 0), input.shape[d] - max(-hi, 0))
+    if any(w < 0 for w in pad):
+        input = input[tuple(crop)]
     return Pad.apply(input, tuple(widths), value)
 
 
@@ -505,14 +539,21 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim`: each norm is clamped on its own, as
-    in PyTorch (clamping their product instead shrank the similarity of vectors shorter than ~1e-4).
+    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim` (of the two broadcast together),
+    computed as PyTorch does: each vector divided by its norm first (so 1e30-long float32 vectors
+    don't overflow), and each norm clamped at eps in value only: the gradient flows through the
+    norm as if unclamped (PyTorch clamps it in place without recording).
 
-    forward: out = x1 . x2 / (n1 n2),  n_k = max(||x_k||, eps)
-    VJP:     gx1 = g (x2 / (n1 n2) - out x1 / n1^2)   (the second term only where ||x1|| > eps);  gx2 likewise
+    forward: out = (x1 / n1) . (x2 / n2),  n_k = max(||x_k||, eps)
+    VJP:     gx1 = g (x2 / (n1 n2) - out x1 / (n1 ||x1||))   (0 from the second term where x1 = 0);  gx2 likewise
     """
-    num = (x1 * x2).sum(dim=dim)
-    return num / (x1.norm(dim=dim).clamp(min=eps) * x2.norm(dim=dim).clamp(min=eps))
+    shape = broadcast_shapes("cosine_similarity", x1.shape, x2.shape)  # dim counts in the broadcast shape
+    x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    n1, n2 = x1.norm(dim=dim, keepdim=True), x2.norm(dim=dim, keepdim=True)
+    # the clamped value, the unclamped gradient: a constant lifts a norm below eps up to eps
+    n1 = n1 + (eps - n1.detach()).clamp(min=0)
+    n2 = n2 + (eps - n2.detach()).clamp(min=0)
+    return ((x1 / n1) * (x2 / n2)).sum(dim=dim)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,

@@ -37,6 +37,8 @@ le = _compare("le", np.less_equal)
 gt = _compare("gt", np.greater)
 ge = _compare("ge", np.greater_equal)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+for _alias, _op in (("greater", gt), ("greater_equal", ge), ("less", lt), ("less_equal", le), ("not_equal", ne)):
+    tensor_method(_alias)(_op)  # PyTorch's long names are Tensor methods too: `x.greater(y)`
 logical_and = _compare("logical_and", np.logical_and)
 logical_or = _compare("logical_or", np.logical_or)
 logical_xor = _compare("logical_xor", np.logical_xor)
@@ -111,13 +113,31 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._array, other._array))
 
 
+def _close_operands(op, input, other, rtol, atol):
+    """PyTorch's checks: `other` a tensor of input's dtype (float32 is not compared with float64),
+    shapes that broadcast, tolerances >= 0."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{op}: {input.dtype} did not match {other.dtype} (compare tensors of one dtype)")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{op}: {name} must be greater than or equal to zero, but got {tol}")
+    broadcast_shapes(op, input.shape, other.shape)
+    return input._array, other._array
+
+
 @tensor_method()
-def allclose(input: Tensor, other: TensorOrNumber, rtol: float = 1e-05, atol: float = 1e-08,
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    return bool(np.allclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """True if every element of `isclose(input, other, ...)` is (a Python bool)."""
+    a, b = _close_operands("allclose", input, other, rtol, atol)
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @tensor_method()
-def isclose(input: Tensor, other: TensorOrNumber, rtol: float = 1e-05, atol: float = 1e-08,
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
-    return Tensor._make(np.isclose(input._array, raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    """|input - other| <= atol + rtol * |other| elementwise (equal infinities too; NaN only with equal_nan)."""
+    a, b = _close_operands("isclose", input, other, rtol, atol)
+    return Tensor._make(np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))

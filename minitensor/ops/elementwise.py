@@ -789,7 +789,8 @@ def _converter(name: str, dtype: DType) -> None:
 
 
 for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
-                   ("long", _dtype.int64), ("int", _dtype.int32), ("bool", _dtype.bool_), ("byte", _dtype.uint8)]:
+                   ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16), ("char", _dtype.int8),
+                   ("bool", _dtype.bool_), ("byte", _dtype.uint8)]:
     _converter(_name, _to)
 
 

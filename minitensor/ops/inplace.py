@@ -146,7 +146,7 @@ _method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, va
 _method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
         f"`scatter`: {scatter.__doc__}")
 _method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), f"`scatter_add`: {scatter_add.__doc__}")
-Tensor.clip_ = Tensor.clamp_
+_method("clip_", lambda t, min=None, max=None: E.clamp(t, min, max))
 
 
 def _filled(t, value):

@@ -116,24 +116,24 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
     Uses the global generator seeded by `manual_seed`. Without replacement it takes the top
     `num_samples` of log(p) + Gumbel noise, which draws them in proportion to p one after another.
     """
-    p = input._array.astype(np.float64)
-    if p.ndim not in (1, 2):
+    if input.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"multinomial: only floating-point dtypes are supported for input, got {input.dtype}")
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} <= 0 samples")
+    p = input._array.astype(np.float64)
+    n = p.shape[-1]
+    rows = p.reshape(p.size // n if n else len(p) if p.ndim == 2 else 1, n)
+    if not replacement and num_samples > n:
+        raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
     if (p < 0).any() or not np.isfinite(p).all():
         raise RuntimeError("multinomial: probability tensor contains either inf, nan or element < 0")
-    rows = p.reshape(-1, p.shape[-1])
     total = rows.sum(axis=1, keepdims=True)
     if (total <= 0).any():
         raise RuntimeError("multinomial: invalid distribution, a row's weights sum to 0")
-    n = rows.shape[1]
-    if not replacement and num_samples > n:
-        raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
-    if not replacement and (np.count_nonzero(rows, axis=1) < num_samples).any():
-        # else the draw would return categories of probability 0 once the others run out
-        raise RuntimeError(
-            f"multinomial: a row has fewer than num_samples={num_samples} categories of non-zero probability, "
-            "so it can't be sampled without replacement"
-        )
+    # without replacement, once a row's categories of non-zero probability are drawn the rest come
+    # next (log 0 = -inf sorts last), as in PyTorch
     gen = _gen(generator)
     if replacement:
         cdf = np.cumsum(rows / total, axis=1)

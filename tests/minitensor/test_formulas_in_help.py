@@ -26,7 +26,7 @@ NO_GRADIENT = {
                      "isfinite", "isinf", "isnan", "all", "any", "bool"], "a bool result"),
     # integer results or bit operations
     **dict.fromkeys(["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "argmax", "argmin", "argsort",
-                     "nonzero", "count_nonzero", "multinomial", "long", "int", "byte", "one_hot"],
+                     "nonzero", "count_nonzero", "multinomial", "long", "int", "short", "char", "byte", "one_hot"],
                     "an integer result"),
     # Python values, not tensors
     **dict.fromkeys(["allclose", "equal"], "a Python bool"),
