@@ -89,7 +89,7 @@ def _shapes(q, k, v):
 
 def _dropout_keep(shape, p):
     """Bool keep-mask for inverted dropout, from minitensor's global generator (so manual_seed rules it)."""
-    return (mt.rand(*shape, dtype=mt.float64) >= p).numpy(force=True)
+    return (mt.rand(shape, dtype=mt.float64) >= p).numpy(force=True)
 
 
 @with_formulas(FusedAttention)

@@ -39,7 +39,7 @@ class ScaledDotProductAttention(nn.Module):
 
 def _uniform_parameter(shape: tuple[int, ...], fan_in: int) -> nn.Parameter:
     # nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), so outputs start at a sane scale
-    p = nn.Parameter(mt.zeros(*shape))
+    p = nn.Parameter(mt.zeros(shape))
     bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
     nn.init.uniform_(p, -bound, bound)
     return p

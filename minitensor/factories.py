@@ -30,7 +30,10 @@ def _float_dtype(dtype):
 
 
 def _shape(size, op):
-    """A new tensor's shape from `size` (ints, or one tuple of ints), refusing a negative dim as PyTorch does."""
+    """A new tensor's shape from `size` (ints, or one tuple of ints), refusing a negative dim as PyTorch does.
+    No size at all is PyTorch's TypeError too: `zeros()` is a mistake, `zeros(())` a 0-d tensor."""
+    if not size:
+        raise TypeError(f"{op}() missing 1 required positional argument: 'size' (give () for a 0-d tensor)")
     shape = _size_arg(size, op)
     for n in shape:
         if n < 0:
@@ -96,7 +99,7 @@ def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, devi
     dtype = _dtype.as_dtype(dtype)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full: argument 'size' must be a tuple of ints, not {type(size).__name__}")
-    filled = np.full(_shape(size, "full"), _fill(fill_value, dtype, "full"), dtype)
+    filled = np.full(_shape((size,), "full"), _fill(fill_value, dtype, "full"), dtype)
     return _finish(filled, requires_grad, device, "full")
 
 
@@ -279,17 +282,17 @@ def new_tensor(self: Tensor, data: ArrayLike, dtype: DTypeLike | None = None, de
 
 @tensor_method()
 def new_zeros(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return zeros(_shape(size, "new_zeros"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 @tensor_method()
 def new_ones(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return ones(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return ones(_shape(size, "new_ones"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 @tensor_method()
 def new_empty(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return empty(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return empty(_shape(size, "new_empty"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 @tensor_method()

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..autograd.grad_mode import no_grad
 from ..random import Generator, _gen
 from ..tensor import Tensor
 
@@ -49,13 +50,17 @@ def _fill(tensor, values):
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """Fill with draws from U(a, b) (in place; returns the tensor)."""
-    return _fill(tensor, _gen(generator).uniform(a, b, tensor.shape))
+    """Fill with draws from U(a, b) (in place, outside the graph; returns the tensor). Tensor.uniform_'s
+    checks: a float tensor, a <= b."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """Fill with draws from N(mean, std^2) (in place; returns the tensor)."""
-    return _fill(tensor, _gen(generator).normal(mean, std, tensor.shape))
+    """Fill with draws from N(mean, std^2) (in place, outside the graph; returns the tensor).
+    Tensor.normal_'s checks: a float tensor, std >= 0."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

@@ -29,7 +29,7 @@ def _unchanged(before, *tensors):
 
 
 def _with_grad(*shape):
-    t = mt.randn(*shape, requires_grad=True)
+    t = mt.randn(shape, requires_grad=True)
     (t * 2).sum().backward()  # give it a .grad to protect
     return t
 

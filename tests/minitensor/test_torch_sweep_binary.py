@@ -106,6 +106,7 @@ def _masked_fill_(lib, a, mask, value):
 TERNARY = {
     "where": (_where, ("bool", "bool", "bool", "uint8", "float32")),  # a non-bool condition: PyTorch's error
     "clamp": (lambda lib, a, lo, hi: lib.clamp(a, lo, hi), None),
+    "clip": (lambda lib, a, lo, hi: a.clip(lo, hi), None),  # clamp's alias, as a method
     "lerp_": (lambda lib, a, b, w: a.clone().lerp_(b, w), None),
     "addcmul_": (lambda lib, a, b, c: a.clone().addcmul_(b, c, value=0.5), None),
     "addcdiv_": (lambda lib, a, b, c: a.clone().addcdiv_(b, c, value=2), None),
@@ -120,7 +121,7 @@ def test_ternary_matches_pytorch(torch_sweep, name, data):
     sw = torch_sweep
     fn, first_dtypes = TERNARY[name]
     shapes = data.draw(sw.broadcast_shapes(3))
-    if name == "clamp":
+    if name in ("clamp", "clip"):
         # PyTorch's clamp backward combines masks such as [x >= lo] and [x <= hi] in place: it fails
         # unless every pair of them broadcasts to the result's shape. So x has that shape
         shapes = [np.broadcast_shapes(*shapes[1:])] + list(shapes[1:])

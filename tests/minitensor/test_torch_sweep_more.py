@@ -343,6 +343,10 @@ RANDOM = {
     "normal_tensor_mean": lambda lib, x, k: lib.normal(x, 1.0),
     "normal_tensor_std": lambda lib, x, k: lib.normal(0.5, x),
     "normal_tensors": lambda lib, x, k: lib.normal(x, x),
+    "rand": lambda lib, x, k: lib.rand(*x.shape, dtype=x.dtype),
+    "randn": lambda lib, x, k: lib.randn(tuple(x.shape), dtype=x.dtype if k > 0 else None),
+    "normal_": lambda lib, x, k: x.clone().normal_(1.0, float(k)),  # a negative std: an error
+    "uniform_": lambda lib, x, k: x.clone().uniform_(float(k), 2.0),  # from > to: an error
 }
 
 
@@ -553,6 +557,16 @@ FOUND_RANDOM = [  # (what, fn(lib, x, k), x, k): shapes, dtypes and errors of ra
     ("normal with a float64 std is float64", RANDOM["normal_tensor_std"], np.ones(2), 0),
     ("normal of numbers without a size", lambda lib, x, k: lib.normal(0.0, 1.0), None, 0),
     ("normal of tensors with a size", lambda lib, x, k: lib.normal(x, x, size=(2,)), np.ones(2, F32), 0),
+    ("rand() without a size", lambda lib, x, k: lib.rand(), None, 0),
+    ("randn() without a size", lambda lib, x, k: lib.randn(), None, 0),
+    ("zeros() without a size", lambda lib, x, k: lib.zeros(), None, 0),
+    ("zeros(()) is 0-d", lambda lib, x, k: lib.zeros(()), None, 0),
+    ("full((), 2.0) is 0-d", lambda lib, x, k: lib.full((), 2.0), None, 0),
+    ("new_zeros() without a size", lambda lib, x, k: x.new_zeros(), np.zeros(2, F32), 0),
+    ("normal_ of int64", RANDOM["normal_"], np.array([1, 2]), 1),
+    ("normal_ with a negative std", RANDOM["normal_"], np.zeros(2, F32), -1),
+    ("uniform_ of bool", RANDOM["uniform_"], np.array([True]), 0),
+    ("uniform_ from 3 to 2", RANDOM["uniform_"], np.zeros(2, F32), 3),
 ]
 
 

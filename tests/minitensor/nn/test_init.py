@@ -136,3 +136,21 @@ def test_reset_parameters_redraws():
     before = lin.weight.numpy(force=True).copy()
     lin.reset_parameters()
     assert not np.array_equal(before, lin.weight.numpy(force=True))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.init.normal_(lib.zeros(2, dtype=lib.int64)),
+    lambda lib: lib.nn.init.uniform_(lib.zeros(2, dtype=lib.bool)),
+    lambda lib: lib.nn.init.uniform_(lib.zeros(2), 3.0, 2.0),
+    lambda lib: lib.nn.init.normal_(lib.zeros(2), 0.0, -1.0),
+], ids=["normal_ of int64", "uniform_ of bool", "uniform_ from 3 to 2", "normal_ with std -1"])
+def test_init_refuses_what_the_tensor_methods_refuse_and_changes_nothing(call):
+    """An integer tensor took truncated draws silently and a bad range raised numpy's ValueError."""
+    with pytest.raises(RuntimeError, match="normal_|uniform_"):  # (NotImplementedError is a RuntimeError)
+        call(mt)
+    x = mt.zeros(2, dtype=mt.int64)
+    with pytest.raises(NotImplementedError, match="normal_"):
+        init.normal_(x)
+    assert x.tolist() == [0, 0] and x._version == 0
+    with pytest.raises(RuntimeError):  # PyTorch refuses the same calls
+        call(pytest.importorskip("torch"))
