@@ -88,7 +88,9 @@ def _to_array(data, dtype, where):
             arr = np.asarray(data)
         except ValueError as e:
             raise ValueError(f"{where}: cannot build a tensor from ragged or mixed data ({e})") from None
-        if arr.dtype == np.uint64 or arr.dtype == object:  # how numpy keeps Python ints beyond int64
+        # how numpy keeps Python ints beyond int64: uint64, objects, or float64 beside small ints
+        if arr.dtype == np.uint64 or arr.dtype == object or (
+                arr.dtype == np.float64 and arr.size and np.abs(arr).max() >= 2.0 ** 63):
             arr = _beyond_int64(data, arr, dtype, where)
         if dtype is None and isinstance(data, (list, tuple)) and arr.dtype.kind in "biuf":
             dtype = _list_dtype(data)  # None when the list holds no numpy scalar
@@ -101,9 +103,11 @@ def _to_array(data, dtype, where):
             raise TypeError(f"{where}: cannot build a tensor from data of type {arr.dtype} ({type(data).__name__})")
     if dtype is not None:
         dtype = _dtype.as_dtype(dtype, where)
-        if not isinstance(data, (Tensor, np.ndarray, np.generic)) and not _dtype.values_fit(arr, dtype):
+        python_numbers = not isinstance(data, (Tensor, np.ndarray, np.generic))
+        if python_numbers and (not _dtype.values_fit(arr, dtype) or (arr.dtype.kind == "f" and dtype.kind in "iu")):
             # PyTorch checks each Python number by its own type (an int -2 wraps into uint8, -2.0 is an
-            # overflow) and raises for one that doesn't fit; an array converts as a C cast does, unchecked
+            # overflow) and raises for one that doesn't fit; an array converts as a C cast does, unchecked.
+            # Ints beside floats too: numpy's float64 rounds 2^63 - 1 up to 2^63, which would wrap
             items = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
             arr = np.array([_dtype.scalar_to(x, dtype, where) for x in items], dtype).reshape(arr.shape)
         # 1e300 to float32 is inf, an array's NaN to int64 is undefined: silently, as in PyTorch (numpy warns)
@@ -113,15 +117,18 @@ def _to_array(data, dtype, where):
 
 
 def _beyond_int64(data, arr, dtype, where):
-    """Python ints beyond int64 (numpy holds them as uint64 or objects): as floats for a float dtype,
-    else PyTorch's overflow error."""
+    """Python ints beyond int64 (numpy holds them as uint64, objects, or float64 beside floats or
+    small ints): PyTorch reads each int as a C long long unless the tensor is float (asked for, or
+    inferred from a float in the data) or bool, so elsewhere they are its overflow error."""
     items = list(_flat(data)) if isinstance(data, (list, tuple)) else [data]
-    if not all(isinstance(x, (bool, int)) for x in items):
-        return arr  # strings, None ...: refused below
-    if dtype is not None and _dtype.as_dtype(dtype, where).kind == "f":
+    big = [x for x in items if isinstance(x, int) and not isinstance(x, bool) and not -2 ** 63 <= x < 2 ** 63]
+    if not big or not all(isinstance(x, (bool, int, float)) for x in items):
+        return arr  # large floats only; or strings, None ...: refused below
+    kind = _dtype.as_dtype(dtype, where).kind if dtype is not None else "f" if any(
+        isinstance(x, float) for x in items) else "i"
+    if kind in "fb":  # as floats (a bool tensor then reads them as True)
         return arr.astype(np.float64)
-    big = next(x for x in items if not -2 ** 63 <= x < 2 ** 63)
-    raise ValueError(f"{where}: overflow when unpacking long long: {big} does not fit in int64")
+    raise ValueError(f"{where}: overflow when unpacking long long: {big[0]} does not fit in int64")
 
 
 def _list_dtype(seq):

@@ -254,9 +254,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     idx = tensor._array
     if idx.dtype != np.int64:  # PyTorch takes int64 indices only (a LongTensor)
         raise RuntimeError(f"one_hot: expected an int64 tensor of class indices, got {idx.dtype}")
+    if not idx.size and num_classes <= 0:  # (0 too, as in PyTorch)
+        raise RuntimeError("one_hot: can't infer the number of classes from an empty tensor; give num_classes > 0")
     if num_classes == -1:
-        if not idx.size:
-            raise RuntimeError("one_hot: can't infer the number of classes from an empty tensor; give num_classes")
         num_classes = int(idx.max()) + 1
     if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
         raise RuntimeError(f"one_hot: class values must be in [0, {num_classes}), got min {idx.min()} max {idx.max()}")
@@ -514,7 +514,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(f"pad: padding length {len(pad)} must be even and at most 2 * {input.ndim} dims")
     value = 0.0 if value is None else value
-    if type(value) in (bool, int, float):
+    fills = any(w > 0 for w in pad)  # cropping alone, or no width at all, fills nothing: the value is never read
+    if type(value) in (bool, int, float) and fills:
         _dtype.scalar_to(value, input.dtype, "pad")  # it must fit the dtype, as PyTorch checks
     widths, crop = [(0, 0)] * input.ndim, [slice(None)] * input.ndim
     for i in range(len(pad) // 2):
@@ -526,7 +527,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         crop[d] = slice(max(-lo, 0), input.shape[d] - max(-hi, 0))
     if any(w < 0 for w in pad):
         input = input[tuple(crop)]
-    return Pad.apply(input, tuple(widths), value)
+    return Pad.apply(input, tuple(widths), value if fills else 0)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

@@ -117,6 +117,9 @@ def _run(lib, F, fn, x, seed):
 def test_matches_pytorch(name, dtype, data):
     x = data.draw(arrays(dtype, 1e-20 if name in NO_TINY else 1.2e-38 if name in NO_SUBNORMAL else 0.0))
     assume(name not in NO_TINY or x.size != 1)  # one element: PyTorch's |x|, exact where squaring is not
+    # var of one NaN (n - 1 = 0 degrees of freedom): PyTorch's gradient reads inf, of any other one
+    # element NaN; both are 0/0, left out
+    assume(name != "var" or x.size != 1 or not np.isnan(x).any())
     if name in TIE_SENSITIVE:
         assume(x.size or name == "topk")
     if name in TIE_SENSITIVE and x.size:
