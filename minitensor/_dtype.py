@@ -175,6 +175,14 @@ def values_fit(arr, dtype):
         return bool(((arr >= low) & (arr <= info.max)).all())
 
 
+def for_draws(dtype, op):
+    """`dtype`, if a draw from a continuous distribution (rand, randn, normal_, uniform_ ...) can be
+    of it: a float dtype. PyTorch has no integer kernel for those and raises NotImplementedError."""
+    if dtype.kind != "f":
+        raise NotImplementedError(f"{op}: not implemented for dtype {dtype}; its draws are floating point")
+    return dtype
+
+
 def scalar_to(value, dtype, op):
     """Python number `value` converted to `dtype` with PyTorch's overflow check, for ops that put a
     number into a tensor (fill_, masked_fill, full, where, clamp's bounds, x[i] = v ...): an int8

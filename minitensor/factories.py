@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _dtype
 from .random import Generator, _gen
-from .tensor import Tensor, _size_arg, _to_array, check_device, tensor_method
+from .tensor import Tensor, _size_arg, _to_array, check_device, refuse_foreign_byte_order, tensor_method
 from .types import ArrayLike, DeviceLike, DTypeLike, Number, SizeArg
 
 
@@ -42,11 +42,8 @@ def _shape(size, op):
 
 
 def _drawn_dtype(dtype, op):
-    """The dtype of a draw from a continuous distribution: a float dtype (PyTorch has no integer kernel for it)."""
-    dtype = _float_dtype(dtype)
-    if dtype.kind != "f":
-        raise RuntimeError(f"{op}: not implemented for dtype {dtype}; draws from it are floating point")
-    return dtype
+    """The dtype of a draw from a continuous distribution: `dtype`, else the default, and a float one."""
+    return _dtype.for_draws(_float_dtype(dtype), op)
 
 
 def tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
@@ -71,9 +68,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
     if ndarray.dtype.kind not in "biuf":
         raise TypeError(f"from_numpy: can't convert an array of dtype {ndarray.dtype}")
-    if not ndarray.dtype.isnative:
-        raise ValueError(f"from_numpy: the array's byte order ({ndarray.dtype}) is not the machine's; convert it "
-                         "first: arr.astype(arr.dtype.newbyteorder('='))")
+    refuse_foreign_byte_order(ndarray, "from_numpy")
     return _make(ndarray)
 
 

@@ -78,9 +78,7 @@ def _to_array(data, dtype, where):
         arr = np.asarray(data)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected bool, integer or float data")
-        if not arr.dtype.isnative:
-            raise ValueError(f"{where}: the numpy array's byte order ({arr.dtype}) is not the machine's; convert it "
-                             "first: arr.astype(arr.dtype.newbyteorder('='))")
+        refuse_foreign_byte_order(arr, where)
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _untensor(data)
@@ -114,6 +112,13 @@ def _to_array(data, dtype, where):
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(dtype, copy=False)
     return arr
+
+
+def refuse_foreign_byte_order(arr, where):
+    """PyTorch's refusal of a numpy array whose byte order is not the machine's."""
+    if not arr.dtype.isnative:
+        raise ValueError(f"{where}: the numpy array's byte order ({arr.dtype}) is not the machine's; convert it "
+                         "first: arr.astype(arr.dtype.newbyteorder('='))")
 
 
 def _beyond_int64(data, arr, dtype, where):

@@ -199,7 +199,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator 
     forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
     VJP:     gx = 0
     """
-    _drawn_into(self, "uniform_")
+    _dtype.for_draws(self.dtype, "uniform_")
     if not a <= b:
         raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={a} > to={b}")
     return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
@@ -212,16 +212,10 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Genera
     forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)
     VJP:     gx = 0
     """
-    _drawn_into(self, "normal_")
+    _dtype.for_draws(self.dtype, "normal_")
     if not std >= 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, but found std {std}")
     return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
-
-
-def _drawn_into(self, op):
-    """Draws from a continuous distribution go into float tensors only (PyTorch has no integer kernel)."""
-    if self.dtype.kind != "f":
-        raise NotImplementedError(f"{op}: not implemented for dtype {self.dtype}; its draws are floating point")
 
 
 def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
