@@ -5,6 +5,7 @@ indexing's: each value's gradient goes back to the element it came from.
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -124,7 +125,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} <= 0 samples")
     p = input._array.astype(np.float64)
     n = p.shape[-1]
-    rows = p.reshape(p.size // n if n else len(p) if p.ndim == 2 else 1, n)
+    rows = p.reshape(math.prod(p.shape[:-1]), n)  # one row for 1-d (the count written out: -1 can't be inferred with n = 0)
     if not replacement and num_samples > n:
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
     if (p < 0).any() or not np.isfinite(p).all():
