@@ -107,6 +107,13 @@ def round_ratios(rounds, name, baseline):
     return q2, q1, q3
 
 
+def per_round(out, start):
+    """The per-round ratio a child of `per_thread_count` printed on its line beginning with `start`
+    ("... per round 0.912 (quartiles ...)"), or None when it printed no such line."""
+    lines = [ln for ln in out.splitlines() if ln.startswith(start)]
+    return float(lines[0].split("per round ")[1].split()[0]) if lines else None
+
+
 def _nothing():
     pass
 

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 from minitensor.run import torch_is_minitensor  # noqa: E402
-from benchmarks._timing import interleaved, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
+from benchmarks._timing import interleaved, per_round, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch eager, one thread
 SETTLE = 0.3
@@ -114,10 +114,7 @@ def main(argv=None):
     print(f"tutorial-style GPT (benchmarks/client_gpt.py): 3 layers, 3 heads, 48 dims, batch ({BATCH}, {BLOCK}); "
           f"{repeats} interleaved repeats of {number} steps, per thread count\n")
     outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
-    ratios = {}
-    for threads, out in outputs.items():
-        line = [ln for ln in out.splitlines() if ln.startswith(f"threads={threads}:")][0]
-        ratios[threads] = float(line.split("per round ")[1].split()[0])
+    ratios = {threads: per_round(out, f"threads={threads}: minitensor / PyTorch") for threads, out in outputs.items()}
     print()
     print("== targets ==")
     verdict("minitensor / PyTorch eager, tutorial GPT, 1 thread (median of per-round ratios)", ratios[1], TARGET, "x")

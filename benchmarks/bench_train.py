@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
-from benchmarks._timing import child_torch, interleaved, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
+from benchmarks._timing import child_torch, interleaved, per_round, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 
@@ -227,11 +227,6 @@ def main(argv=None):
         else:
             verdict(f"minitensor / PyTorch eager, {threads} thread(s) (median of per-round ratios)", ratio, TARGET, "x")
 
-
-def per_round(out, start):
-    """The per-round ratio a child printed on its line beginning with `start`, or None."""
-    lines = [ln for ln in out.splitlines() if ln.startswith(start)]
-    return float(lines[0].split("per round ")[1].split()[0]) if lines else None
 
 if __name__ == "__main__":
     main()
