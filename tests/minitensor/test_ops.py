@@ -509,6 +509,56 @@ def np_masked_select(x, mask):
     return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
 
 
+@st.composite
+def einsum_case(draw):
+    """Two operands whose `...` dims broadcast, in a batched product or through a diagonal ("ii")."""
+    batch_a, batch_b = draw(mst.broadcastable_shapes(2, max_dims=2)).input_shapes
+    i, j, k = (draw(st.integers(1, 3)) for _ in range(3))
+    if draw(st.booleans()):
+        return (batch_a + (i, j), batch_b + (j, k)), {"equation": "...ij,...jk->...ik"}
+    return (batch_a + (i, i), batch_b + (i, k)), {"equation": "...ii,...ik->...k"}
+
+
+@st.composite
+def bce_logits_case(draw):
+    """Logits and targets of one shape; now and then a weight per element and a pos_weight per class."""
+    shape = draw(mst.shapes(1))
+    kw = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        kw["weight"] = draw(mst.arrays_for(shape, min_value=0.0, max_value=2.0))
+    if draw(st.booleans()):
+        kw["pos_weight"] = draw(mst.arrays_for(shape[-1:], min_value=0.1, max_value=4.0))
+    return (shape, shape), kw
+
+
+def _bce_logits(x, t, reduction, weight=None, pos_weight=None):
+    as_x = {k: mt.tensor(v, dtype=x.dtype) for k, v in (("weight", weight), ("pos_weight", pos_weight)) if v is not None}
+    return F.binary_cross_entropy_with_logits(x, t, as_x.pop("weight", None), reduction=reduction, **as_x)
+
+
+def np_bce_logits(x, t, reduction, weight=None, pos_weight=None):
+    scale = 1 + (pos_weight - 1) * t if pos_weight is not None else 1
+    loss = (1 - t) * x + scale * np.logaddexp(0, -x)  # -log(1 - sigmoid x) = x + softplus(-x)
+    return np_reduce(loss * (1 if weight is None else weight), reduction)
+
+
+@st.composite
+def cosine_case(draw):
+    a, b = draw(mst.broadcastable_shapes(2, min_dims=1)).input_shapes
+    nd = max(len(a), len(b))
+    return (a, b), {"dim": draw(st.integers(-nd, nd - 1))}
+
+
+def np_cosine_similarity(a, b, dim, eps=1e-8):
+    a, b = np.broadcast_arrays(a, b)
+    norm = lambda v: np.maximum(np.linalg.norm(v, axis=dim), eps)  # noqa: E731
+    return (a * b).sum(axis=dim) / (norm(a) * norm(b))
+
+
+def np_normalize(a, dim, p, eps=1e-12):
+    return a / np.maximum((np.abs(a) ** p).sum(axis=dim, keepdims=True) ** (1 / p), eps)
+
+
 T = mt.tensor  # the tests turn constant numpy arguments into tensors with this
 
 TABLE = [
@@ -667,6 +717,8 @@ TABLE = [
     Op("sort_values", None, lambda a, dim, descending: a.sort(dim=dim, descending=descending).values,
        lambda a, dim, descending: np.flip(np.sort(a, axis=dim), axis=dim) if descending else np.sort(a, axis=dim),
        dim_case(1, descending=st.booleans()), domain=UNIQUE),
+    Op("einsum", None, lambda a, b, equation: mt.einsum(equation, a, b),
+       lambda a, b, equation: np.einsum(equation, a, b), einsum_case()),
     # -- nn.functional composites --
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
     Op("embedding", None, lambda w, idx: F.embedding(T(idx), w), lambda w, idx: w[idx], embedding_case()),
@@ -676,6 +728,12 @@ TABLE = [
     Op("nll_loss", None,
        lambda x, target, **kw: F.nll_loss(x, T(target), **_weight_as(x, kw)),
        np_nll_loss, cross_entropy_case(nll=True)),
+    Op("binary_cross_entropy_with_logits", None, _bce_logits, np_bce_logits, bce_logits_case(),
+       domain=({}, {"min_value": 0.0, "max_value": 1.0})),
+    Op("cosine_similarity", None, lambda a, b, dim: F.cosine_similarity(a, b, dim=dim), np_cosine_similarity,
+       cosine_case(), domain=NONZERO),
+    Op("normalize", None, lambda a, dim, p: F.normalize(a, p=p, dim=dim), np_normalize,
+       dim_case(1, p=st.sampled_from([1.0, 2.0, 3.0])), domain=NONZERO),
     Op("mse_loss", None, lambda a, b, reduction: F.mse_loss(a, b, reduction=reduction),
        lambda a, b, reduction: np_reduce((a - b) ** 2, reduction),
        _case(mst.shapes().map(lambda s: (s, s))).flatmap(
