@@ -87,11 +87,6 @@ def _shapes(q, k, v):
     return f"query {q}, key {k}, value {v}"
 
 
-def _dropout_keep(shape, p):
-    """Bool keep-mask for inverted dropout, from minitensor's global generator (so manual_seed rules it)."""
-    return (mt.rand(shape, dtype=mt.float64) >= p).numpy(force=True)
-
-
 @with_formulas(FusedAttention)
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
@@ -128,7 +123,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask
     # near one-hot whose gradient vanishes. A Python float keeps float32 tensors float32.
     scale = default_scale if scale is None else float(scale)
     m = prepare_mask(mask, is_causal, scores_shape, query.dtype, op)
-    keep = _dropout_keep(scores_shape, dropout_p) if training and dropout_p > 0.0 else None
+    drop = training and dropout_p > 0.0
 
     # A key no query may see (padding), or a query that may see no key, can hold anything, even
     # NaN: replace it by 0 before it enters a matmul, where a weight of 0 times NaN is still NaN.
@@ -139,7 +134,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask
         key = mt.where(m.col_any, key, 0.0)
         value = mt.where(m.col_any, value, 0.0)
     use_fused = bool(fused) and v_fits and not (m.bias is not None and m.bias.requires_grad)
-    if use_fused and keep is None and not need_weights:
+    if use_fused and not drop and not need_weights:
         # fused=True, output only: steps 1-4 below as one node, and the weights never become a tensor
         output, weights = FusedAttention.apply(query, key, value, m, scale, None), None  # (..., Tq, dv)
     else:
@@ -150,12 +145,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, mask
             weights = FusedAttentionWeights.apply(query, key, m, scale)   # (..., Tq, Tk)
 
         # 4. average the values with those weights (dropped out, inverted, while training)
-        if use_fused and keep is None:
+        if use_fused and not drop:
             # P @ V as one node whose backward goes all the way back to Q, K and V (reusing P)
             output = FusedAttention.apply(query, key, value, m, scale, SharedWeights(weights, query, key))  # (..., Tq, dv)
         else:
-            factor = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0  # p = 1 keeps nothing anyway
-            used = weights if keep is None else mt.where(keep, weights * factor, 0.0)  # (..., Tq, Tk)
+            used = F.dropout(weights, dropout_p) if drop else weights   # (..., Tq, Tk)
             output = used @ value                           # (..., Tq, dv)
     if m.empty_rows:
         output = mt.where(m.row_any, output, 0.0)           # (..., Tq, dv)  0 even if V holds NaN

@@ -27,7 +27,7 @@ engine adds them: L(O(Q, K, V), P(Q, K)) differentiated along both of its paths.
 
 Masked entries have P = 0, so dS = 0 there and no gradient reaches a masked key through the
 scores. Dropout acts between P and the product with V, so with dropout `scaled_dot_product_attention`
-uses the weights node, a `where` and a matmul instead of `FusedAttention`.
+uses the weights node, a dropout node and a matmul instead of `FusedAttention`.
 
 Each backward is written with Tensor ops, so with `create_graph=True` it is itself recorded and
 differentiable; when nothing records the backward (the usual case) the same lines run on the raw

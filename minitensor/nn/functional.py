@@ -113,12 +113,25 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return where(z > threshold, input, (safe.exp() + 1).log() / beta)
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in training only.
+class Dropout(Function):
+    r"""out = x * m / (1 - p),  m_i = 1 with probability 1 - p, else 0   (a fresh mask m at every call)
+    VJP: gx = g * m / (1 - p)   (the same mask: a dropped element passes no gradient)"""
 
-    forward: out = x * m / (1 - p),  m_i = 1 with probability 1 - p, else 0   (out = x outside training)
-    VJP:     gx = g * m / (1 - p)   (the same mask: a dropped element passes no gradient)
-    """
+    @staticmethod
+    def forward(ctx, x, p):
+        keep = _gen().random(x.shape) >= p  # drawn here, in the op, so each call (and a replay) draws anew
+        ctx.scaled_mask = (keep / (1.0 - p)).astype(x.dtype)  # m / (1 - p)
+        return x._array * ctx.scaled_mask
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Tensor._make(ctx.scaled_mask), None
+
+
+@with_formulas(Dropout)
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (inverted dropout), in
+    training only (outside training, and for p = 0, the input itself)."""
     tensor_input(input, "dropout")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
@@ -126,8 +139,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         return input * 0.0
-    keep = _gen().random(input.shape) >= p
-    return input * Tensor._make((keep / (1.0 - p)).astype(input.dtype))
+    return Dropout.apply(input, float(p))
 
 
 class LayerNorm(Function):
@@ -283,19 +295,25 @@ def _class_dim_last(input, op):
     return input.movedim(1, -1).reshape(-1, input.shape[1]), rest
 
 
-def _class_targets(input, rows, rest, target, ignore_index, op):
-    """The flat class-index target, checked against the (N, C) rows: (t, keep, safe_t), keep = t != ignore_index."""
+def _class_targets(input, rows, rest, target, op):
+    """The flat class-index target as an array (a view of the target's), checked against the (N, C) rows."""
     t = (target._array if isinstance(target, Tensor) else np.asarray(target)).reshape(-1)
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}")
     n, c = rows.shape
     if t.shape[0] != n:
         raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target._array if isinstance(target, Tensor) else target))}")
+    return t
+
+
+def _kept_targets(t, c, ignore_index, op):
+    """(keep, safe_t) for flat class indices t among c classes: keep = t != ignore_index, and t with
+    ignored entries set to class 0 (so they can index); an index out of range is an error."""
     keep = t != ignore_index
     bad = keep & ((t < 0) | (t >= c))
     if bad.any():
         raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes (ignore_index={ignore_index})")
-    return t, keep, np.where(keep, t, 0)
+    return keep, np.where(keep, t, 0)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
@@ -310,8 +328,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     """
     tensor_input(input, "nll_loss")
     logp, rest = _class_dim_last(input, "nll_loss")
-    t, keep, safe_t = _class_targets(input, logp, rest, target, ignore_index, "nll_loss")
     n, c = logp.shape
+    keep, safe_t = _kept_targets(_class_targets(input, logp, rest, target, "nll_loss"), c, ignore_index, "nll_loss")
     w = np.ones(c) if weight is None else weight._array
     wt = Tensor._make((w[safe_t] * keep).astype(logp.dtype))
     # an ignored target's log-probability may be NaN or -inf; 0 * NaN would spread it into the loss
@@ -335,9 +353,12 @@ class CrossEntropy(Function):
 
     @staticmethod
     @quietly("over", "invalid")  # a row of NaN, only -inf or holding +inf: NaN, silently as in PyTorch
-    def forward(ctx, x, t, keep, weight, reduction, eps):
+    def forward(ctx, x, target, ignore_index, weight, reduction, eps):
+        """x: the (N, C) logits; target: the flat class indices (N,) (a Tensor, read here so that a
+        replayed step reads the new ones); weight: an array or None; the rest plain numbers."""
         xd = x._array
         n, c = xd.shape
+        keep, t = _kept_targets(target._array, c, ignore_index, "cross_entropy")  # t: ignored rows at class 0
         # logp = z - log \sum_c e^{z_c}: with the row max subtracted no e^x overflows (a row holding +inf
         # becomes inf - inf = NaN, as PyTorch's log_softmax makes it)
         z = xd - finite_max(xd, -1, keep_posinf=True)
@@ -356,14 +377,15 @@ class CrossEntropy(Function):
             loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
         loss[~keep] = 0  # an ignored row counts for nothing, NaN logits included (0 * NaN is NaN)
         total = float(wt.sum()) if reduction == "mean" else 1.0
-        ctx.flat, ctx.denom = flat, (total if total > 0 else 1.0)  # for the backward
+        ctx.t, ctx.keep, ctx.flat, ctx.denom = t, keep, flat, (total if total > 0 else 1.0)  # for the backward
         if reduction == "none":
             return loss
         return np.asarray(loss.sum() if reduction == "sum" else loss.sum() / ctx.denom)
 
     @staticmethod
     def backward(ctx, g):
-        x, t, keep, weight, reduction, eps = ctx.inputs
+        x, _, _, weight, reduction, eps = ctx.inputs
+        t, keep = ctx.t, ctx.keep
         n, c = x.shape
         w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
         r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
@@ -419,7 +441,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     logits, rest = _class_dim_last(input, "cross_entropy")
-    _, keep, safe_t = _class_targets(input, logits, rest, target, ignore_index, "cross_entropy")
+    t = Tensor._make(_class_targets(input, logits, rest, target, "cross_entropy"))
     w = None
     if weight is not None:
         if tuple(weight.shape) != (c,):
@@ -429,7 +451,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
             raise RuntimeError("cross_entropy: the class weight requires grad, but it gets no gradient "
                                "(as in PyTorch); pass weight.detach()")
         w = weight._array
-    loss = CrossEntropy.apply(logits, safe_t, keep, w, reduction, float(label_smoothing))
+    loss = CrossEntropy.apply(logits, t, int(ignore_index), w, reduction, float(label_smoothing))
     if reduction == "none":
         return loss.reshape(rest) if rest else loss.reshape(())
     return loss

@@ -721,6 +721,9 @@ TABLE = [
        lambda a, b, equation: np.einsum(equation, a, b), einsum_case()),
     # -- nn.functional composites --
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
+    # reseeded at every call, so the finite differences see one mask; the reference draws it the same way
+    Op("dropout", "Dropout", lambda a: (mt.manual_seed(3), F.dropout(a, p=0.3))[1],
+       lambda a: a * (np.random.default_rng(3).random(np.shape(a)) >= 0.3) / 0.7, unary()),
     Op("embedding", None, lambda w, idx: F.embedding(T(idx), w), lambda w, idx: w[idx], embedding_case()),
     Op("cross_entropy", "CrossEntropy",
        lambda x, target, **kw: F.cross_entropy(x, T(target), **_weight_as(x, kw)),
