@@ -149,6 +149,8 @@ class Function:
             if modes.anomaly_enabled:
                 anomaly.remember_origin(ctx)
             out.grad_fn, out._rg = ctx, True
+        if modes.recorder is not None:  # the speed layer's Replay is recording this step
+            modes.recorder.append((cls, ctx, args, out))
         return out
 
 

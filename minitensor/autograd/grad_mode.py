@@ -22,6 +22,7 @@ class _Modes(threading.local):
 
     grad_enabled = True  # Function.apply records a node only when this is True
     anomaly_enabled = False  # detect_anomaly(): check every op's output and every VJP for NaN/inf
+    recorder = None  # a list while fast.Replay records a step: Function.apply appends each op it runs
     in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
 
 

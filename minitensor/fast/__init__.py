@@ -4,7 +4,8 @@ Nothing here is part of the math a learner reads. Each piece computes what a pla
 teaching path computes, says which, is proven equal to it by a test, and stays only because it
 measured at least 2 % of a training step of the default model: CPU instructions per step under
 valgrind with the piece switched off (baseline 109.7M, noise +-0.12%; docs/performance.md). The
-ops call into it in one marked line each.
+ops call into it in one marked line each; `Function.apply` has one marked line for `Replay`'s
+recording, and the trainer uses `Replay` unless told `--no-replay`.
 
 | piece | replaces | proven equal by | gain |
 |---|---|---|---|
@@ -14,6 +15,7 @@ ops call into it in one marked line each.
 | `vjps.linear_vjp` | Linear's backward in Tensor ops | tests/minitensor/fast/test_vjps.py | 5.3% |
 | `rows.add_rows` | `np.add.at` in an embedding's backward | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | tests/minitensor/optim/test_adam_flat.py | 2.25% |
+| `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 6-9%) |
 | `allocator.tune_malloc` | glibc's default malloc thresholds | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
 
 Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a transposed-copy
@@ -24,3 +26,4 @@ attribute descriptors, attention's check and causal-mask caches, the kernel path
 from .vjps import gelu_vjp, layer_norm_vjp, linear_vjp  # noqa: F401
 from .adam import adam_step_flat  # noqa: F401
 from .rows import add_rows  # noqa: F401
+from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
