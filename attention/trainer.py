@@ -88,6 +88,7 @@ class Config:
     top_k: int | None = None  # of those samples (None: every character may be drawn)
     prompt: str | None = None  # the text samples continue; None: a newline (or the first character if none)
     generate_only: bool = False  # print a sample from the checkpoint in `out` instead of training
+    replay: bool = True  # replay each step's forward from a recording (minitensor.fast.Replay): same numbers, faster
 
     def __post_init__(self) -> None:
         for key, value in task_defaults(self.task).items():
@@ -131,12 +132,23 @@ def lr_factor(cfg: Config, step: int) -> float:
     return 1.0
 
 
+def model_loss(model: DecoderLM, x: NDArray[np.int64], y: NDArray[np.int64]) -> mt.Tensor:
+    """The mean cross-entropy of the model's next-token logits on windows x (B, T) against targets y (B, T)."""
+    logits = model(mt.from_numpy(x))                                              # (B, T, vocab)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
+
+
 def train_step(model: DecoderLM, optimizer: mt.optim.Optimizer, scheduler: mt.optim.lr_scheduler.LRScheduler,
-               x: NDArray[np.int64], y: NDArray[np.int64], clip: float) -> float:
-    logits = model(mt.from_numpy(x))
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
+               x: NDArray[np.int64], y: NDArray[np.int64], clip: float, replay: mt.fast.Replay | None = None) -> float:
+    """One step of training on the batch x -> y: gradients, clipping, the optimizer and the schedule.
+    With `replay` (a `minitensor.fast.Replay` of `model_loss`), its forward and backward are that
+    replay's: the same numbers, bit for bit, with less bookkeeping per op."""
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    if replay is None:
+        loss = model_loss(model, x, y)
+        loss.backward()
+    else:
+        loss = replay(x, y)
     if clip:
         mt.nn.utils.clip_grad_norm_(model.parameters(), clip)
     optimizer.step()
@@ -454,7 +466,8 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
         prompt_ids(cfg, vocab)  # a bad --prompt, or a toy task, stops the run before it starts, not after it
     n_params = sum(p.numel() for p in model.parameters())
     stream.write(f"task: {task.describe()}\nmodel: {cfg.layers} layers, {cfg.heads} heads, d_model {cfg.d_model}, "
-                 f"{n_params:,} parameters\n{scorer.describe()}\nBLAS threads: {blas_threads()}\n")
+                 f"{n_params:,} parameters\n{scorer.describe()}\nBLAS threads: {blas_threads()}\n"
+                 f"steps: {'replayed (minitensor.fast.Replay; --no-replay for eager)' if cfg.replay else 'eager'}\n")
     t0, first = time.perf_counter(), step
     progress = Progress(cfg.steps, step, stream)
     perfect = bool(evals and scorer.perfect(evals[-1]))
@@ -463,9 +476,10 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
         save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals, vocab)
 
     model.train()
+    replay = mt.fast.Replay(lambda x, y: model_loss(model, x, y), names=dict(model.named_parameters())) if cfg.replay else None
     while step < cfg.steps and not (perfect and cfg.stop_when_perfect):
         x, y = task.batch(cfg.batch, data_rng)
-        losses.append(train_step(model, optimizer, scheduler, x, y, cfg.clip))
+        losses.append(train_step(model, optimizer, scheduler, x, y, cfg.clip, replay))
         step += 1
         progress.update(step, losses[-1])
         if step % cfg.eval_every == 0 or step == cfg.steps:
@@ -610,6 +624,8 @@ def parser() -> argparse.ArgumentParser:
                     help="skip the attention maps and the loss curve")
     ap.add_argument("--out", default=None, help="folder for checkpoint and pictures (default: runs/<task>)")
     ap.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    ap.add_argument("--no-replay", dest="replay", action="store_false",
+                    help="run every step eagerly instead of replaying a recording of it (the same numbers, slower)")
     ap.add_argument("--threads", type=pos, default=None,
                     help="BLAS threads (default: 1, or OPENBLAS_NUM_THREADS if you set it)")
     return ap

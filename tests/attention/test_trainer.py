@@ -63,6 +63,19 @@ def test_same_seed_same_losses_bit_for_bit(tmp_path):
     assert not np.array_equal(la, lc)  # the seed matters, so the equality above means something
 
 
+@pytest.mark.parametrize("task, dropout", [("sort", 0.0), ("reverse", 0.1)])
+def test_replayed_steps_train_exactly_as_eager_ones(tmp_path, task, dropout):
+    """The trainer's default replays each step (minitensor.fast.Replay); --no-replay runs them
+    eagerly: the same losses and the same weights, bit for bit."""
+    kw = dict(task=task, dropout=dropout, steps=8, pictures=False, stop_when_perfect=False)
+    run(tmp_path, "replayed", **kw)
+    run(tmp_path, "eager", replay=False, **kw)
+    a, b = (trainer.mt.load(str(tmp_path / name / "checkpoint.npz")) for name in ("replayed", "eager"))
+    np.testing.assert_array_equal(a["losses"].numpy(force=True), b["losses"].numpy(force=True))
+    for key, value in a["model"].items():
+        np.testing.assert_array_equal(value.numpy(force=True), b["model"][key].numpy(force=True))
+
+
 def test_resume_equals_uninterrupted_run(tmp_path):
     kw = dict(pictures=False, stop_when_perfect=False, dropout=0.1)  # dropout: the model's rng must resume too
     run(tmp_path, "full", steps=12, **kw)
