@@ -4,7 +4,9 @@
     python benchmarks/bench_train.py --quick    # 5 repeats of 5 steps (well under a minute)
 
 minitensor runs `attention.trainer`'s own `build(Config())` and `train_step` (forward,
-cross-entropy, backward, gradient clipping at 1.0, AdamW, scheduler). PyTorch runs the same
+cross-entropy, backward, gradient clipping at 1.0, AdamW, scheduler), as the trainer runs it by
+default: forward and backward replayed from a recording (`minitensor.fast.Replay`, bit for bit
+the eager step's numbers). "minitensor eager", the same step without the replay, is information. PyTorch runs the same
 model written in PyTorch: token + position embeddings, 3 pre-LayerNorm blocks of causal 3-head
 attention (explicit w_q, w_k, w_v, w_o) and a tanh-GELU MLP, final LayerNorm, linear head; AdamW
 with the Config's lr and betas and weight decay on Linear weights only, the same clipping and
@@ -39,23 +41,19 @@ CHILD_THREADS = pin_child_threads()  # before numpy loads
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
-import minitensor.nn.functional as F  # noqa: E402
-from attention.trainer import Config, build, lr_factor, train_step  # noqa: E402
+from attention.trainer import Config, build, lr_factor, model_loss, train_step  # noqa: E402
 from benchmarks._timing import child_torch, interleaved, per_round, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 
 
-def minitensor_side(cfg):
-    """(step(x, y), loss(x, y)): the trainer's own training step, and a forward for counting nodes."""
+def minitensor_side(cfg, replay=True):
+    """(step(x, y), loss(x, y)): the trainer's own training step (replayed, as the trainer runs it by
+    default, or eager), and a forward for counting nodes."""
     task, model, opt, sched = build(cfg)
     model.train()
-
-    def loss(x, y):
-        logits = model(mt.from_numpy(x))
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mt.from_numpy(y.reshape(-1)))
-
-    return (lambda x, y: train_step(model, opt, sched, x, y, cfg.clip)), loss
+    recording = mt.fast.Replay(lambda x, y: model_loss(model, x, y)) if replay else None
+    return (lambda x, y: train_step(model, opt, sched, x, y, cfg.clip, recording)), (lambda x, y: model_loss(model, x, y))
 
 
 def torch_side(torch, cfg, vocab, block_size):
@@ -185,7 +183,8 @@ def child(threads, repeats, number):
     data = [task.batch(cfg.batch, rng) for _ in range(20)]
     x, y = data[0]
     mt_step, mt_loss = minitensor_side(cfg)
-    steps = {"minitensor": cycling(mt_step, data), "numpy floor": matmul_floor(cfg, task.vocab_size, task.block_size)}
+    steps = {"minitensor": cycling(mt_step, data), "minitensor eager": cycling(minitensor_side(cfg, replay=False)[0], data),
+             "numpy floor": matmul_floor(cfg, task.vocab_size, task.block_size)}
     nodes = {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
     if torch is not None:
         torch.set_num_threads(threads)
@@ -197,6 +196,8 @@ def child(threads, repeats, number):
     table(["library", "ms/step", "steps/s"], [[name, s * 1e3, 1 / s] for name, s in t.items()])
     print("autograd nodes per step (forward graph, leaves not counted): "
           + ", ".join(f"{name} {n}" for name, n in nodes.items()))
+    ratio, q1, q3 = round_ratios(rounds, "minitensor", "minitensor eager")
+    print(f"threads={threads}: minitensor replayed / eager per round {ratio:.3f} (quartiles {q1:.3f}-{q3:.3f})")
     ratio, q1, q3 = round_ratios(rounds, "minitensor", "numpy floor")
     print(f"threads={threads}: minitensor / numpy floor (its matrix products alone) per round {ratio:.3f} "
           f"(quartiles {q1:.3f}-{q3:.3f})")
