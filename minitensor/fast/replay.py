@@ -6,7 +6,7 @@ built. For a step that does the same ops on same-shaped data every time, `Replay
 records the ops once and then calls each op's `forward` straight on the new data, in the recorded
 order, into the same nodes; the engine then runs the backward exactly as after an eager forward
 and keeps the graph for the next replay. On the trainer's default model a replayed step takes
-6-9 % less time than an eager one (docs/performance.md).
+about 10 % less time than an eager one (docs/performance.md).
 
     step = Replay(lambda x, y: F.cross_entropy(model(mt.from_numpy(x)), mt.from_numpy(y)))
     loss = step(x, y)     # as `loss = fn(x, y); loss.backward()`, returning loss.detach()
