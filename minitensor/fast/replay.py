@@ -168,10 +168,10 @@ class Replay:
             text = repr(a)
             return text if len(text) <= 30 else f"<{type(a).__name__}>"
 
-        lines = ["forward:"]
-        for i, (op, _, args, out, _) in enumerate(self.tape):
-            line = f"  t{i} = {op.__name__}({', '.join(name(a) for a in args)})"
-            lines.append(f"{line:<72}  # {tuple(out._array.shape)} {out._array.dtype}")
+        calls = [f"  t{i} = {op.__name__}({', '.join(name(a) for a in args)})" for i, (op, _, args, _, _) in enumerate(self.tape)]
+        width = max(len(call) for call in calls)
+        lines = ["forward:"] + [f"{call:<{width}}  # {tuple(out._array.shape)} {out._array.dtype}"
+                                for call, (_, _, _, out, _) in zip(calls, self.tape)]
         lines.append(f"backward (g_t = d t{self.loss_at} / d t, from g_t{self.loss_at} = 1):")
         for node in self.order:
             made, args = nodes[id(node)]

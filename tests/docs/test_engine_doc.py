@@ -45,7 +45,7 @@ def test_every_printing_block_is_followed_by_its_output(results):
             assert match["out"] is not None, f"block without an output block after it:\n{match['code']}"
 
 
-@pytest.mark.parametrize("index", range(12))
+@pytest.mark.parametrize("index", range(16))
 def test_the_printed_output_is_the_documented_one(results, index):
     if index >= len(results):
         pytest.skip("fewer blocks")
