@@ -179,3 +179,47 @@ def _graph(loss):
         seen.append(node)
         stack.extend(child for _, child, _, _ in node.edges)
     return seen
+
+
+class Encoder(nn.Module):
+    """PyTorch's own layers, as a tutorial uses them: TransformerEncoder with a causal mask, and MultiheadAttention."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, D)
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, 2, 2 * D, dropout=0.1, batch_first=True), layers)
+        self.att = nn.MultiheadAttention(D, 2, dropout=0.1, batch_first=True)
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, idx):
+        mask = nn.Transformer.generate_square_subsequent_mask(idx.shape[1])
+        h = self.enc(self.tok(idx), mask=mask, is_causal=True)
+        a, _ = self.att(h, h, h, need_weights=True)
+        return self.head(a)
+
+
+def test_the_library_layers_replay_bit_for_bit():
+    runs = []
+    for replay in (False, True):
+        mt.manual_seed(0)
+        model = Encoder(layers=2).double()
+        opt = mt.optim.Adam(model.parameters(), lr=1e-2)
+
+        def loss_fn(x, y):
+            return F.cross_entropy(model(mt.from_numpy(x)).reshape(-1, VOCAB), mt.from_numpy(y.reshape(-1)))
+
+        step, losses = Replay(loss_fn) if replay else None, []
+        for x, y in batches(5):
+            opt.zero_grad()
+            if step is None:
+                loss = loss_fn(x, y)
+                loss.backward()
+            else:
+                loss = step(x, y)
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+    (eager_losses, eager_params), (losses, params) = runs
+    assert losses == eager_losses
+    for got, want in zip(params, eager_params):
+        np.testing.assert_array_equal(got, want)
