@@ -15,7 +15,7 @@ recording, and the trainer uses `Replay` unless told `--no-replay`.
 | `vjps.linear_vjp` | Linear's backward in Tensor ops | tests/minitensor/fast/test_vjps.py | 5.3% |
 | `rows.add_rows` | `np.add.at` in an embedding's backward | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | tests/minitensor/optim/test_adam_flat.py | 2.25% |
-| `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 9.5-11%) |
+| `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 8-13%) |
 | `allocator.tune_malloc` | glibc's default malloc thresholds | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
 
 Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a transposed-copy
