@@ -26,7 +26,8 @@ The check finds a step that computes from its inputs outside minitensor's ops (`
 that branches on its data where the check's batch takes the other branch. What it can't find,
 and a replayed step must not do: read Python state that changes between calls
 (`module.training`, a replaced parameter, a new `generator=`), or branch on data the check did
-not see. The arguments are copied into buffers of the
+not see. Only the ops run again: the rest of the step's Python (forward hooks, prints, counters)
+runs at the recording and at the check. The arguments are copied into buffers of the
 recording, which `fn` receives: tensors it makes of them must share their memory
 (`mt.from_numpy`, `mt.as_tensor`), as does the trainer.
 
