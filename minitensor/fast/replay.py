@@ -174,9 +174,9 @@ class Replay:
         lines = ["forward:"] + [f"{call:<{width}}  # {tuple(out._array.shape)} {out._array.dtype}"
                                 for call, (_, _, _, out, _) in zip(calls, self.tape)]
         lines.append(f"backward (g_t = d t{self.loss_at} / d t, from g_t{self.loss_at} = 1):")
-        for node in self.order:
-            made, args = nodes[id(node)]
-            grads = ", ".join("g_" + name(args[i]) for i, _, _, _ in node.edges)
+        for node in self.order:  # (a node made before fn was called, outside the recording, shows as '?')
+            made, args = nodes.get(id(node), ("?", None))
+            grads = ", ".join("g_" + (name(args[i]) if args else "?") for i, _, _, _ in node.edges)
             lines.append(f"  {grads} += {node.name()}(g_{made})")
         return "\n".join(lines)
 
