@@ -48,6 +48,15 @@ def _wrapped(dim, ndim):
     return dim % n if -n <= dim < n else 0
 
 
+def _tensor_and_dim(data, sw):
+    """(shape, x, dim, d): a tensor x of a drawn shape, a dim of it (`_dim`) and that dim as an
+    index into the shape (`_wrapped`)."""
+    shape = data.draw(SHAPES)
+    x = data.draw(sw.tensors(shape))
+    dim = _dim(data, len(shape))
+    return shape, x, dim, _wrapped(dim, len(shape))
+
+
 def _index(data, sw, shape, n, low=0):
     """An index Operand of `shape` into a dim of size `n`: values in [low, n), in one draw of five
     anywhere in [-n - 1, n] (out of range at both ends)."""
@@ -81,10 +90,7 @@ def _unchanged_on_error(call):
 @given(data=st.data())
 def test_gather_matches_pytorch(torch_sweep, form, data):
     sw = torch_sweep
-    shape = data.draw(SHAPES)
-    x = data.draw(sw.tensors(shape))
-    dim = _dim(data, len(shape))
-    d = _wrapped(dim, len(shape))
+    shape, x, dim, d = _tensor_and_dim(data, sw)
     sizes = list(shape) or [1]
     # the index: any size along dim, no larger than input elsewhere (now and then larger: an error)
     idx_shape = [data.draw(st.integers(0, 3)) if i == d else data.draw(st.integers(0, n + (data.draw(st.integers(0, 6)) == 0)))
@@ -105,10 +111,8 @@ def test_gather_matches_pytorch(torch_sweep, form, data):
 @given(data=st.data())
 def test_index_select_matches_pytorch(torch_sweep, data):
     sw = torch_sweep
-    shape = data.draw(SHAPES)
-    x = data.draw(sw.tensors(shape))
-    dim = _dim(data, len(shape))
-    n = (list(shape) or [1])[_wrapped(dim, len(shape))]
+    shape, x, dim, d = _tensor_and_dim(data, sw)
+    n = (list(shape) or [1])[d]
     idx_shape = data.draw(st.sampled_from([(), (0,), (1,), (2,), (3,), (3,), (2, 1)]))  # (2, 1): PyTorch's error
     index = _index(data, sw, idx_shape, n)
     # an index out of range: PyTorch's CPU kernel raises an IndexError along some dims and a
@@ -135,10 +139,8 @@ def test_masked_select_matches_pytorch(torch_sweep, data):
 @given(data=st.data())
 def test_index_fill_matches_pytorch(torch_sweep, inplace, data):
     sw = torch_sweep
-    shape = data.draw(SHAPES)
-    x = data.draw(sw.tensors(shape))
-    dim = _dim(data, len(shape))
-    n = (list(shape) or [1])[_wrapped(dim, len(shape))]
+    shape, x, dim, d = _tensor_and_dim(data, sw)
+    n = (list(shape) or [1])[d]
     # negative indices count from the end here; repeated ones fill the same place with the same value
     index = _index(data, sw, data.draw(st.sampled_from([(), (0,), (1,), (2,), (3,), (2, 1)])), n, low=-n)
     value = data.draw(st.one_of(sw.scalars(), sw.tensors((), layouts=("contiguous",)),
@@ -161,10 +163,7 @@ def _scatter_operands(data, sw, unique):
     """(input, dim, index, src shape) for scatter: the index no larger than input apart from dim
     and no larger than src anywhere (now and then larger, or with a wrong number of dims: PyTorch's
     errors). With `unique` no position is written twice."""
-    shape = data.draw(SHAPES)
-    x = data.draw(sw.tensors(shape))
-    dim = _dim(data, len(shape))
-    d = _wrapped(dim, len(shape))
+    shape, x, dim, d = _tensor_and_dim(data, sw)
     sizes = list(shape) or [1]
     idx_shape = [data.draw(st.integers(0, n)) for n in sizes]
     bad = data.draw(st.integers(0, 7))
@@ -285,11 +284,9 @@ def _has_ties(values, dim):
 @given(data=st.data())
 def test_argsort_matches_pytorch(torch_sweep, data):
     sw = torch_sweep
-    shape = data.draw(SHAPES)
-    x = data.draw(sw.tensors(shape))
-    dim = _dim(data, len(shape))
+    _, x, dim, d = _tensor_and_dim(data, sw)
     descending, stable = data.draw(st.booleans()), data.draw(st.booleans())
-    if not stable and _has_ties(_values(x), _wrapped(dim, len(shape))):
+    if not stable and _has_ties(_values(x), d):
         stable = True  # the order of equal values is PyTorch's choice unless stable=True
     if data.draw(st.booleans()):
         def fn(lib, x):
