@@ -52,8 +52,12 @@ def minitensor_side(cfg, replay=True):
     default, or eager), and a forward for counting nodes."""
     task, model, opt, sched = build(cfg)
     model.train()
-    recording = mt.fast.Replay(lambda x, y: model_loss(model, x, y)) if replay else None
-    return (lambda x, y: train_step(model, opt, sched, x, y, cfg.clip, recording)), (lambda x, y: model_loss(model, x, y))
+
+    def loss(x, y):
+        return model_loss(model, x, y)
+
+    recording = mt.fast.Replay(loss) if replay else None
+    return (lambda x, y: train_step(model, opt, sched, x, y, cfg.clip, recording)), loss
 
 
 def torch_side(torch, cfg, vocab, block_size):
