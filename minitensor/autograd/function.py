@@ -52,6 +52,10 @@ class Function:
     #: (reshape, transpose, basic indexing ...): the output then shares that tensor's version
     #: counter, so an in-place change through either is seen by every node that saved the other.
     is_view = False
+    #: the speed layer's twin of `backward` (registered by minitensor/fast, never written here): the
+    #: same VJP on numpy arrays, which the engine calls instead when nothing records the backward
+    #: (no `create_graph`). None: `backward` always runs. A test proves each twin equal to its op's.
+    fast_backward: Callable[[Any, Tensor], Any] | None = None
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
     retain = False  # `retain_grad()` was called on the output
     # set on each node by `apply` (declared here for type checkers): the arguments of forward (None
