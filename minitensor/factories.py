@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _dtype
 from .random import Generator, _gen
-from .tensor import Tensor, _size_arg, _to_array, check_device, refuse_foreign_byte_order, tensor_method
+from .tensor import Tensor, _size_arg, _to_array, check_device, refuse_foreign_byte_order
 from .types import ArrayLike, DeviceLike, DTypeLike, Number, SizeArg
 
 
@@ -254,7 +254,6 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
         return _finish(np.asarray(mu + sd * draws).astype(dtype), requires_grad, device, "normal")
 
 
-@tensor_method()
 def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None = None) -> Tensor:
     """1 with probability p (each element of `input`, or the number `p`), else 0, in input's dtype."""
     if p is None and input.dtype.kind != "f":
@@ -268,29 +267,24 @@ def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None
 
 # ---- `x.new_zeros(...)` & co: new tensors with x's dtype (unless `dtype=` says otherwise) -------------
 
-@tensor_method()
 def new_tensor(self: Tensor, data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (cut from any graph), of self's dtype unless `dtype` is given."""
     return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype, device=device,
                   requires_grad=requires_grad)
 
 
-@tensor_method()
 def new_zeros(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     return zeros(_shape(size, "new_zeros"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-@tensor_method()
 def new_ones(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     return ones(_shape(size, "new_ones"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-@tensor_method()
 def new_empty(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     return empty(_shape(size, "new_empty"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-@tensor_method()
 def new_full(self: Tensor, size: Sequence[int], fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__}")

@@ -4,23 +4,33 @@ A tensor is either a *leaf* (made by the user: `grad_fn is None`), whose `.grad`
 fills in, or the output of an op, whose `grad_fn` is the graph node that made it.
 
 This module is the bottom layer: it knows nothing of ops or of the backward pass. The ops live in
-`minitensor/ops/` and the backward pass in `minitensor/autograd/`; each attaches its functions
-here as methods with `tensor_method`, so `x.exp()` and `minitensor.exp(x)` are the same function,
-and `x.backward()` is the engine's.
+`minitensor/ops/` and the backward pass in `minitensor/autograd/`; one table of them
+(`minitensor/ops/table.py`) attaches their functions here as methods, so `x.exp()` and
+`minitensor.exp(x)` are the same function, and `x.backward()` is the engine's.
 
 Storage, as in PyTorch: a view (`view`, `transpose`, `x[0]`, `detach()` ...) shares its base's
 memory *and* its version counter, which every in-place change bumps. A graph node remembers the
 version of every tensor its backward reads, so backward can refuse to use a value that changed.
 """
+from __future__ import annotations
+
 import math
 import operator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence, overload
 
 import numpy as np
 
 from . import _dtype
 
+if TYPE_CHECKING:  # (annotations only: these modules import this one)
+    from numpy.typing import NDArray
+    from typing_extensions import Self
 
-class Size(tuple):
+    from .autograd.function import Function
+    from .types import ArrayLike, DeviceLike, DType, DTypeLike
+
+
+class Size(tuple[int, ...]):
     """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`.
 
     `Size.shown_as` is the library name reprs print: `minitensor.Size([2, 3])` and
@@ -28,39 +38,41 @@ class Size(tuple):
     PyTorch script, so the script prints what its tutorial's text shows.
     """
 
-    shown_as = "minitensor"
+    shown_as: ClassVar[str] = "minitensor"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{Size.shown_as}.Size({list(self)})"
 
-    def numel(self):
+    def numel(self) -> int:
         return math.prod(self)
 
 
 class device:
     """Everything runs on the CPU; `device('cpu')` exists so device-aware tutorial code runs."""
 
-    def __init__(self, type="cpu"):
+    type: str
+
+    def __init__(self, type: str = "cpu") -> None:
         check_device(type, "device")
         self.type = "cpu"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "device(type='cpu')"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "cpu"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return str(other) == "cpu"
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash("cpu")
 
 
 _Device = device  # `device` is also a keyword argument name below
 
 
-def check_device(dev, where):
+def check_device(dev: object, where: str) -> None:
     if dev is None or isinstance(dev, device):
         return
     if isinstance(dev, str) and dev.split(":")[0] == "cpu":
@@ -70,7 +82,7 @@ def check_device(dev, where):
     )
 
 
-def _to_array(data, dtype, where):
+def _to_array(data: ArrayLike, dtype: DTypeLike | None, where: str) -> NDArray[Any]:
     """Turn user data (nested lists, scalars, arrays, tensors) into an ndarray with PyTorch's dtype rules."""
     if isinstance(data, Tensor):
         arr = data._array
@@ -114,7 +126,7 @@ def _to_array(data, dtype, where):
     return arr
 
 
-def refuse_foreign_byte_order(arr, where):
+def refuse_foreign_byte_order(arr: NDArray[Any], where: str) -> None:
     """PyTorch's refusal of a numpy array whose byte order is not the machine's."""
     if not arr.dtype.isnative:
         raise ValueError(f"{where}: the numpy array's byte order ({arr.dtype}) is not the machine's; convert it "
@@ -178,6 +190,7 @@ class VersionCounter:
     """How many in-place changes a storage has seen: shared by a tensor, its views and `detach()`."""
 
     __slots__ = ("value",)
+    value: int
 
     def __init__(self):
         self.value = 0
@@ -195,9 +208,18 @@ class Tensor:
     # _base_grad_fn: the base's grad_fn when this view was taken (its graph is right while that holds)
     __slots__ = ("_array", "_rg", "grad", "grad_fn", "_version_counter", "_base", "_base_grad_fn", "_hooks",
                  "__weakref__")
-    __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
+    grad: Tensor | None
+    grad_fn: Function | None
+    _array: NDArray[Any]
+    _rg: bool
+    _version_counter: VersionCounter
+    _base: Tensor | None
+    _base_grad_fn: Function | None
+    _hooks: list[Callable[[Tensor], Tensor | None]] | None
+    __array_priority__: ClassVar[int] = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
 
-    def __init__(self, *args, dtype=None, requires_grad=False, device=None):
+    def __init__(self, *args: Any, dtype: DTypeLike | None = None, requires_grad: bool = False,
+                 device: DeviceLike | None = None) -> None:
         check_device(device, "Tensor")
         dtype = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
         if args and all(isinstance(a, int) for a in args):
@@ -219,7 +241,7 @@ class Tensor:
             self.requires_grad_(True)
 
     @staticmethod
-    def _make(arr):
+    def _make(arr: NDArray[Any]) -> Tensor:
         """Wrap an ndarray in a Tensor without copying or checking (the hot path of every op; a
         staticmethod, as a classmethod's binding costs a fifth of the call)."""
         t = _new(Tensor)
@@ -234,7 +256,7 @@ class Tensor:
 
     # ---- storage and versions -------------------------------------------------------------------
     @property
-    def data(self):
+    def data(self) -> Tensor:
         """The same values as a tensor cut from the graph (shares memory; `requires_grad=False`).
 
         As in PyTorch, changes made through `.data` are invisible to autograd: they don't bump the
@@ -243,24 +265,24 @@ class Tensor:
         return Tensor._make(self._array)
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Tensor | ArrayLike) -> None:
         self._array = value._array if isinstance(value, Tensor) else _to_array(value, None, "data")
 
     @property
-    def _version(self):
+    def _version(self) -> int:
         return self._version_counter.value
 
-    def _bump_version(self):
+    def _bump_version(self) -> None:
         """Record an in-place change of this tensor's memory (seen by its views and its base too)."""
         self._version_counter.value += 1
 
-    def _share_storage_of(self, base):
+    def _share_storage_of(self, base: Tensor) -> None:
         """Make self a view of `base`: its memory is base's, so is its version counter."""
         self._version_counter = base._version_counter
         self._base = base if base._base is None else base._base
         self._base_grad_fn = self._base.grad_fn
 
-    def _check_view_is_current(self, op):
+    def _check_view_is_current(self, op: str) -> None:
         """A view's graph describes its base as it was when the view was taken. A recorded in-place op
         on the base since then gave the base a new history, which PyTorch replays into the view;
         minitensor refuses to use the view instead of giving it a wrong gradient."""
@@ -273,14 +295,14 @@ class Tensor:
 
     # ---- attributes -----------------------------------------------------------------------------
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         return self._rg
 
     @requires_grad.setter
-    def requires_grad(self, value):
+    def requires_grad(self, value: bool) -> None:
         self.requires_grad_(value)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         """Mark a leaf as needing a gradient (in place; returns self)."""
         if self.grad_fn is not None:
             if not requires_grad:
@@ -297,58 +319,62 @@ class Tensor:
         return self
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     @property
-    def shape(self):
+    def shape(self) -> Size:
         return Size(self._array.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         return self._array.dtype
 
     @property
-    def device(self):
+    def device(self) -> device:
         return device("cpu")
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         return False
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._array.ndim
 
-    def dim(self):
+    def dim(self) -> int:
         return self._array.ndim
 
     ndimension = dim
 
+    @overload
+    def size(self, dim: None = None) -> Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
     def size(self, dim=None):
         if dim is None:
             return Size(self._array.shape)
         return self._array.shape[_wrap_dim(dim, self._array.ndim, "size")]
 
-    def numel(self):
+    def numel(self) -> int:
         return int(self._array.size)
 
     nelement = numel
 
-    def element_size(self):
+    def element_size(self) -> int:
         return self._array.itemsize
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
         return self._array.dtype.kind == "f"
 
-    def item(self):
+    def item(self) -> float:
         if self._array.size != 1:
             raise RuntimeError(
                 f"item: a Tensor with {self._array.size} elements cannot be converted to a Python scalar"
             )
         return self._array.reshape(()).item()
 
-    def numpy(self, force=False):
+    def numpy(self, force: bool = False) -> NDArray[Any]:
         """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor that requires grad)."""
         if self._rg and not force:
             raise RuntimeError(
@@ -356,18 +382,18 @@ class Tensor:
             )
         return self._array
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self._array.tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         return self._array if dtype is None else self._array.astype(dtype)
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if self._array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._array.shape[0]))
@@ -376,29 +402,28 @@ class Tensor:
     # one in C (the engine keys its dict of leaf gradients by tensor).
     __hash__ = object.__hash__
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self._array.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self._array.size} elements is ambiguous; use .any() or .all()"
             )
         return bool(self._array.reshape(()))
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.item())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.item())
 
-    def __index__(self):
-        # (what lets an integer tensor be a slice bound, `data[i:i + block]`, or a list index)
+    def __index__(self) -> int:
         if self._array.dtype.kind not in "biu" or self._array.size != 1:
             raise TypeError(f"only integer tensors of a single element can be used as an index, got {self.dtype}")
         return int(self.item())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return _format(self)
 
-    def __format__(self, format_spec):
+    def __format__(self, format_spec: str) -> str:
         """`f"{loss:.4f}"`: a 0-d tensor formats as its number; any other tensor as object does
         (its repr for an empty spec, a TypeError otherwise), as in PyTorch."""
         if self._array.ndim == 0 and type(self) is Tensor:
@@ -406,18 +431,18 @@ class Tensor:
         return object.__format__(self, format_spec)
 
     # ---- autograd (`backward()` itself is `minitensor.autograd.api.backward`, attached here) ----
-    def detach(self):
+    def detach(self) -> Tensor:
         """The same values, cut from the graph: shares memory and the version counter, like PyTorch."""
         t = Tensor._make(self._array)
         t._version_counter = self._version_counter
         return t
 
-    def detach_(self):
+    def detach_(self) -> Self:
         self.grad_fn = None
         self._rg = False
         return self
 
-    def retain_grad(self):
+    def retain_grad(self) -> None:
         """Ask backward to store this non-leaf tensor's gradient in `.grad`."""
         node = self.grad_fn
         if node is not None:
@@ -426,10 +451,10 @@ class Tensor:
             raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has requires_grad=False")
 
     @property
-    def retains_grad(self):
+    def retains_grad(self) -> bool:
         return self.grad_fn is not None and self.grad_fn.retain
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle:
         """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
         if not self._rg:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
@@ -445,15 +470,15 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
-    def cpu(self):
+    def cpu(self) -> Self:
         return self
 
-    def cuda(self, *args, **kwargs):
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
         check_device("cuda", "cuda")
 
 
 
-def _raw(x):
+def _raw(x: Any) -> Any:
     return x._array if isinstance(x, Tensor) else x
 
 
@@ -461,12 +486,12 @@ class _HookHandle:
     def __init__(self, hooks, hook):
         self._hooks, self._hook = hooks, hook
 
-    def remove(self):
+    def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
 
-def _wrap_dim(dim, ndim, op):
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
     """A possibly negative `dim` as an index into `range(ndim)`; a clear error when out of range."""
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -474,13 +499,13 @@ def _wrap_dim(dim, ndim, op):
     return dim % n
 
 
-def broadcast_dims(shape, out_shape):
+def broadcast_dims(shape: Sequence[int], out_shape: Sequence[int]) -> tuple[int, ...]:
     """The dims of `out_shape` that broadcasting `shape` up to it created: new leading dims and stretched 1s."""
     lead = len(out_shape) - len(shape)
     return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and out_shape[i + lead] != 1)
 
 
-def _size_arg(size, op):
+def _size_arg(size: Sequence[Any], op: str) -> tuple[int, ...]:
     """A shape given as ints or as one tuple/list of ints (`zeros(2, 3)`, `x.reshape((2, 3))`), as a tuple of ints."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -493,17 +518,6 @@ def _size_arg(size, op):
         return tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"{op}: expected ints or one tuple of ints, got {size!r}") from None
-
-
-def tensor_method(*names):
-    """Attach the decorated function to `Tensor` as a method (under its own name, or `names`)."""
-
-    def attach(fn):
-        for name in names or (fn.__name__,):
-            setattr(Tensor, name, fn)
-        return fn
-
-    return attach
 
 
 def _format(t):

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .engine import accumulate, run_backward, store_grad
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor
 
 
 def _tuple(x):
@@ -61,8 +61,7 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
             store_grad(t, grads[id(t)], create_graph)
 
 
-@tensor_method("backward")
-def _tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
                      create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate d(self)/d(leaf) * gradient into the `.grad` of every leaf that needs one."""
     backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)

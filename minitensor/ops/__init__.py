@@ -1,2 +1,4 @@
-"""Every op, grouped by kind. Importing this package attaches them to `Tensor` as methods."""
-from . import elementwise, compare, reduce, shape, indexing, inplace, linalg, softmax, selection  # noqa: F401
+"""Every op, grouped by kind; `table.py` lists them and gives `Tensor` its methods."""
+from . import table
+
+table.attach()

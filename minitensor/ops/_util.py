@@ -1,10 +1,14 @@
 """Helpers every op module shares: operands, dims, and `unbroadcast` (the adjoint of broadcasting)."""
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor, _raw as raw, _wrap_dim, broadcast_dims
+from ..types import TensorOrNumber
 
 
 def operand(x, op):
@@ -30,7 +34,7 @@ def tensor_input(x, op, name="input"):
     return x
 
 
-def operator_method(cls, name, reflected=False):
+def operator_method(cls: Any, name: str, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
     """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
 
     A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
@@ -38,12 +42,21 @@ def operator_method(cls, name, reflected=False):
     """
     apply = cls.apply
     if reflected:
-        def method(self, other):
+        def method(self: Tensor, other: TensorOrNumber) -> Tensor:
             return apply(other if type(other) in _PLAIN else operand(other, name), self)
-        return method
+    else:
+        def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+            return apply(self, other if type(other) in _PLAIN else operand(other, name))
+    method.__name__ = method.__qualname__ = f"__r{name}__" if reflected else f"__{name}__"
+    return method
 
-    def method(self, other):
-        return apply(self, other if type(other) in _PLAIN else operand(other, name))
+
+def reflected_method(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, TensorOrNumber], Tensor]:
+    """`other (op) tensor` as `fn(other, tensor)`: the reflected operator of a public function."""
+    def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+        return fn(other, self)
+
+    method.__name__ = method.__qualname__ = f"reflected_{fn.__name__}"
     return method
 
 

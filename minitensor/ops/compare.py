@@ -1,11 +1,11 @@
 """Comparisons and logic: bool results, no gradient (a step function has zero slope almost everywhere)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor
 from .._fperr import quietly
 from ._util import broadcast_shapes, in_common_dtype, operand, raw
 from ..types import TensorOrNumber
@@ -27,7 +27,7 @@ def _compare(name: str, fn: Callable[..., object], bitwise: bool = False) -> Cal
 
     op.__name__ = name
     op.__doc__ = f"Elementwise `{name}`: a bool tensor, no gradient."
-    return tensor_method()(op)
+    return op
 
 
 eq = _compare("eq", np.equal)
@@ -36,9 +36,6 @@ lt = _compare("lt", np.less)
 le = _compare("le", np.less_equal)
 gt = _compare("gt", np.greater)
 ge = _compare("ge", np.greater_equal)
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-for _alias, _op in (("greater", gt), ("greater_equal", ge), ("less", lt), ("less_equal", le), ("not_equal", ne)):
-    tensor_method(_alias)(_op)  # PyTorch's long names are Tensor methods too: `x.greater(y)`
 logical_and = _compare("logical_and", np.logical_and)
 logical_or = _compare("logical_or", np.logical_or)
 logical_xor = _compare("logical_xor", np.logical_xor)
@@ -48,10 +45,10 @@ bitwise_xor = _compare("bitwise_xor", np.bitwise_xor, bitwise=True)
 
 
 
-def _equality(fn):
+def equality(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, object], Tensor]:
     """`t == other` for an operand no op takes (None, a string ...): Python's own answer, as PyTorch
     gives: `t == None` is False and `t != None` True, so `if x == None:` and `slice(i, j) == slice(None)` work."""
-    def method(self, other):
+    def method(self: Tensor, other: object) -> Tensor:
         try:
             return fn(self, other)
         except TypeError:
@@ -61,27 +58,13 @@ def _equality(fn):
     return method
 
 
-Tensor.__eq__ = _equality(eq)
-Tensor.__ne__ = _equality(ne)
-Tensor.__lt__ = lt
-Tensor.__le__ = le
-Tensor.__gt__ = gt
-Tensor.__ge__ = ge
-Tensor.__and__ = bitwise_and
-Tensor.__or__ = bitwise_or
-Tensor.__xor__ = bitwise_xor
-Tensor.__rand__ = lambda self, other: bitwise_and(other, self)
-Tensor.__ror__ = lambda self, other: bitwise_or(other, self)
-Tensor.__rxor__ = lambda self, other: bitwise_xor(other, self)
 
 
-@tensor_method()
 def logical_not(input: Tensor) -> Tensor:
     """True where input is zero/False."""
     return Tensor._make(np.logical_not(input._array))
 
 
-@tensor_method()
 def bitwise_not(input: Tensor) -> Tensor:
     """`~x`: logical not on bool tensors, bitwise not on integers."""
     if input.dtype.kind == "f":
@@ -89,25 +72,20 @@ def bitwise_not(input: Tensor) -> Tensor:
     return Tensor._make(np.invert(input._array))
 
 
-Tensor.__invert__ = bitwise_not
 
 
-@tensor_method()
 def isnan(input: Tensor) -> Tensor:
     return Tensor._make(np.isnan(input._array))
 
 
-@tensor_method()
 def isinf(input: Tensor) -> Tensor:
     return Tensor._make(np.isinf(input._array))
 
 
-@tensor_method()
 def isfinite(input: Tensor) -> Tensor:
     return Tensor._make(np.isfinite(input._array))
 
 
-@tensor_method()
 def equal(input: Tensor, other: Tensor) -> bool:
     """True if both have the same shape and elements (a Python bool)."""
     return input.shape == other.shape and bool(np.array_equal(input._array, other._array))
@@ -127,7 +105,6 @@ def _close_operands(op, input, other, rtol, atol):
     return input._array, other._array
 
 
-@tensor_method()
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if every element of `isclose(input, other, ...)` is (a Python bool)."""
@@ -135,7 +112,6 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-@tensor_method()
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities too; NaN only with equal_nan)."""

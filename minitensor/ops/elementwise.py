@@ -17,7 +17,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
 from .. import fast
-from ..tensor import Tensor, check_device, device as device_type, tensor_method
+from ..tensor import Tensor, check_device, device as device_type
 from ._erf import erf as _np_erf
 from .indexing import where
 from .._fperr import divide as _divide, exp as _exp, log as _log, quiet, quietly
@@ -271,7 +271,6 @@ def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorO
 _add = _binary(Add, "add")
 
 
-@tensor_method()
 @with_formulas(Add)
 def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
@@ -281,7 +280,6 @@ def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tens
 _sub = _binary(Sub, "sub")
 
 
-@tensor_method()
 @with_formulas(Sub)
 def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
@@ -308,11 +306,10 @@ def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number
     return other * alpha
 
 
-mul = tensor_method()(_binary(Mul, "mul"))
+mul = _binary(Mul, "mul")
 _div = _binary(Div, "div")
 
 
-@tensor_method()
 @with_formulas(Div)  # and RoundedDiv's, below where it is defined
 def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | None = None) -> Tensor:
     """input / other; rounding_mode='trunc' rounds the quotient toward zero, 'floor' down."""
@@ -323,26 +320,16 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
     return RoundedDiv.apply(operand(input, "div"), operand(other, "div"), rounding_mode)
 
 
-maximum = tensor_method()(_binary(Maximum, "maximum"))
-minimum = tensor_method()(_binary(Minimum, "minimum"))
-subtract, multiply, divide, true_divide = sub, mul, div, div
-tensor_method("subtract")(sub)
-tensor_method("multiply")(mul)
-tensor_method("divide", "true_divide")(div)
+maximum = _binary(Maximum, "maximum")
+minimum = _binary(Minimum, "minimum")
 
 
-@tensor_method()
 @with_formulas(Pow)
 def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     return Pow.apply(operand(input, "pow"), operand(exponent, "pow"))
 
 
-Tensor.__add__, Tensor.__radd__ = _operator(Add, "add"), _operator(Add, "add", reflected=True)
-Tensor.__sub__, Tensor.__rsub__ = _operator(Sub, "sub"), _operator(Sub, "sub", reflected=True)
-Tensor.__mul__, Tensor.__rmul__ = _operator(Mul, "mul"), _operator(Mul, "mul", reflected=True)
-Tensor.__truediv__, Tensor.__rtruediv__ = _operator(Div, "div"), _operator(Div, "div", reflected=True)
-Tensor.__pow__, Tensor.__rpow__ = _operator(Pow, "pow"), _operator(Pow, "pow", reflected=True)
 
 
 # ---- unary ops ----------------------------------------------------------------------------------
@@ -695,7 +682,6 @@ class Lerp(Function):
                 unbroadcast(g * (b - a), w._array.shape) if need[2] else None)
 
 
-@tensor_method()
 @with_formulas(Lerp)
 def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
     """input + weight * (end - input); end, and a weight tensor, must have input's floating dtype (as in PyTorch)."""
@@ -720,7 +706,6 @@ def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
     return want, [cast(t, want).expand(*shape) for t in tensors]
 
 
-@tensor_method()
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """input + value * tensor1 * tensor2 (for integer tensors value is read as an int: 0.5 is 0, as in PyTorch),
     composed of Mul and Add nodes on the operands converted to their promoted dtype and broadcast together.
@@ -732,7 +717,6 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     return x + (value if want.kind == "f" else int(value)) * t1 * t2
 
 
-@tensor_method()
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """input + value * tensor1 / tensor2 (tensor1 and tensor2 not both integers, as PyTorch requires),
     composed of Mul, Div and Add nodes on the operands converted to their promoted dtype and broadcast together.
@@ -748,7 +732,6 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 
 
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
-@tensor_method()
 @with_formulas(Cast)
 def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
        device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
@@ -770,14 +753,15 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-@tensor_method("type")
-def _type(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
+def type_(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
+    """`x.type()`: the tensor's type name; `x.type(dtype)`: x converted, as `x.to(dtype)`."""
     if dtype is None:
         return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
     return self.to(dtype)
 
 
-def _converter(name: str, dtype: DType) -> None:
+def converter(name: str, dtype: DType) -> Callable[[Tensor], Tensor]:
+    """The method `x.<name>()`, x converted to `dtype` (`x.float()`, `x.long()` ...)."""
     def convert(self: Tensor) -> Tensor:
         return self.to(dtype)
 
@@ -785,16 +769,9 @@ def _converter(name: str, dtype: DType) -> None:
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
     if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
         with_formulas(Cast)(convert)
-    tensor_method(name)(convert)
+    return convert
 
 
-for _name, _to in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
-                   ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16), ("char", _dtype.int8),
-                   ("bool", _dtype.bool_), ("byte", _dtype.uint8)]:
-    _converter(_name, _to)
-
-
-@tensor_method()
 @with_formulas(Cast)
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     """self converted to other's dtype (`self.to(other.dtype)`)."""
@@ -811,7 +788,7 @@ def _unary(cls: type[Function], name: str, to_float: bool = False) -> Callable[[
         return cls.apply(input)
 
     fn.__name__ = name
-    return tensor_method()(with_formulas(cls)(fn))
+    return with_formulas(cls)(fn)
 
 
 neg = _unary(Neg, "neg")
@@ -826,12 +803,8 @@ tanh = _unary(Tanh, "tanh", to_float=True)
 sigmoid = _unary(Sigmoid, "sigmoid", to_float=True)
 relu = _unary(Relu, "relu")
 erf = _unary(Erf, "erf", to_float=True)
-negative = tensor_method("negative")(neg)
-Tensor.__neg__ = neg
-Tensor.__abs__ = abs
 
 
-@tensor_method()
 def square(input: Tensor) -> Tensor:
     """input * input (one Mul node with x as both factors; a bool tensor squares to int64, as PyTorch's input ** 2).
 
@@ -843,7 +816,6 @@ def square(input: Tensor) -> Tensor:
     return input * input
 
 
-@tensor_method()
 def reciprocal(input: Tensor) -> Tensor:
     """1 / input (a Div node with the number 1 as a).
 
@@ -853,7 +825,6 @@ def reciprocal(input: Tensor) -> Tensor:
     return 1 / input
 
 
-@tensor_method()
 @with_formulas(Gelu)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
@@ -863,7 +834,6 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return Gelu.apply(input, approximate)
 
 
-@tensor_method("clamp", "clip")
 @with_formulas(Clamp)
 def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
     """Limit every element to [min, max]."""
@@ -873,7 +843,6 @@ def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber 
     return Clamp.apply(input, min, max)  # tensor bounds stay tensors: they get gradients too
 
 
-clip = clamp
 
 
 class Sign(Function):
@@ -894,7 +863,6 @@ class Sign(Function):
 sign = _unary(Sign, "sign")
 
 
-@tensor_method()
 @with_formulas(Cast)
 def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
@@ -985,15 +953,11 @@ class Fmod(Function):
 with_formulas(RoundedDiv)(div)  # div's rounding modes
 
 
-@tensor_method()
 @with_formulas(RoundedDiv)
 def floor_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """floor(input / other), what `input // other` computes (integer tensors stay integer)."""
     return RoundedDiv.apply(operand(input, "floor_divide"), operand(other, "floor_divide"), "floor")
 
 
-remainder = tensor_method()(_binary(Remainder, "remainder"))
-fmod = tensor_method()(_binary(Fmod, "fmod"))
-Tensor.__floordiv__ = floor_divide
-Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
-Tensor.__mod__, Tensor.__rmod__ = _operator(Remainder, "remainder"), _operator(Remainder, "remainder", reflected=True)
+remainder = _binary(Remainder, "remainder")
+fmod = _binary(Fmod, "fmod")

@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
 from .. import fast
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
 from ..types import DType, Index as IndexKey, Number, TensorOrNumber
@@ -128,7 +128,6 @@ def getitem(input: Tensor, index: IndexKey) -> Tensor:
     return Index.apply(input, key)
 
 
-Tensor.__getitem__ = getitem
 
 
 class IndexPut(Function):
@@ -221,7 +220,6 @@ def _fill_mask(input, mask, value, op):
     return m
 
 
-@tensor_method()
 @with_formulas(Where)
 def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
@@ -253,21 +251,18 @@ def _tri(input, diagonal, upper, op):
     return where(Tensor._make(keep), input, Tensor._make(np.zeros((), dtype=input.dtype)))
 
 
-@tensor_method()
 @with_formulas(Where)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, False, "tril")
 
 
-@tensor_method()
 @with_formulas(Where)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
     return _tri(input, diagonal, True, "triu")
 
 
-@tensor_method()
 @with_formulas(Index)
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
@@ -297,7 +292,6 @@ def _check_range(idx, n, d, op, error=IndexError):
         raise error(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
 
 
-@tensor_method()
 @with_formulas(Index)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of `index` along `dim` (a 1-d integer tensor)."""
@@ -321,7 +315,6 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def nonzero(input: Tensor, as_tuple: Literal[False] = False) -> Tensor: ...
 @overload
 def nonzero(input: Tensor, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
-@tensor_method()
 def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if input.ndim == 0:  # PyTorch: one row of no coordinates if the scalar is non-zero (numpy refuses 0-d)
         rows = int(bool(input._array))
@@ -332,7 +325,6 @@ def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...
     return Tensor._make(np.stack(idx, axis=-1).astype(np.int64))
 
 
-@tensor_method()
 @with_formulas(Index)
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
@@ -345,7 +337,6 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return getitem(input, Tensor._make(np.broadcast_to(m, shape)))
 
 
-@tensor_method()
 @with_formulas(Where)
 def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` in every position whose index along `dim` is in `index` (negative ones count from the end)."""
@@ -426,8 +417,8 @@ def _at_least_1d(scatter_op: _Op) -> _Op:
             return scatter_op(input.reshape(1), *args, **kwargs).reshape(())
         return scatter_op(input, *args, **kwargs)
 
-    run.__name__, run.__doc__ = scatter_op.__name__, scatter_op.__doc__
-    return tensor_method(scatter_op.__name__)(run)  # type: ignore[return-value]  # run takes what scatter_op takes
+    run.__name__, run.__doc__, run.__wrapped__ = scatter_op.__name__, scatter_op.__doc__, scatter_op  # type: ignore[attr-defined]
+    return run  # type: ignore[return-value]  # run takes what scatter_op takes
 
 
 @_at_least_1d

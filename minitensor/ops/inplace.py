@@ -28,7 +28,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..random import Generator, _gen
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor
 from . import elementwise as E
 from .indexing import IndexPut, _index_key, fill_value, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
@@ -108,45 +108,20 @@ def _named(op, compute, *args, **kwargs):
         raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
 
 
-def _method(op, compute, formulas=None):
-    """The in-place method `op`; its docstring shows the formulas of the out-of-place op it runs
-    (`formulas`: their text, for the ops composed here)."""
-    def method(self, *args, **kwargs):
-        return inplace(self, op, compute, *args, **kwargs)
+def inplace_method(op: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The in-place method `op` (e.g. `add_`) of the out-of-place op `fn`: `x.add_(y)` runs
+    `add(x, y)` and writes the result into x (`inplace`). The op table derives one for each row
+    marked `inplace=True`; its signature and formulas are fn's."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace(self, op, fn, *args, **kwargs)
 
-    method.__name__ = op
-    name = op.rstrip("_")
-    method.__doc__ = f"In place: `x.{op}(...)` makes x what `{name}` would return (recorded in the graph)."
-    if formulas is None:  # the out-of-place op's own docstring, formulas included
-        formulas = f"`{name}`: " + getattr(E, name).__doc__
-    method.__doc__ += "\n\n" + inspect.cleandoc(formulas)
-    return tensor_method(op)(method)
-
-
-_method("add_", lambda t, other, alpha=1: E.add(t, other, alpha=alpha))
-_method("sub_", lambda t, other, alpha=1: E.sub(t, other, alpha=alpha))
-_method("mul_", lambda t, other: E.mul(t, other))
-_method("div_", lambda t, other, rounding_mode=None: E.div(t, other, rounding_mode=rounding_mode))
-_method("floor_divide_", lambda t, other: E.floor_divide(t, other))
-_method("remainder_", lambda t, other: E.remainder(t, other))
-_method("fmod_", lambda t, other: E.fmod(t, other))
-_method("pow_", lambda t, other: E.pow(t, other))
-_method("neg_", lambda t: E.neg(t))
-_method("exp_", lambda t: E.exp(t))
-_method("sqrt_", lambda t: E.sqrt(t))
-_method("tanh_", lambda t: E.tanh(t))
-_method("sigmoid_", lambda t: E.sigmoid(t))
-_method("relu_", lambda t: E.relu(t))
-_method("clamp_", lambda t, min=None, max=None: E.clamp(t, min, max))
-_method("addcmul_", lambda t, t1, t2, value=1: E.addcmul(t, t1, t2, value=value))
-_method("addcdiv_", lambda t, t1, t2, value=1: E.addcdiv(t, t1, t2, value=value))
-_method("lerp_", lambda t, end, weight: E.lerp(t, end, weight))
-_method("masked_fill_", lambda t, mask, value: masked_fill(t, mask, value), f"`masked_fill`: {masked_fill.__doc__}")
-_method("index_fill_", lambda t, dim, index, value: index_fill(t, dim, index, value), f"`index_fill`: {index_fill.__doc__}")
-_method("scatter_", lambda t, dim, index, src=None, value=None, reduce=None: scatter(t, dim, index, src, value, reduce),
-        f"`scatter`: {scatter.__doc__}")
-_method("scatter_add_", lambda t, dim, index, src: scatter_add(t, dim, index, src), f"`scatter_add`: {scatter_add.__doc__}")
-_method("clip_", lambda t, min=None, max=None: E.clamp(t, min, max))
+    method.__name__ = method.__qualname__ = op
+    method.__doc__ = (f"In place: `x.{op}(...)` makes x what `{fn.__name__}` would return (recorded in the "
+                      f"graph).\n\n`{fn.__name__}`: " + inspect.cleandoc(fn.__doc__ or ""))
+    first, *rest = inspect.signature(fn).parameters.values()
+    method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what help() and the stub show
+        [first.replace(name="self")] + rest, return_annotation="Self")
+    return method
 
 
 def _filled(t, value):
@@ -155,7 +130,6 @@ def _filled(t, value):
     return where(Tensor._make(np.ones((), dtype=bool)), value, t)
 
 
-@tensor_method()
 def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
     r"""In place: every element becomes `value` (a Where node that takes value everywhere).
 
@@ -167,7 +141,6 @@ def fill_(self: Tensor, value: TensorOrNumber) -> Tensor:
     return inplace(self, "fill_", _filled, value)
 
 
-@tensor_method()
 def zero_(self: Tensor) -> Tensor:
     """In place: every element becomes 0 (a Where node that takes 0 everywhere).
 
@@ -177,7 +150,6 @@ def zero_(self: Tensor) -> Tensor:
     return inplace(self, "zero_", _filled, 0)
 
 
-@tensor_method()
 def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
     """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
 
@@ -192,7 +164,6 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
     return inplace(self, "copy_", _filled, src)
 
 
-@tensor_method()
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn uniformly from [a, b).
 
@@ -205,7 +176,6 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator 
     return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
 
 
-@tensor_method()
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """In place: values drawn from N(mean, std^2).
 
@@ -241,20 +211,14 @@ def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
     inplace(self, "__setitem__", lambda t, v: IndexPut.apply(t, key, v), value)
 
 
-Tensor.__setitem__ = setitem
 
 
-def _augmented(op, method):
+def augmented(op: str, compute: Callable[[Tensor, Any], Tensor]) -> Callable[[Tensor, TensorOrNumber], Tensor]:
     """`x += y` changes x in place (every alias of x sees it), recorded like `x.add_(y)`."""
-    def augmented(self, other):
-        return inplace(self, op, method, other)
+    def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+        return inplace(self, op, compute, other)
 
-    return augmented
+    method.__name__ = method.__qualname__ = op
+    return method
 
 
-Tensor.__iadd__ = _augmented("__iadd__", lambda t, o: t + o)
-Tensor.__isub__ = _augmented("__isub__", lambda t, o: t - o)
-Tensor.__imul__ = _augmented("__imul__", lambda t, o: t * o)
-Tensor.__itruediv__ = _augmented("__itruediv__", lambda t, o: t / o)
-Tensor.__ifloordiv__ = _augmented("__ifloordiv__", lambda t, o: t // o)
-Tensor.__imod__ = _augmented("__imod__", lambda t, o: t % o)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
-from ..tensor import Tensor, tensor_method
+from ..tensor import Tensor
 from ._util import operand, operator_method, raw, unbroadcast
 
 
@@ -57,17 +57,14 @@ class Matmul(Function):
         return ga, gb
 
 
-@tensor_method()
 @with_formulas(Matmul)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with numpy's rules for 1-D and batched inputs."""
     return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
 
 
-Tensor.__matmul__, Tensor.__rmatmul__ = operator_method(Matmul, "matmul"), operator_method(Matmul, "matmul", reflected=True)
 
 
-@tensor_method()
 @with_formulas(Matmul)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
@@ -76,7 +73,6 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
-@tensor_method()
 @with_formulas(Matmul)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of (B, n, k) and (B, k, m)."""
@@ -85,7 +81,6 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
-@tensor_method()
 @with_formulas(Matmul)
 def dot(input: Tensor, other: Tensor) -> Tensor:
     r"""The inner product of two 1-D tensors: \sum_i a_i b_i."""
@@ -94,7 +89,6 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
-@tensor_method()
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     r"""The outer product of two 1-D tensors, by broadcasting (a Reshape node, then a Mul):
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import Function, with_formulas
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
 from .elementwise import Maximum, Minimum, maximum, minimum
@@ -266,7 +266,6 @@ class Norm(Function):
 
 # ---- the public functions -----------------------------------------------------------------------
 
-@tensor_method()
 @with_formulas(Sum)
 def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
@@ -274,7 +273,6 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DT
     return Sum.apply(x, norm_dims(dim, x.ndim, "sum"), keepdim)
 
 
-@tensor_method()
 @with_formulas(Mean)
 def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
@@ -290,7 +288,6 @@ def _correction(correction, unbiased, op):
     return 1 if correction is None else correction
 
 
-@tensor_method()
 @with_formulas(Var)
 def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
@@ -299,7 +296,6 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
     return Var.apply(input, norm_dims(dim, input.ndim, "var"), c, keepdim)
 
 
-@tensor_method()
 @with_formulas(Std)
 def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
@@ -308,7 +304,6 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
     return Std.apply(input, norm_dims(dim, input.ndim, "std"), c, keepdim)
 
 
-@tensor_method()
 @with_formulas(Prod)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
@@ -317,7 +312,6 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DT
     return Prod.apply(x, d if x.ndim else None, keepdim)  # a 0-d tensor has no axis: its product is itself
 
 
-@tensor_method()
 @with_formulas(Amax)
 def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
@@ -327,7 +321,6 @@ def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
 
 
-@tensor_method()
 @with_formulas(Amin)
 def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
@@ -337,7 +330,6 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, False)
 
 
-@tensor_method()
 @with_formulas(Logsumexp)
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
@@ -346,7 +338,6 @@ def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
 
 
-@tensor_method()
 @with_formulas(Norm)
 def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
@@ -413,13 +404,11 @@ def _arg(np_arg, input, dim, keepdim, op):
     return Tensor._make(np.expand_dims(idx, d) if keepdim and input.ndim else idx)  # 0-d stays 0-d
 
 
-@tensor_method()
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmax, input, dim, keepdim, "argmax")
 
 
-@tensor_method()
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmin, input, dim, keepdim, "argmin")
@@ -445,7 +434,6 @@ def max(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -
 def max(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def max(input: Tensor, *, other: Tensor) -> Tensor: ...
-@tensor_method()
 @with_formulas(Amax, Maximum)
 def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | max_result:
@@ -461,7 +449,6 @@ def min(input: Tensor, dim: int, keepdim: bool = False, *, other: None = None) -
 def min(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def min(input: Tensor, *, other: Tensor) -> Tensor: ...
-@tensor_method()
 @with_formulas(Amin, Minimum)
 def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | min_result:
@@ -469,14 +456,12 @@ def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *
     return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")
 
 
-@tensor_method()
 def all(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where every element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
     return _truth(np.all(input._array, axis=axis, keepdims=keepdim), input)
 
 
-@tensor_method()
 def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where some element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
@@ -488,7 +473,6 @@ def _truth(answer: object, input: Tensor) -> Tensor:
     return Tensor._make(answer.astype(np.uint8) if input._array.dtype == np.uint8 else answer)
 
 
-@tensor_method()
 def count_nonzero(input: Tensor, dim: Dims | None = None) -> Tensor:
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
     return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))

@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..random import Generator, _gen
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from .indexing import Index
 from ..types import DTypeLike
 
@@ -50,7 +50,6 @@ def _order(data, dim, descending):
     return np.argsort(data, axis=dim, kind="stable")
 
 
-@tensor_method()
 @with_formulas(Index)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
     """(values, indices) sorted along dim; equal elements keep their order."""
@@ -61,14 +60,12 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     return sort_result(input.gather(d, idx), idx)
 
 
-@tensor_method()
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort input along dim."""
     d = _wrap_dim(dim, input.ndim, "argsort")
     return Tensor._make(_order(input._array, d, descending))
 
 
-@tensor_method()
 @with_formulas(Index)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
     """The k largest (or smallest) elements along dim, as (values, indices)."""
@@ -101,7 +98,6 @@ class Cumsum(Function):
         return g.flip(dim).cumsum(dim).flip(dim), None
 
 
-@tensor_method()
 @with_formulas(Cumsum)
 def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
@@ -109,7 +105,6 @@ def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     return Cumsum.apply(x, _wrap_dim(dim, x.ndim, "cumsum"))
 
 
-@tensor_method()
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
                 generator: Generator | None = None) -> Tensor:
     """Sample indices from the rows of `input` (non-negative weights, need not sum to 1).

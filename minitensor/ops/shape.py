@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import Function, with_formulas
-from ..tensor import Tensor, tensor_method, _size_arg, _wrap_dim
+from ..tensor import Tensor, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
 from .elementwise import cast
 from .indexing import Index
@@ -73,14 +73,12 @@ def _infer_size(shape, input, op):
     return tuple(size // known if n == -1 else n for n in shape)
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
     """The same elements in a new shape; one dim may be -1."""
     return _reshape(input, shape, "reshape")
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def view(input: Tensor, *shape: SizeArg) -> Tensor:
     """`reshape` that never copies: the result shares input's memory, as PyTorch's view. Where the
@@ -93,21 +91,18 @@ def view(input: Tensor, *shape: SizeArg) -> Tensor:
     return out
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     """`view` as other's shape (an error where that needs a copy)."""
     return view(input, other.shape)
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     """`reshape` to other's shape."""
     return reshape(input, other.shape)
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
@@ -121,7 +116,6 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return input.reshape(shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim `dim` into dims of the given `sizes` (the inverse of flatten)."""
@@ -140,7 +134,6 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return input.reshape(input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim`."""
@@ -148,7 +141,6 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return input.reshape(input.shape[:d] + (1,) + input.shape[d:])
 
 
-@tensor_method()
 @with_formulas(Reshape)
 def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
     """Remove size-1 dims (only `dim` when given; a dim that is not size 1 is left as it is)."""
@@ -178,7 +170,6 @@ class Permute(Function):
         return g.permute(inverse), None
 
 
-@tensor_method()
 @with_formulas(Permute)
 def permute(input: Tensor, *dims: SizeArg) -> Tensor:
     """Reorder the dims."""
@@ -192,7 +183,6 @@ def permute(input: Tensor, *dims: SizeArg) -> Tensor:
     raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of shape {tuple(input.shape)}")
 
 
-@tensor_method("transpose", "swapaxes")
 @with_formulas(Permute)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
@@ -207,10 +197,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return Permute.apply(input, tuple(dims))
 
 
-swapaxes = transpose
 
 
-@tensor_method()
 @with_formulas(Permute)
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
@@ -219,17 +207,18 @@ def t(input: Tensor) -> Tensor:
     return input if input.ndim < 2 else transpose(input, 0, 1)
 
 
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]) if self.ndim >= 2 else self)  # type: ignore[assignment]
-Tensor.mT = property(lambda self: _mT(self))  # type: ignore[assignment]
+def reversed_dims(input: Tensor) -> Tensor:
+    """`x.T`: every dim in reverse order (a tensor of fewer than 2 dims is itself)."""
+    return permute(input, tuple(range(input.ndim))[::-1]) if input.ndim >= 2 else input
 
 
-def _mT(x: Tensor) -> Tensor:
-    if x.ndim < 2:
-        raise RuntimeError(f"mT: expects a tensor with at least 2 dims, got shape {tuple(x.shape)}")
-    return transpose(x, -2, -1)
+def matrix_transpose(input: Tensor) -> Tensor:
+    """`x.mT`: the last two dims swapped (a batch of matrices, each transposed)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"mT: expects a tensor with at least 2 dims, got shape {tuple(input.shape)}")
+    return transpose(input, -2, -1)
 
 
-@tensor_method()
 @with_formulas(Permute)
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Move dim `source` to position `destination` (or each of several to its own), the others
@@ -263,7 +252,6 @@ class Expand(Function):
         return unbroadcast(g, ctx.inputs[0].shape), None
 
 
-@tensor_method()
 @with_formulas(Expand)
 def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
@@ -283,7 +271,6 @@ def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
     return Expand.apply(input, shape)
 
 
-@tensor_method()
 @with_formulas(Expand)
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     """`expand` to other's shape."""
@@ -296,7 +283,6 @@ def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
     return expand(input, shape)
 
 
-@tensor_method()
 def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
     """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created.
 
@@ -330,7 +316,6 @@ class Contiguous(Function):
         return g
 
 
-@tensor_method()
 @with_formulas(Contiguous)
 def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
     """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
@@ -354,7 +339,6 @@ class Repeat(Function):
         return g.reshape(split).sum(dim=tuple(range(0, 2 * len(reps), 2))).reshape(x.shape), None
 
 
-@tensor_method()
 @with_formulas(Repeat)
 def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
@@ -414,7 +398,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return Cat.apply(d, *tensors)
 
 
-concat = concatenate = cat
 
 
 @with_formulas(Cat)
@@ -428,7 +411,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
-@tensor_method()
 @with_formulas(Index)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """The slice start:start+length along dim (differentiable through indexing); a negative start
@@ -449,7 +431,6 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
-@tensor_method()
 @with_formulas(Index)
 def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
@@ -471,7 +452,6 @@ def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int =
     return tuple(out)
 
 
-@tensor_method()
 @with_formulas(Index)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
@@ -483,7 +463,6 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-n // chunks), dim)
 
 
-@tensor_method()
 @with_formulas(Index)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, as a tuple (each one `input[..., i, ...]`, an Index node)."""
@@ -491,7 +470,6 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
-@tensor_method()
 @with_formulas(Index)
 def flip(input: Tensor, dims: Dims) -> Tensor:
     """The elements in reverse order along each of `dims` (a reversed slice, then a copy)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function, with_formulas
-from ..tensor import Tensor, tensor_method, _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ._util import finite_max, float_only, tensor_input
@@ -62,7 +62,6 @@ def _dim_and_input(input, dim, dtype, op):
     return input, (d if input.ndim else None)  # a 0-d tensor has no axis: axis=None reduces its one element
 
 
-@tensor_method()
 @with_formulas(Softmax)
 def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
@@ -70,7 +69,6 @@ def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = Non
     return Softmax.apply(x, d)
 
 
-@tensor_method()
 @with_formulas(LogSoftmax)
 def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
     """log(softmax(input)), computed stably."""

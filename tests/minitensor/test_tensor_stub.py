@@ -22,7 +22,7 @@ STUB = os.path.join(os.path.dirname(tensor_module.__file__), "tensor.pyi")
 
 # dunders of every class, not Tensor's API
 _PLUMBING = {"__doc__", "__module__", "__slots__", "__weakref__", "__dict__", "__annotations__",
-             "__slotnames__"}  # (copyreg caches the slot names on the class once a tensor is copied)
+             "__slotnames__", "__orig_bases__"}  # (__orig_bases__: a subclass of tuple[int, ...]; copyreg caches the slot names on the class once a tensor is copied)
 # how the stub spells some names (builtins shadowed by Tensor's methods int/float/bool, `Self` for
 # "the tensor itself", and the op modules' local alias of minitensor.types.Index)
 _SPELLINGS = {"_int": "int", "_float": "float", "_bool": "bool", "Self": "Tensor", "IndexKey": "Index"}

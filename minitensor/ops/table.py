@@ -1,0 +1,260 @@
+"""The op table: every method `Tensor` gets from the ops, and every op in `minitensor`'s namespace.
+
+One row an op. `op(name, fn, *aliases)` makes `fn` both `Tensor.<name>` and `minitensor.<name>`
+(`x.exp()` and `minitensor.exp(x)` are one function); `method(...)` makes it a method only,
+`function(...)` a function only. `inplace=True` derives the in-place method `<name>_`: it runs
+`fn` and writes the result into the tensor, recorded in the graph (see `inplace.py`). Aliases get
+every form their name has (`clip`, `clip_` and `minitensor.clip` for `clamp`).
+
+`attach()` (run once, by `minitensor/ops/__init__.py`) sets the methods on `Tensor`. The same rows
+are read by `scripts/gen_api.py`, which writes the type stub `minitensor/tensor.pyi` and the op
+imports and `__all__` of `minitensor/__init__.py`; CI runs it with `--check`. So a new op is its
+`Function` and its public function in an op module, one row here, and one row in the test op
+table (`tests/minitensor/test_ops.py`): see docs/contributing.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+from .. import _dtype, factories as F
+from ..autograd import api
+from ..tensor import Tensor
+from . import compare as C, elementwise as E, indexing as I, inplace, linalg as L, reduce as R
+from . import selection as Sel, shape as S, softmax as Soft
+from ._util import operator_method, reflected_method
+
+
+class Row(NamedTuple):
+    name: str
+    fn: Callable[..., Any] | property
+    aliases: tuple[str, ...] = ()
+    method: bool = True  # Tensor.<name>
+    function: bool = True  # minitensor.<name>
+    inplace: bool = False  # Tensor.<name>_, derived from fn
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name,) + self.aliases
+
+
+def op(name: str, fn: Callable[..., Any], *aliases: str, inplace: bool = False) -> Row:
+    return Row(name, fn, aliases, inplace=inplace)
+
+
+def method(name: str, fn: Callable[..., Any] | property, *aliases: str, inplace: bool = False) -> Row:
+    return Row(name, fn, aliases, function=False, inplace=inplace)
+
+
+def function(name: str, fn: Callable[..., Any], *aliases: str) -> Row:
+    return Row(name, fn, aliases, method=False)
+
+
+def operators(name: str, cls: type) -> list[Row]:
+    """`x (op) y` and `y (op) x`: the two dunder methods of a binary op node class."""
+    return [method(f"__{name}__", operator_method(cls, name)),
+            method(f"__r{name}__", operator_method(cls, name, reflected=True))]
+
+
+OPS: list[Row] = [
+    # ---- arithmetic (ops/elementwise.py) ---------------------------------------------------------
+    op("add", E.add, inplace=True),
+    op("sub", E.sub, "subtract", inplace=True),
+    op("mul", E.mul, "multiply", inplace=True),
+    op("div", E.div, "divide", "true_divide", inplace=True),
+    op("pow", E.pow, inplace=True),
+    op("floor_divide", E.floor_divide, inplace=True),
+    op("remainder", E.remainder, inplace=True),
+    op("fmod", E.fmod, inplace=True),
+    op("maximum", E.maximum),
+    op("minimum", E.minimum),
+    op("lerp", E.lerp, inplace=True),
+    op("addcmul", E.addcmul, inplace=True),
+    op("addcdiv", E.addcdiv, inplace=True),
+    *operators("add", E.Add), *operators("sub", E.Sub), *operators("mul", E.Mul),
+    *operators("truediv", E.Div), *operators("pow", E.Pow), *operators("mod", E.Remainder),
+    method("__floordiv__", E.floor_divide),
+    method("__rfloordiv__", reflected_method(E.floor_divide)),
+    # ---- unary math (ops/elementwise.py) ---------------------------------------------------------
+    op("neg", E.neg, "negative", inplace=True),
+    op("abs", E.abs),
+    op("exp", E.exp, inplace=True),
+    op("log", E.log),
+    op("sqrt", E.sqrt, inplace=True),
+    op("rsqrt", E.rsqrt),
+    op("sin", E.sin),
+    op("cos", E.cos),
+    op("tanh", E.tanh, inplace=True),
+    op("sigmoid", E.sigmoid, inplace=True),
+    op("relu", E.relu, inplace=True),
+    op("erf", E.erf),
+    op("gelu", E.gelu),
+    op("sign", E.sign),
+    op("square", E.square),
+    op("reciprocal", E.reciprocal),
+    op("clamp", E.clamp, "clip", inplace=True),
+    method("__neg__", E.neg),
+    method("__abs__", E.abs),
+    # ---- conversions (ops/elementwise.py) --------------------------------------------------------
+    op("clone", E.clone),
+    method("to", E.to),
+    method("type", E.type_),
+    method("type_as", E.type_as),
+    method("float", E.converter("float", _dtype.float32)),
+    method("double", E.converter("double", _dtype.float64)),
+    method("half", E.converter("half", _dtype.float16)),
+    method("long", E.converter("long", _dtype.int64)),
+    method("int", E.converter("int", _dtype.int32)),
+    method("short", E.converter("short", _dtype.int16)),
+    method("char", E.converter("char", _dtype.int8)),
+    method("bool", E.converter("bool", _dtype.bool_)),
+    method("byte", E.converter("byte", _dtype.uint8)),
+    # ---- comparison and logic (ops/compare.py): bool results, no gradient -------------------------
+    op("eq", C.eq),
+    op("ne", C.ne, "not_equal"),
+    op("lt", C.lt, "less"),
+    op("le", C.le, "less_equal"),
+    op("gt", C.gt, "greater"),
+    op("ge", C.ge, "greater_equal"),
+    op("logical_and", C.logical_and),
+    op("logical_or", C.logical_or),
+    op("logical_xor", C.logical_xor),
+    op("logical_not", C.logical_not),
+    op("bitwise_and", C.bitwise_and),
+    op("bitwise_or", C.bitwise_or),
+    op("bitwise_xor", C.bitwise_xor),
+    op("bitwise_not", C.bitwise_not),
+    op("isnan", C.isnan),
+    op("isinf", C.isinf),
+    op("isfinite", C.isfinite),
+    op("equal", C.equal),
+    op("allclose", C.allclose),
+    op("isclose", C.isclose),
+    method("__eq__", C.equality(C.eq)),
+    method("__ne__", C.equality(C.ne)),
+    method("__lt__", C.lt),
+    method("__le__", C.le),
+    method("__gt__", C.gt),
+    method("__ge__", C.ge),
+    method("__and__", C.bitwise_and),
+    method("__or__", C.bitwise_or),
+    method("__xor__", C.bitwise_xor),
+    method("__invert__", C.bitwise_not),
+    method("__rand__", reflected_method(C.bitwise_and)),
+    method("__ror__", reflected_method(C.bitwise_or)),
+    method("__rxor__", reflected_method(C.bitwise_xor)),
+    # ---- reductions (ops/reduce.py) --------------------------------------------------------------
+    op("sum", R.sum),
+    op("mean", R.mean),
+    op("var", R.var),
+    op("std", R.std),
+    op("prod", R.prod),
+    op("amax", R.amax),
+    op("amin", R.amin),
+    op("max", R.max),
+    op("min", R.min),
+    op("argmax", R.argmax),
+    op("argmin", R.argmin),
+    op("logsumexp", R.logsumexp),
+    op("norm", R.norm),
+    op("all", R.all),
+    op("any", R.any),
+    op("count_nonzero", R.count_nonzero),
+    # ---- shape (ops/shape.py) --------------------------------------------------------------------
+    op("reshape", S.reshape),
+    method("view", S.view),
+    method("view_as", S.view_as),
+    method("reshape_as", S.reshape_as),
+    op("flatten", S.flatten),
+    op("unflatten", S.unflatten),
+    op("squeeze", S.squeeze),
+    op("unsqueeze", S.unsqueeze),
+    op("permute", S.permute),
+    op("transpose", S.transpose, "swapaxes"),
+    op("t", S.t),
+    method("T", property(S.reversed_dims)),
+    method("mT", property(S.matrix_transpose)),
+    op("movedim", S.movedim),
+    op("expand", S.expand),
+    method("expand_as", S.expand_as),
+    function("broadcast_to", S.broadcast_to),
+    method("sum_to_size", S.sum_to_size),
+    method("contiguous", S.contiguous),
+    op("repeat", S.repeat),
+    op("flip", S.flip),
+    op("narrow", S.narrow),
+    op("split", S.split),
+    op("chunk", S.chunk),
+    op("unbind", S.unbind),
+    function("cat", S.cat, "concat", "concatenate"),
+    function("stack", S.stack),
+    # ---- indexing and masking (ops/indexing.py) --------------------------------------------------
+    method("__getitem__", I.getitem),
+    method("__setitem__", inplace.setitem),
+    op("gather", I.gather),
+    op("index_select", I.index_select),
+    op("index_fill", I.index_fill, inplace=True),
+    op("masked_fill", I.masked_fill, inplace=True),
+    op("masked_select", I.masked_select),
+    op("scatter", I.scatter, inplace=True),
+    op("scatter_add", I.scatter_add, inplace=True),
+    op("nonzero", I.nonzero),
+    op("tril", I.tril),
+    op("triu", I.triu),
+    function("where", I.where),
+    # ---- linear algebra (ops/linalg.py) ----------------------------------------------------------
+    op("matmul", L.matmul),
+    *operators("matmul", L.Matmul),
+    op("mm", L.mm),
+    op("bmm", L.bmm),
+    op("dot", L.dot),
+    op("outer", L.outer),
+    function("einsum", L.einsum),
+    # ---- softmax (ops/softmax.py) ----------------------------------------------------------------
+    op("softmax", Soft.softmax),
+    op("log_softmax", Soft.log_softmax),
+    # ---- selection and sampling (ops/selection.py) -----------------------------------------------
+    op("sort", Sel.sort),
+    op("argsort", Sel.argsort),
+    op("topk", Sel.topk),
+    op("cumsum", Sel.cumsum),
+    op("multinomial", Sel.multinomial),
+    # ---- in place only (ops/inplace.py) ----------------------------------------------------------
+    method("fill_", inplace.fill_),
+    method("zero_", inplace.zero_),
+    method("copy_", inplace.copy_),
+    method("uniform_", inplace.uniform_),
+    method("normal_", inplace.normal_),
+    method("__iadd__", inplace.augmented("__iadd__", lambda t, o: t + o)),
+    method("__isub__", inplace.augmented("__isub__", lambda t, o: t - o)),
+    method("__imul__", inplace.augmented("__imul__", lambda t, o: t * o)),
+    method("__itruediv__", inplace.augmented("__itruediv__", lambda t, o: t / o)),
+    method("__ifloordiv__", inplace.augmented("__ifloordiv__", lambda t, o: t // o)),
+    method("__imod__", inplace.augmented("__imod__", lambda t, o: t % o)),
+    # ---- factories and autograd that are methods too ---------------------------------------------
+    op("bernoulli", F.bernoulli),
+    method("new_tensor", F.new_tensor),
+    method("new_zeros", F.new_zeros),
+    method("new_ones", F.new_ones),
+    method("new_empty", F.new_empty),
+    method("new_full", F.new_full),
+    method("backward", api.tensor_backward),
+]
+
+
+def methods() -> dict[str, Callable[..., Any] | property]:
+    """{name: what Tensor gets under it}, every alias and derived in-place method included."""
+    out: dict[str, Callable[..., Any] | property] = {}
+    for row in OPS:
+        if not row.method:
+            continue
+        for name in row.names():
+            out[name] = row.fn
+            if row.inplace:
+                assert callable(row.fn)
+                out[name + "_"] = inplace.inplace_method(name + "_", row.fn)
+    return out
+
+
+def attach() -> None:
+    """Give Tensor its methods, once (minitensor/ops/__init__.py calls it)."""
+    for name, fn in methods().items():
+        setattr(Tensor, name, fn)
