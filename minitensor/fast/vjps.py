@@ -1,6 +1,6 @@
 r"""numpy twins of the backwards of the ops that run at every step of a transformer.
 
-Each op's own backward (in `minitensor/nn/functional.py` and `minitensor/ops/elementwise.py`) is
+Each op's own backward (in `minitensor/nn/functional.py` and `minitensor/ops/unary.py`) is
 written with Tensor ops, so that it can be recorded (`create_graph=True`) and read beside its
 formula. When nothing records the backward (every training step), the op calls its twin here:
 the same formula on numpy arrays, with fewer passes over the data and no Tensor per step. Each

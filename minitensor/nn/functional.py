@@ -4,7 +4,7 @@ Most are compositions of minitensor ops, so their gradients come from the ops' V
 at every step of a transformer and are one op each, with a hand-derived VJP written twice: in
 numpy for the first-order backward (fewer passes over the data than the composition, no
 recomputed transcendental function) and in Tensor ops for `create_graph=True`. They are `Gelu`
-(in ops/elementwise.py), `LayerNorm` (a composition would record eight nodes), `Linear`
+(in ops/unary.py), `LayerNorm` (a composition would record eight nodes), `Linear`
 (x W^T + b as one matrix product) and `CrossEntropy` (log-softmax, pick, weigh and reduce).
 tests/minitensor/nn/test_fused_ops.py checks each against its composition of primitive ops.
 Each op's docstring states only its math (`autograd.explain` prints it for the learner); how it
@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
 from .. import fast
-from ..ops.elementwise import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
+from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast

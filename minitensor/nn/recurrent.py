@@ -35,7 +35,7 @@ import numbers
 import warnings
 from typing import TYPE_CHECKING
 
-from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.unary import relu, sigmoid, tanh
 from ..ops.shape import cat, stack
 from ..tensor import Tensor
 from . import functional as F

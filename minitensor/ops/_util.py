@@ -51,6 +51,15 @@ def operator_method(cls: Any, name: str, reflected: bool = False) -> Callable[[T
     return method
 
 
+def binary_method(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, TensorOrNumber], Tensor]:
+    """`tensor (op) other` as `fn(tensor, other)`: the operator of a public function that checks its operands."""
+    def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+        return fn(self, other)
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    return method
+
+
 def reflected_method(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, TensorOrNumber], Tensor]:
     """`other (op) tensor` as `fn(other, tensor)`: the reflected operator of a public function."""
     def method(self: Tensor, other: TensorOrNumber) -> Tensor:

@@ -29,7 +29,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..random import Generator, _gen
 from ..tensor import Tensor
-from . import elementwise as E
+from .conversion import cast
 from .indexing import IndexPut, _index_key, fill_value, index_fill, masked_fill, scatter, scatter_add, where
 from ._util import operand
 from ..types import Index, TensorOrNumber
@@ -82,7 +82,7 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
     if result.dtype != self.dtype:
         if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:  # PyTorch's rule: no float into int, no int into bool
             raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
-        result = E.cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
+        result = cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
     np.copyto(self._array, result._array)
     self._bump_version()
     if records and result._rg:  # the node that made `result` now made `self`
@@ -160,7 +160,7 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
     if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
         src = Tensor._make(np.asarray(src))
     if src.dtype != self.dtype:
-        src = E.cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
+        src = cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
     return inplace(self, "copy_", _filled, src)
 
 
@@ -207,7 +207,7 @@ def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
             f"{self._array[key].shape} of a tensor of shape {tuple(self.shape)}"
         ) from None
     if isinstance(value, Tensor) and value.dtype != self.dtype:
-        value = E.cast(value, self.dtype)
+        value = cast(value, self.dtype)
     inplace(self, "__setitem__", lambda t, v: IndexPut.apply(t, key, v), value)
 
 

@@ -16,7 +16,7 @@ from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, norm_dims, float_only
-from .elementwise import Maximum, Minimum, maximum, minimum
+from .arithmetic import Maximum, Minimum, maximum, minimum
 from .indexing import where
 from ..types import Dims, DTypeLike
 

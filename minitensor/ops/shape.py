@@ -15,7 +15,7 @@ from .. import _dtype
 from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
-from .elementwise import cast
+from .conversion import cast
 from .indexing import Index
 from ..types import Dims, SizeArg
 

@@ -19,9 +19,9 @@ from typing import Any, Callable, NamedTuple
 from .. import _dtype, factories as F
 from ..autograd import api
 from ..tensor import Tensor
-from . import compare as C, elementwise as E, indexing as I, inplace, linalg as L, reduce as R
-from . import selection as Sel, shape as S, softmax as Soft
-from ._util import operator_method, reflected_method
+from . import arithmetic as A, compare as C, conversion as V, indexing as I, inplace, linalg as L, reduce as R
+from . import selection as Sel, shape as S, softmax as Soft, unary as U
+from ._util import binary_method, operator_method, reflected_method
 
 
 class Row(NamedTuple):
@@ -54,59 +54,64 @@ def operators(name: str, cls: type) -> list[Row]:
             method(f"__r{name}__", operator_method(cls, name, reflected=True))]
 
 
+def checked_operators(name: str, fn: Callable[..., Any]) -> list[Row]:
+    """`x (op) y` and `y (op) x` through the public function `fn`, which checks its operands first."""
+    return [method(f"__{name}__", binary_method(fn)), method(f"__r{name}__", reflected_method(fn))]
+
+
 OPS: list[Row] = [
-    # ---- arithmetic (ops/elementwise.py) ---------------------------------------------------------
-    op("add", E.add, inplace=True),
-    op("sub", E.sub, "subtract", inplace=True),
-    op("mul", E.mul, "multiply", inplace=True),
-    op("div", E.div, "divide", "true_divide", inplace=True),
-    op("pow", E.pow, inplace=True),
-    op("floor_divide", E.floor_divide, inplace=True),
-    op("remainder", E.remainder, inplace=True),
-    op("fmod", E.fmod, inplace=True),
-    op("maximum", E.maximum),
-    op("minimum", E.minimum),
-    op("lerp", E.lerp, inplace=True),
-    op("addcmul", E.addcmul, inplace=True),
-    op("addcdiv", E.addcdiv, inplace=True),
-    *operators("add", E.Add), *operators("sub", E.Sub), *operators("mul", E.Mul),
-    *operators("truediv", E.Div), *operators("pow", E.Pow), *operators("mod", E.Remainder),
-    method("__floordiv__", E.floor_divide),
-    method("__rfloordiv__", reflected_method(E.floor_divide)),
-    # ---- unary math (ops/elementwise.py) ---------------------------------------------------------
-    op("neg", E.neg, "negative", inplace=True),
-    op("abs", E.abs),
-    op("exp", E.exp, inplace=True),
-    op("log", E.log),
-    op("sqrt", E.sqrt, inplace=True),
-    op("rsqrt", E.rsqrt),
-    op("sin", E.sin),
-    op("cos", E.cos),
-    op("tanh", E.tanh, inplace=True),
-    op("sigmoid", E.sigmoid, inplace=True),
-    op("relu", E.relu, inplace=True),
-    op("erf", E.erf),
-    op("gelu", E.gelu),
-    op("sign", E.sign),
-    op("square", E.square),
-    op("reciprocal", E.reciprocal),
-    op("clamp", E.clamp, "clip", inplace=True),
-    method("__neg__", E.neg),
-    method("__abs__", E.abs),
-    # ---- conversions (ops/elementwise.py) --------------------------------------------------------
-    op("clone", E.clone),
-    method("to", E.to),
-    method("type", E.type_),
-    method("type_as", E.type_as),
-    method("float", E.converter("float", _dtype.float32)),
-    method("double", E.converter("double", _dtype.float64)),
-    method("half", E.converter("half", _dtype.float16)),
-    method("long", E.converter("long", _dtype.int64)),
-    method("int", E.converter("int", _dtype.int32)),
-    method("short", E.converter("short", _dtype.int16)),
-    method("char", E.converter("char", _dtype.int8)),
-    method("bool", E.converter("bool", _dtype.bool_)),
-    method("byte", E.converter("byte", _dtype.uint8)),
+    # ---- arithmetic (ops/arithmetic.py) ---------------------------------------------------------
+    op("add", A.add, inplace=True),
+    op("sub", A.sub, "subtract", inplace=True),
+    op("mul", A.mul, "multiply", inplace=True),
+    op("div", A.div, "divide", "true_divide", inplace=True),
+    op("pow", A.pow, inplace=True),
+    op("floor_divide", A.floor_divide, inplace=True),
+    op("remainder", A.remainder, inplace=True),
+    op("fmod", A.fmod, inplace=True),
+    op("maximum", A.maximum),
+    op("minimum", A.minimum),
+    op("lerp", A.lerp, inplace=True),
+    op("addcmul", A.addcmul, inplace=True),
+    op("addcdiv", A.addcdiv, inplace=True),
+    *operators("add", A.Add), *operators("mul", A.Mul), *operators("truediv", A.Div),
+    *checked_operators("sub", A.sub), *checked_operators("pow", A.pow),
+    *checked_operators("mod", A.remainder), *checked_operators("floordiv", A.floor_divide),
+    # ---- unary math (ops/unary.py) ---------------------------------------------------------
+    op("neg", U.neg, "negative", inplace=True),
+    op("abs", U.abs),
+    op("exp", U.exp, inplace=True),
+    op("log", U.log),
+    op("log1p", U.log1p, inplace=True),
+    op("sqrt", U.sqrt, inplace=True),
+    op("rsqrt", U.rsqrt),
+    op("sin", U.sin),
+    op("cos", U.cos),
+    op("tanh", U.tanh, inplace=True),
+    op("sigmoid", U.sigmoid, inplace=True),
+    op("relu", U.relu, inplace=True),
+    op("erf", U.erf),
+    op("gelu", U.gelu),
+    op("sign", U.sign),
+    op("square", U.square),
+    op("reciprocal", U.reciprocal),
+    op("clamp", U.clamp, "clip", inplace=True),
+    method("__neg__", U.neg),
+    method("__abs__", U.abs),
+    # ---- conversions (ops/conversion.py) --------------------------------------------------------
+    op("clone", V.clone),
+    method("to", V.to),
+    method("type", V.type_),
+    method("type_as", V.type_as),
+    method("float", V.converter("float", _dtype.float32)),
+    method("double", V.converter("double", _dtype.float64)),
+    method("half", V.converter("half", _dtype.float16)),
+    method("long", V.converter("long", _dtype.int64)),
+    method("int", V.converter("int", _dtype.int32)),
+    method("short", V.converter("short", _dtype.int16)),
+    method("char", V.converter("char", _dtype.int8)),
+    method("bool", V.converter("bool", _dtype.bool_)),
+    method("byte", V.converter("byte", _dtype.uint8)),
     # ---- comparison and logic (ops/compare.py): bool results, no gradient -------------------------
     op("eq", C.eq),
     op("ne", C.ne, "not_equal"),

@@ -595,6 +595,7 @@ TABLE = [
     Op("sign", "Sign", mt.sign, np.sign, unary(), domain=NONZERO),
     Op("exp", "Exp", mt.exp, np.exp, unary()),
     Op("log", "Log", mt.log, np.log, unary(), domain=POS),
+    Op("log1p", "Log1p", mt.log1p, np.log1p, unary(), domain=POS),
     Op("sqrt", "Sqrt", mt.sqrt, np.sqrt, unary(), domain=POS),
     Op("rsqrt", "Rsqrt", mt.rsqrt, lambda a: 1 / np.sqrt(a), unary(), domain=POS, f32_tol=(1e-4, 1e-4)),
     Op("sin", "Sin", mt.sin, np.sin, unary()),

@@ -29,6 +29,7 @@ OPS = {
     "relu": lambda lib, F, x: F.relu(x),
     "exp": lambda lib, F, x: x.exp(),
     "log": lambda lib, F, x: x.log(),
+    "log1p": lambda lib, F, x: x.log1p(),
     "sqrt": lambda lib, F, x: x.sqrt(),
     "rsqrt": lambda lib, F, x: x.rsqrt(),
     "sin": lambda lib, F, x: x.sin(),

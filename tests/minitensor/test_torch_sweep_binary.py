@@ -211,6 +211,7 @@ UNARY = {
     "relu": lambda lib, x: lib.relu(x),
     "exp": lambda lib, x: x.exp(),
     "log": lambda lib, x: x.log(),
+    "log1p": lambda lib, x: x.log1p(),
     "sqrt": lambda lib, x: x.sqrt(),
     "rsqrt": lambda lib, x: x.rsqrt(),
     "sin": lambda lib, x: x.sin(),

@@ -95,6 +95,7 @@ def test_binary_aliases_match_pytorch(torch_sweep, name, data):
 
 INPLACE_UNARY = {
     "exp_": lambda x: x.exp_(),
+    "log1p_": lambda x: x.log1p_(),
     "neg_": lambda x: x.neg_(),
     "relu_": lambda x: x.relu_(),
     "sigmoid_": lambda x: x.sigmoid_(),

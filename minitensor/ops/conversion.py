@@ -1,0 +1,89 @@
+r"""Conversions: `cast`, `.to(dtype)`, `.float()` ..., `.type()`, `clone`: one op, Cast, whose VJP
+converts the gradient back to the input's dtype."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import Function, with_formulas
+from ..tensor import Tensor, check_device, device as device_type
+from ..types import DeviceLike, DType, DTypeLike
+
+
+
+class Cast(Function):
+    r"""out = x converted to `dtype`;   VJP: gx = g converted back to x's dtype (0 into integer inputs)"""
+
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, x, dtype, copy):
+        with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN to an integer, 1e300 to float32:
+            return x._array.astype(dtype, copy=copy)        # silently, as in PyTorch
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return cast(g, x.dtype, False), None, None
+
+
+def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
+    if x.dtype == dtype and not copy:
+        return x
+    return Cast.apply(x, dtype, copy)
+
+
+# ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
+@with_formulas(Cast)
+def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
+       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
+    """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
+            check_device(a, "to")
+        else:
+            dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
+    check_device(device, "to")
+    if dtype is None:
+        return clone(self) if copy else self
+    return cast(self, _dtype.as_dtype(dtype, "to"), copy)
+
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def type_(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
+    """`x.type()`: the tensor's type name; `x.type(dtype)`: x converted, as `x.to(dtype)`."""
+    if dtype is None:
+        return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
+    return self.to(dtype)
+
+
+def converter(name: str, dtype: DType) -> Callable[[Tensor], Tensor]:
+    """The method `x.<name>()`, x converted to `dtype` (`x.float()`, `x.long()` ...)."""
+    def convert(self: Tensor) -> Tensor:
+        return self.to(dtype)
+
+    convert.__name__ = name
+    convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
+    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+        with_formulas(Cast)(convert)
+    return convert
+
+
+@with_formulas(Cast)
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """self converted to other's dtype (`self.to(other.dtype)`)."""
+    return self.to(other.dtype)
+
+
+@with_formulas(Cast)
+def clone(input: Tensor) -> Tensor:
+    """A copy with its own memory; gradients flow through it unchanged."""
+    return Cast.apply(input, input.dtype, True)

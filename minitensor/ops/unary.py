@@ -1,0 +1,427 @@
+r"""Unary math: neg, abs, exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, erf, gelu, sign, clamp.
+
+Notation as in arithmetic.py: `g` is the gradient flowing into the op's output, `out` the forward
+result. Each VJP is written with Tensor ops, so it can be differentiated again.
+
+The ops first, then their public functions (an integer input of exp, log, sin ... becomes the
+default float dtype there, as PyTorch promotes it), then the named edge cases.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Callable
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd import grad_mode
+from ..autograd.function import Function, with_formulas
+from .. import fast
+from ..tensor import Tensor
+from ._erf import erf as _np_erf
+from .._fperr import exp as _exp, log as _log, quiet
+from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
+from ..types import TensorOrNumber
+from .conversion import cast
+
+
+
+# ---- the ops -------------------------------------------------------------------------------------
+
+class Neg(Function):
+    r"""out = -x;   VJP: gx = -g"""
+
+    saves_values = False
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.negative(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Abs(Function):
+    r"""out = |x|;   VJP: gx = g * sign(x)   (0 at x = 0 and at NaN, as PyTorch)"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.abs(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.inputs
+        return g * Tensor._make(_sign(x._array))
+
+
+class Exp(Function):
+    r"""out = e^x;   VJP: gx = g * out"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _exp(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.output
+
+
+class Log(Function):
+    r"""out = ln x;   VJP: gx = g / x"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _log(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / ctx.inputs[0]
+
+
+class Log1p(Function):
+    r"""out = ln(1 + x)   (accurate for small x, where 1 + x loses x's digits);   VJP: gx = g / (1 + x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _log1p(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / (1 + ctx.inputs[0])
+
+
+class Sqrt(Function):
+    r"""out = sqrt(x);   VJP: gx = g / (2 out)   (infinite at x = 0: sqrt has no slope there)"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _sqrt(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / (2 * ctx.output)  # Div is quiet about the 1/0 at x = 0
+
+
+class Rsqrt(Function):
+    r"""out = 1 / sqrt(x);   VJP: gx = -g * out^3 / 2"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _rsqrt(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return -0.5 * g * out * out * out
+
+
+class Sin(Function):
+    r"""out = sin x;   VJP: gx = g * cos x"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _sin(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * cos(ctx.inputs[0])
+
+
+class Cos(Function):
+    r"""out = cos x;   VJP: gx = -g * sin x"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _cos(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g * sin(ctx.inputs[0])
+
+
+class Tanh(Function):
+    r"""out = tanh x;   VJP: gx = g * (1 - out^2)"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.tanh(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return g * (1 - out * out)
+
+
+class Sigmoid(Function):
+    r"""out = 1 / (1 + e^-x)   (e^-x = inf for x << 0 gives the limit 0);   VJP: gx = g * out * (1 - out)"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _sigmoid(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return g * out * (1 - out)
+
+
+class Relu(Function):
+    r"""out = max(x, 0);   VJP: gx = g * [not x <= 0]   (0 at x = 0; g at x = NaN, as PyTorch)"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _relu(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Tensor._make((~(ctx.inputs[0]._array <= 0)).astype(g.dtype))
+
+
+class Erf(Function):
+    r"""out = erf x = 2/sqrt(pi) \int_0^x e^{-t^2} dt;   VJP: gx = g * 2/sqrt(pi) * e^{-x^2}"""
+
+
+    @staticmethod
+    def forward(ctx, x):
+        return _np_erf(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * (2 / math.sqrt(math.pi)) * exp(-x * x)
+
+
+class Gelu(Function):
+    r"""out = x * Phi(x), Phi the standard normal CDF: Phi(x) = (1 + erf(x / sqrt 2)) / 2
+    approximate='tanh':  out = x/2 * (1 + tanh u) = x * s,  s = sigmoid(2u) = 1 / (1 + e^{-2u}),
+                         u = sqrt(2/pi) * (x + 0.044715 x^3)
+    VJP: gx = g * (Phi(x) + x * phi(x)),  phi(x) = e^{-x^2/2} / sqrt(2 pi)
+         tanh: gx = g * (s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 * 0.044715 x^2))
+               (= g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx), with 1 + tanh u = 2s, 1 - tanh^2 u = 4s(1 - s))"""
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        out, ctx.step = _gelu_numpy(x._array, approximate)  # out = x * step; the backward's numpy twin reuses step
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, approximate = ctx.inputs
+        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
+            return fast.gelu_vjp(x._array, approximate, ctx.step, g._array)
+        return g * _gelu_slope(x, approximate, tanh, erf, exp), None
+
+
+class Sign(Function):
+    r"""out = sign(x): -1, 0 or 1, and 0 at NaN (as PyTorch);   VJP: gx = 0   (a step function)"""
+
+    saves_values = False  # only x's shape
+
+    @staticmethod
+    def forward(ctx, x):
+        return _sign(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        # zeros, not g * 0: an inf or NaN upstream gradient must not make NaN here
+        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g.dtype))
+
+
+class Clamp(Function):
+    r"""out = min(max(x, lo), hi)   (either bound may be None, a number or a tensor; lo > hi gives hi)
+    VJP: gx  = unbroadcast(g * [lo <= x <= hi], x.shape)   (a bound's own value passes g to x, as PyTorch)
+         glo = unbroadcast(g * [x < lo and lo < hi], lo.shape)
+         ghi = unbroadcast(g * [x > hi or hi < lo], hi.shape)"""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        return np.clip(*_clamp_operands(x, lo, hi))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.inputs
+        to_x, to_lo, to_hi = _clamp_routes(*_clamp_operands(x, lo, hi))
+
+        def routed(where, shape):  # g where `where` holds, summed back to the input's shape
+            return unbroadcast(g * Tensor._make(where.astype(g.dtype)), shape)
+        need = ctx.needs_input_grad
+        return (routed(to_x, x.shape) if need[0] else None,
+                routed(to_lo, lo.shape) if need[1] else None,
+                routed(to_hi, hi.shape) if need[2] else None)
+
+
+# ---- the public functions ------------------------------------------------------------------------
+
+def _unary(cls: type[Function], name: str, to_float: bool = False, no_bool: str = "") -> Callable[[Tensor], Tensor]:
+    """The public function of a unary op; with `to_float`, an integer or bool input is first cast to
+    the default float dtype (PyTorch's promotion for exp, log, sin, ...); `no_bool`: the error
+    PyTorch raises for a bool input."""
+    def fn(input: Tensor) -> Tensor:
+        tensor_input(input, name)
+        if to_float and input._array.dtype.kind in "biu":
+            input = cast(input, _dtype.get_default_dtype())
+        elif no_bool and input._array.dtype == _dtype.bool_:
+            raise RuntimeError(f"{name}: {no_bool}")
+        return cls.apply(input)
+
+    fn.__name__ = name
+    return with_formulas(cls)(fn)
+
+
+neg = _unary(Neg, "neg", no_bool="negation, the `-` operator, on a bool tensor is not supported; to invert a mask, "
+             "use the `~` or `logical_not()` operator instead")
+abs = _unary(Abs, "abs", no_bool="not implemented for bool tensors (convert with .long() or .float())")
+exp = _unary(Exp, "exp", to_float=True)
+log = _unary(Log, "log", to_float=True)
+log1p = _unary(Log1p, "log1p", to_float=True)
+sqrt = _unary(Sqrt, "sqrt", to_float=True)
+rsqrt = _unary(Rsqrt, "rsqrt", to_float=True)
+sin = _unary(Sin, "sin", to_float=True)
+cos = _unary(Cos, "cos", to_float=True)
+tanh = _unary(Tanh, "tanh", to_float=True)
+sigmoid = _unary(Sigmoid, "sigmoid", to_float=True)
+relu = _unary(Relu, "relu", no_bool="bool inputs are not supported (convert with .float())")
+erf = _unary(Erf, "erf", to_float=True)
+
+
+sign = _unary(Sign, "sign")
+
+
+def square(input: Tensor) -> Tensor:
+    """input * input (one Mul node with x as both factors; a bool tensor squares to int64, as PyTorch's input ** 2).
+
+    forward: out = x^2
+    VJP:     gx = 2 x g   (the Mul node's two gradients, g * x each, add up in x)
+    """
+    if isinstance(input, Tensor) and input._array.dtype == _dtype.bool_:
+        input = cast(input, _dtype.int64)
+    return input * input
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    """1 / input (a Div node with the number 1 as a).
+
+    forward: out = 1 / x
+    VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
+    """
+    return 1 / input
+
+
+@with_formulas(Gelu)
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
+    tensor_input(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(input, approximate)
+
+
+@with_formulas(Clamp)
+def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber | None = None) -> Tensor:
+    """Limit every element to [min, max]."""
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (Tensor, numbers.Number)):
+            raise TypeError(f"clamp: {name} must be a number or a Tensor, got {type(bound).__name__} {bound!r}")
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    _clamp_operands(input, min, max)  # (refuses bool bounds PyTorch refuses and numbers that don't fit the dtype)
+    broadcast_shapes("clamp", input.shape, *(np.shape(raw(v)) for v in (min, max) if v is not None))
+    return Clamp.apply(input, min, max)  # tensor bounds stay tensors: they get gradients too
+
+
+
+# ---- edge cases, named ---------------------------------------------------------------------------
+
+
+# log1p(-1) is -inf and log1p of x < -1 NaN, as in PyTorch, without numpy's warning
+_log1p = quiet(np.log1p, "divide", "invalid")
+# sqrt of negatives gives nan, 1/sqrt(0) inf: on purpose, as in PyTorch.
+_sqrt = quiet(np.sqrt, "invalid")
+# sin and cos of +-inf are NaN, as in PyTorch.
+_sin, _cos = quiet(np.sin, "invalid"), quiet(np.cos, "invalid")
+_rsqrt = quiet(lambda a: 1 / np.sqrt(a), "divide", "invalid")
+
+
+# e^-x overflows to inf for x << 0, and 1 / (1 + inf) = 0 is the right limit: no nan either way
+_sigmoid = quiet(lambda a: 1 / (1 + np.exp(-a)), "over")
+
+
+def _relu(a):
+    return np.maximum(a, 0).astype(a.dtype, copy=False)
+
+
+def _sign(a):
+    """np.sign with 0 at NaN, as PyTorch's sign (numpy's is NaN there); a bool is its own sign."""
+    if a.dtype == _dtype.bool_:
+        return a.copy()
+    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if a.dtype.kind == "f" else np.sign(a)
+
+
+def _gelu_numpy(a, approximate):
+    """(gelu(a), step) with gelu(a) = a * step: step = sigmoid(2u) (tanh) or Phi(a) (none)."""
+    if approximate == "tanh":
+        u = math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a)
+        step = 1 / (1 + np.exp(-2 * u))  # = (1 + tanh u) / 2, without 1 + tanh u cancelling for u << 0
+    else:
+        step = 0.5 * (1 + _np_erf(a * (1 / math.sqrt(2))))
+    return a * step, np.asarray(step)
+
+
+# Overflow on the way (x^3) and inf * 0 at x = -inf make the limits, inf and NaN, as in PyTorch,
+# which says nothing: numpy's warnings about them are off.
+_gelu_numpy = quiet(_gelu_numpy, "over", "invalid")
+
+
+def _gelu_slope(x, approximate, tanh, erf, exp):
+    """d gelu / dx, the formula of Gelu's VJP, for an ndarray (numpy's functions) or a Tensor (ours)."""
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        t = tanh(k * (x + 0.044715 * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+    return cdf + x * exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+
+
+def _clamp_operands(x, lo, hi):
+    """The data of x and of the bounds given, in PyTorch's result dtype of the three (as PyTorch
+    compares them); a number bound must fit that dtype (an int8 tensor can't be clamped at 1000)."""
+    want = _dtype.result_dtype(*(raw(v) for v in (x, lo, hi) if v is not None))
+    one_tensor_bound = (lo is None) != (hi is None) and isinstance(hi if lo is None else lo, Tensor)
+    if want == _dtype.bool_ and not one_tensor_bound:  # PyTorch clamps bools at one tensor bound only
+        raise RuntimeError("clamp: not implemented for bool tensors with these bounds (convert with .long())")
+
+    def converted(v):
+        if v is None:
+            return None
+        if isinstance(v, Tensor):
+            return v._array if v._array.dtype == want else v._array.astype(want)
+        return _dtype.scalar_to(v, want, "clamp")
+    return converted(x), converted(lo), converted(hi)
+
+
+def _clamp_routes(x, lo, hi):
+    """Where clamp's gradient goes, from the operands' data: to x where lo <= x <= hi (a bound's own
+    value passes g to x, as PyTorch), to lo where x < lo < hi, to hi where x > hi or hi < lo (lo > hi
+    gives hi). A bound that is None never wins."""
+    to_x = np.ones(np.shape(x), dtype=bool)
+    if lo is not None:
+        to_x = to_x & (x >= lo)
+    if hi is not None:
+        to_x = to_x & (x <= hi)
+    to_lo = None if lo is None else np.asarray((x < lo) & (lo < hi) if hi is not None else x < lo)
+    to_hi = None if hi is None else np.asarray((x > hi) | (hi < lo) if lo is not None else x > hi)
+    return np.asarray(to_x), to_lo, to_hi
