@@ -134,8 +134,9 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
         save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals, vocab)
 
     model.train()
+    # the speed layer records the first step's ops and replays them for every later batch: the same numbers
     replay = Replay(lambda x, y: model_loss(model, x, y), names=dict(model.named_parameters())) if cfg.replay else None
-    while step < cfg.steps and not (perfect and cfg.stop_when_perfect):
+    while step < cfg.steps and not (perfect and cfg.stop_when_perfect):  # a toy task stops once it is perfect
         x, y = task.batch(cfg.batch, data_rng)
         losses.append(train_step(model, optimizer, scheduler, x, y, cfg.clip, replay))
         step += 1
@@ -146,7 +147,7 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
             perfect = scorer.perfect(evals[-1])
             if cfg.sample and vocab is not None and step < cfg.steps:  # the last one is printed after training
                 show_sample(progress.note, sample_text(model, vocab, cfg), step)
-        if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:
+        if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:  # the last step is always saved
             save()
     progress.close(step)
     wall = time.perf_counter() - t0
