@@ -177,3 +177,9 @@ def _repeated(dims, ndim):
 def float_only(x, op):
     if x._array.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
+
+
+def integers_as_int64(x):
+    """`x` in int64 if it holds integers or bools: sum and cumsum add them in int64, as PyTorch does
+    (an int8 sum does not wrap at 127)."""
+    return x.to(_dtype.int64) if x._array.dtype.kind in "biu" else x

@@ -7,10 +7,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from .._fperr import quietly
-from ._util import broadcast_shapes, in_common_dtype, operand, raw
+from ._util import broadcast_shapes, in_common_dtype, operand
 from ..types import TensorOrNumber
 
 
+# (no Function here: nothing to differentiate. `_compare` makes the public comparisons below, so it
+# comes first: they are made when the module is imported)
 def _compare(name: str, fn: Callable[..., object], bitwise: bool = False) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
     @quietly("over")  # a Python float beyond float32 compares as inf, as in PyTorch
     def op(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
@@ -44,7 +46,6 @@ bitwise_or = _compare("bitwise_or", np.bitwise_or, bitwise=True)
 bitwise_xor = _compare("bitwise_xor", np.bitwise_xor, bitwise=True)
 
 
-
 def equality(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, object], Tensor]:
     """`t == other` for an operand no op takes (None, a string ...): Python's own answer, as PyTorch
     gives: `t == None` is False and `t != None` True, so `if x == None:` and `slice(i, j) == slice(None)` work."""
@@ -58,8 +59,6 @@ def equality(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, object], Ten
     return method
 
 
-
-
 def logical_not(input: Tensor) -> Tensor:
     """True where input is zero/False."""
     return Tensor._make(np.logical_not(input._array))
@@ -70,8 +69,6 @@ def bitwise_not(input: Tensor) -> Tensor:
     if input.dtype.kind == "f":
         raise TypeError(f"bitwise_not (~): only integer and bool tensors are supported, got {input.dtype}")
     return Tensor._make(np.invert(input._array))
-
-
 
 
 def isnan(input: Tensor) -> Tensor:
@@ -91,20 +88,6 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._array, other._array))
 
 
-def _close_operands(op, input, other, rtol, atol):
-    """PyTorch's checks: `other` a tensor of input's dtype (float32 is not compared with float64),
-    shapes that broadcast, tolerances >= 0."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(other).__name__}")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"{op}: {input.dtype} did not match {other.dtype} (compare tensors of one dtype)")
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if tol < 0:
-            raise RuntimeError(f"{op}: {name} must be greater than or equal to zero, but got {tol}")
-    broadcast_shapes(op, input.shape, other.shape)
-    return input._array, other._array
-
-
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if every element of `isclose(input, other, ...)` is (a Python bool)."""
@@ -117,3 +100,19 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities too; NaN only with equal_nan)."""
     a, b = _close_operands("isclose", input, other, rtol, atol)
     return Tensor._make(np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+# ---- argument checks, named ---------------------------------------------------------------------
+
+def _close_operands(op, input, other, rtol, atol):
+    """PyTorch's checks: `other` a tensor of input's dtype (float32 is not compared with float64),
+    shapes that broadcast, tolerances >= 0."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{op}: {input.dtype} did not match {other.dtype} (compare tensors of one dtype)")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{op}: {name} must be greater than or equal to zero, but got {tol}")
+    broadcast_shapes(op, input.shape, other.shape)
+    return input._array, other._array

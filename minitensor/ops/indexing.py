@@ -21,40 +21,6 @@ from ._util import broadcast_shapes, operand, raw, unbroadcast
 from ..types import DType, Index as IndexKey, Number, TensorOrNumber
 
 
-def _index_key(index, shape=None):
-    """A user's index (ints, slices, None, ..., lists, int/bool tensors) as a numpy key."""
-    items = index if isinstance(index, tuple) else (index,)
-    key = []
-    for item in items:
-        if isinstance(item, Tensor):
-            item = item._array
-        elif isinstance(item, list):
-            item = np.asarray(item)
-        if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
-            raise IndexError(f"__getitem__: tensors used as indices must be long, int or bool, got {item.dtype}")
-        key.append(item)
-    return tuple(key)
-
-
-def _is_advanced(key):
-    return any(isinstance(k, np.ndarray) for k in key)
-
-
-def _is_bool_scalar(k):
-    return isinstance(k, np.ndarray) and k.dtype == bool and k.ndim == 0
-
-
-def _scatter_key(key):
-    """The key with bool arrays replaced by their nonzero() indices, as `np.add.at` needs."""
-    out = []
-    for k in key:
-        if isinstance(k, np.ndarray) and k.dtype == bool:
-            out.extend(np.nonzero(k))
-        else:
-            out.append(k)
-    return tuple(out)
-
-
 class Index(Function):
     r"""out = x[key]   (ints, slices, None, ..., integer arrays, bool masks)
     VJP: gx = zeros(x.shape) with g added at [key] (repeated indices accumulate)"""
@@ -64,13 +30,7 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, x, key):
-        user_key = key
-        if not any(k is Ellipsis for k in key):
-            key = key + (Ellipsis,)  # x[0] of a vector: a 0-d view, as in PyTorch, not a numpy scalar copy
-        try:
-            return x._array[key]
-        except IndexError as e:
-            raise IndexError(f"__getitem__: index {_describe(user_key)} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
+        return x._array[_keeping_0d(key)]
 
     @staticmethod
     def backward(ctx, g):
@@ -89,9 +49,6 @@ class IndexAdd(Function):
             if not all(k for k in key if _is_bool_scalar(k)):
                 return out  # nothing was read
             key = tuple(None if _is_bool_scalar(k) else k for k in key)  # (read once, as x[None] reads)
-            if _is_advanced(key):
-                raise IndexError("__getitem__: a 0-d bool mask with integer-array indices has no gradient here; "
-                                 "index in two steps")
         if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
             fast.add_rows(out, key[0], src._array)  # an embedding's backward: the speed layer's np.add.at
         elif _is_advanced(key):
@@ -104,30 +61,6 @@ class IndexAdd(Function):
     def backward(ctx, g):
         _, key, _ = ctx.inputs
         return Index.apply(g, key), None, None
-
-
-def _describe(key):
-    """The key as the user wrote it: `[:, 5]`, not `[slice(None, None, None), 5]`."""
-    return "[" + ", ".join(_describe_item(k) for k in key) + "]"
-
-
-def _describe_item(k):
-    if isinstance(k, np.ndarray):
-        return f"array{tuple(k.shape)}"
-    if isinstance(k, slice):
-        text = ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step))
-        return text[:-1] if text.endswith(":") and k.step is None else text
-    return "..." if k is Ellipsis else repr(k)
-
-
-def getitem(input: Tensor, index: IndexKey) -> Tensor:
-    """`x[index]` with PyTorch/numpy semantics; gradients scatter back (accumulating)."""
-    key = _index_key(index)
-    if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
-        return input  # x[...] and x[:] select everything
-    return Index.apply(input, key)
-
-
 
 
 class IndexPut(Function):
@@ -157,14 +90,7 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        c, x, y = raw(cond), _as_result_type(a, b, "where"), _as_result_type(b, a, "where")
-        try:
-            return np.where(c, x, y)
-        except ValueError:
-            raise RuntimeError(
-                f"where: condition of shape {np.shape(c)}, input of shape {np.shape(x)} and other of shape "
-                f"{np.shape(y)} cannot be broadcast together"
-            ) from None
+        return np.where(cond._array, a._array, b._array)
 
     @staticmethod
     def backward(ctx, g):
@@ -175,13 +101,20 @@ class Where(Function):
         return None, ga, gb
 
 
-def _as_result_type(v: TensorOrNumber, other: TensorOrNumber, op: str) -> Any:
-    """The data of `v` in PyTorch's result dtype of v and other: a number must fit it (an int8 tensor
-    can't take 1000 here, though `+` wraps it)."""
-    want = _dtype.result_dtype(raw(v), raw(other))
-    if isinstance(v, Tensor):
-        return v._array if v._array.dtype == want else v._array.astype(want)
-    return _dtype.scalar_to(v, want, op)
+# ---- the public functions -----------------------------------------------------------------------
+
+def getitem(input: Tensor, index: IndexKey) -> Tensor:
+    """`x[index]` with PyTorch/numpy semantics; gradients scatter back (accumulating)."""
+    key = _index_key(index)
+    if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
+        return input  # x[...] and x[:] select everything
+    if input.requires_grad and grad_mode.is_grad_enabled():
+        _check_scatterable(key)
+    try:
+        return Index.apply(input, key)
+    except IndexError as e:  # numpy's reason, with the key as the user wrote it
+        raise IndexError(f"__getitem__: index {_describe(key)} is invalid for a tensor of shape "
+                         f"{tuple(input.shape)}: {e}") from None
 
 
 @overload
@@ -200,24 +133,10 @@ def where(condition: Tensor, input: TensorOrNumber | None = None,
             raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{cond.dtype} (compare it, e.g. `x > 0`, or use .bool())")
         cond = Tensor._make(cond._array.astype(bool))
-    return Where.apply(cond, operand(input, "where"), operand(other, "where"))
-
-
-def _fill_mask(input, mask, value, op):
-    """The bool ndarray of `mask`, checked (as `value`) for masked_fill and masked_fill_."""
-    m = np.asarray(raw(mask))
-    if m.dtype != np.bool_:
-        raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
-    try:  # the input broadcasts up to the mask too: the result has their broadcast shape, as in PyTorch
-        np.broadcast_shapes(m.shape, input._array.shape)
-    except ValueError:
-        raise RuntimeError(f"{op}: mask of shape {m.shape} and input of shape {tuple(input.shape)} "
-                           "cannot be broadcast together") from None
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
-    if not isinstance(value, (Tensor, numbers.Number)):
-        raise TypeError(f"{op}: value must be a number or a 0-dim tensor, got {type(value).__name__} {value!r}")
-    return m
+    a, b = operand(input, "where"), operand(other, "where")
+    x, y = _as_result_type(a, b, "where"), _as_result_type(b, a, "where")
+    _check_where_shapes(cond, x, y)
+    return Where.apply(cond, x, y)
 
 
 @with_formulas(Where)
@@ -229,26 +148,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     value = fill_value(value, input.dtype, "masked_fill")
     # the user's mask tensor itself, so that the node sees it changed in place before backward
     return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
-
-
-def fill_value(value: TensorOrNumber, dtype: DType, op: str) -> Tensor:
-    """The value a fill writes (masked_fill, fill_, index_fill ...) as a tensor of the filled tensor's
-    dtype, as PyTorch converts it: a number must fit the dtype (an int8 tensor can't take 1000), a
-    0-d tensor is cast (its gradient flows back through the cast)."""
-    if isinstance(value, Tensor):
-        if value.requires_grad and dtype.kind != "f" and grad_mode.modes.grad_enabled:
-            raise RuntimeError(f"{op}: the value requires grad, but the result has dtype {dtype}, which carries "
-                               "no gradient (PyTorch refuses it too); pass value.detach()")
-        return value if value.dtype == dtype else value.to(dtype)
-    return Tensor._make(_dtype.scalar_to(value, dtype, op))
-
-
-def _tri(input, diagonal, upper, op):
-    if input.ndim < 2:
-        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape {tuple(input.shape)}")
-    n, m = input.shape[-2:]
-    keep = np.triu(np.ones((n, m), dtype=bool), diagonal) if upper else np.tril(np.ones((n, m), dtype=bool), diagonal)
-    return where(Tensor._make(keep), input, Tensor._make(np.zeros((), dtype=input.dtype)))
 
 
 @with_formulas(Where)
@@ -283,13 +182,6 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     grids[d] = lines
     out = getitem(x, tuple(grids))
     return out.reshape(idx.shape) if out.shape != idx.shape else out  # a 0-d index reads one element
-
-
-def _check_range(idx, n, d, op, error=IndexError):
-    """PyTorch's rule for gather/index_select/embedding: 0 <= index < n; a negative index is an error, not a wrap."""
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        bad = idx.min() if idx.min() < 0 else idx.max()
-        raise error(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
 
 
 @with_formulas(Index)
@@ -366,46 +258,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) ->
     return where(Tensor._make(selected), fill, input)
 
 
-def _scatter_positions(input, dim, index, src, op):
-    """Check scatter's arguments as PyTorch does; return the numpy key of the positions written
-    (for dim=0: out[index[i][j]][j]) and the part of `src` written there (a number converted to
-    input's dtype). An empty index writes nothing, and PyTorch checks nothing else of it then.
-
-    The index may be smaller than src in every dim and than input in every dim but `dim`: only
-    src's corner of the index's shape is used."""
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
-    d = _wrap_dim(dim, input.ndim, op)
-    idx = index._array
-    if isinstance(src, Tensor) and src.dtype != input.dtype:
-        raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype}, got {src.dtype}")
-    if idx.size == 0:  # (a src tensor stays in the graph, its gradient zeros; a number is not converted)
-        nothing = src.reshape(-1)[:0] if isinstance(src, Tensor) else np.zeros(0, input._array.dtype)
-        return (np.zeros(0, np.int64),) * input.ndim, nothing
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected an int64 or int32 index, got dtype {idx.dtype}")
-    if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
-        raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
-    idx = idx.reshape(idx.shape or (1,))
-    in_shape = tuple(input.shape)
-    src_shape = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None
-    if any(k > n for i, (k, n) in enumerate(zip(idx.shape, in_shape)) if i != d) or (
-            src_shape is not None and any(k > n for k, n in zip(idx.shape, src_shape))):
-        raise RuntimeError(f"{op}: index of shape {idx.shape} must be no larger than input of shape "
-                           f"{tuple(input.shape)} apart from dim {d}, and no larger than src of shape {src_shape}")
-    if idx.min() < 0 or idx.max() >= in_shape[d]:
-        bad = idx.min() if idx.min() < 0 else idx.max()
-        raise RuntimeError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {in_shape[d]}")
-    grids = list(np.indices(idx.shape, sparse=True))
-    grids[d] = idx
-    key = tuple(grids)
-    if not isinstance(src, Tensor):
-        return key, _dtype.scalar_to(src, input.dtype, op)  # it must fit input's dtype, as in PyTorch
-    if src.ndim == 0:
-        src = src.reshape(1)
-    part = src if tuple(src.shape) == idx.shape else getitem(src, tuple(slice(0, k) for k in idx.shape))
-    return key, part
-
+# (a decorator: defined above the functions it wraps, as it runs when the module is imported)
 
 _Op = TypeVar("_Op", bound=Callable[..., Tensor])
 
@@ -455,6 +308,179 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
     key, part = _scatter_positions(input, dim, index, src, "scatter_add")
     return input + IndexAdd.apply(part, key, tuple(input.shape))
+
+
+# ---- keys: how a user's index becomes numpy's, and how a gradient is scattered back -------------
+
+def _index_key(index, shape=None):
+    """A user's index (ints, slices, None, ..., lists, int/bool tensors) as a numpy key."""
+    items = index if isinstance(index, tuple) else (index,)
+    key = []
+    for item in items:
+        if isinstance(item, Tensor):
+            item = item._array
+        elif isinstance(item, list):
+            item = np.asarray(item)
+        if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
+            raise IndexError(f"__getitem__: tensors used as indices must be long, int or bool, got {item.dtype}")
+        key.append(item)
+    return tuple(key)
+
+
+def _keeping_0d(key):
+    """The key with a trailing `...` (when it has none): then x[0] of a vector is a 0-d view, as in
+    PyTorch, where numpy would give a scalar copy."""
+    return key if any(k is Ellipsis for k in key) else key + (Ellipsis,)
+
+
+def _is_advanced(key):
+    return any(isinstance(k, np.ndarray) for k in key)
+
+
+def _is_bool_scalar(k):
+    return isinstance(k, np.ndarray) and k.dtype == bool and k.ndim == 0
+
+
+def _scatter_key(key):
+    """The key with bool arrays replaced by their nonzero() indices, as `np.add.at` needs."""
+    out = []
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype == bool:
+            out.extend(np.nonzero(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def _describe(key):
+    """The key as the user wrote it: `[:, 5]`, not `[slice(None, None, None), 5]`."""
+    return "[" + ", ".join(_describe_item(k) for k in key) + "]"
+
+
+def _describe_item(k):
+    if isinstance(k, np.ndarray):
+        return f"array{tuple(k.shape)}"
+    if isinstance(k, slice):
+        text = ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step))
+        return text[:-1] if text.endswith(":") and k.step is None else text
+    return "..." if k is Ellipsis else repr(k)
+
+
+# ---- edge cases, argument checks and dtype rules, named -----------------------------------------
+
+def _check_scatterable(key):
+    """Reading x[m, idx] with a 0-d True mask m and integer arrays idx works, but its gradient is not
+    scattered back here (numpy reads the 0-d mask as one more integer array): refused while a
+    gradient is recorded."""
+    masks = [k for k in key if _is_bool_scalar(k)]
+    if masks and all(masks) and any(isinstance(k, np.ndarray) and not _is_bool_scalar(k) for k in key):
+        raise IndexError("__getitem__: a 0-d bool mask with integer-array indices has no gradient here; "
+                         "index in two steps")
+
+
+def _as_result_type(v: TensorOrNumber, other: TensorOrNumber, op: str) -> Tensor:
+    """`v` as a tensor of PyTorch's result dtype of v and other (a Cast node where a tensor's dtype
+    differs, so its gradient comes back in its own dtype): a number must fit that dtype (an int8
+    tensor can't take 1000 here, though `+` wraps it)."""
+    want = _dtype.result_dtype(raw(v), raw(other))
+    if isinstance(v, Tensor):
+        return v if v._array.dtype == want else v.to(want)
+    return Tensor._make(_dtype.scalar_to(v, want, op))
+
+
+def _check_where_shapes(cond: Tensor, x: Tensor, y: Tensor) -> None:
+    try:
+        np.broadcast_shapes(cond._array.shape, x._array.shape, y._array.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"where: condition of shape {cond._array.shape}, input of shape {x._array.shape} and other of shape "
+            f"{y._array.shape} cannot be broadcast together"
+        ) from None
+
+
+def _fill_mask(input, mask, value, op):
+    """The bool ndarray of `mask`, checked (as `value`) for masked_fill and masked_fill_."""
+    m = np.asarray(raw(mask))
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"{op}: expected a bool mask, got dtype {m.dtype} (use mask.bool() or mask == 0)")
+    try:  # the input broadcasts up to the mask too: the result has their broadcast shape, as in PyTorch
+        np.broadcast_shapes(m.shape, input._array.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: mask of shape {m.shape} and input of shape {tuple(input.shape)} "
+                           "cannot be broadcast together") from None
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"{op}: value must be a number or a 0-dim tensor, got shape {tuple(value.shape)}")
+    if not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"{op}: value must be a number or a 0-dim tensor, got {type(value).__name__} {value!r}")
+    return m
+
+
+def fill_value(value: TensorOrNumber, dtype: DType, op: str) -> Tensor:
+    """The value a fill writes (masked_fill, fill_, index_fill ...) as a tensor of the filled tensor's
+    dtype, as PyTorch converts it: a number must fit the dtype (an int8 tensor can't take 1000), a
+    0-d tensor is cast (its gradient flows back through the cast)."""
+    if isinstance(value, Tensor):
+        if value.requires_grad and dtype.kind != "f" and grad_mode.modes.grad_enabled:
+            raise RuntimeError(f"{op}: the value requires grad, but the result has dtype {dtype}, which carries "
+                               "no gradient (PyTorch refuses it too); pass value.detach()")
+        return value if value.dtype == dtype else value.to(dtype)
+    return Tensor._make(_dtype.scalar_to(value, dtype, op))
+
+
+def _tri(input, diagonal, upper, op):
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape {tuple(input.shape)}")
+    n, m = input.shape[-2:]
+    keep = np.triu(np.ones((n, m), dtype=bool), diagonal) if upper else np.tril(np.ones((n, m), dtype=bool), diagonal)
+    return where(Tensor._make(keep), input, Tensor._make(np.zeros((), dtype=input.dtype)))
+
+
+def _check_range(idx, n, d, op, error=IndexError):
+    """PyTorch's rule for gather/index_select/embedding: 0 <= index < n; a negative index is an error, not a wrap."""
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise error(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {n}")
+
+
+def _scatter_positions(input, dim, index, src, op):
+    """Check scatter's arguments as PyTorch does; return the numpy key of the positions written
+    (for dim=0: out[index[i][j]][j]) and the part of `src` written there (a number converted to
+    input's dtype). An empty index writes nothing, and PyTorch checks nothing else of it then.
+
+    The index may be smaller than src in every dim and than input in every dim but `dim`: only
+    src's corner of the index's shape is used."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}: index must be a Tensor, got {type(index).__name__}")
+    d = _wrap_dim(dim, input.ndim, op)
+    idx = index._array
+    if isinstance(src, Tensor) and src.dtype != input.dtype:
+        raise RuntimeError(f"{op}: expected src of the input's dtype {input.dtype}, got {src.dtype}")
+    if idx.size == 0:  # (a src tensor stays in the graph, its gradient zeros; a number is not converted)
+        nothing = src.reshape(-1)[:0] if isinstance(src, Tensor) else np.zeros(0, input._array.dtype)
+        return (np.zeros(0, np.int64),) * input.ndim, nothing
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an int64 or int32 index, got dtype {idx.dtype}")
+    if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
+        raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+    idx = idx.reshape(idx.shape or (1,))
+    in_shape = tuple(input.shape)
+    src_shape = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None
+    if any(k > n for i, (k, n) in enumerate(zip(idx.shape, in_shape)) if i != d) or (
+            src_shape is not None and any(k > n for k, n in zip(idx.shape, src_shape))):
+        raise RuntimeError(f"{op}: index of shape {idx.shape} must be no larger than input of shape "
+                           f"{tuple(input.shape)} apart from dim {d}, and no larger than src of shape {src_shape}")
+    if idx.min() < 0 or idx.max() >= in_shape[d]:
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise RuntimeError(f"{op}: index {int(bad)} is out of bounds for dimension {d} with size {in_shape[d]}")
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    key = tuple(grids)
+    if not isinstance(src, Tensor):
+        return key, _dtype.scalar_to(src, input.dtype, op)  # it must fit input's dtype, as in PyTorch
+    if src.ndim == 0:
+        src = src.reshape(1)
+    part = src if tuple(src.shape) == idx.shape else getitem(src, tuple(slice(0, k) for k in idx.shape))
+    return key, part
 
 
 def _scatter_reduce(input, dim, index, src, reduce):

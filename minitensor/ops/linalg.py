@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..tensor import Tensor
-from ._util import operand, operator_method, raw, unbroadcast
+from ._util import operand, raw, unbroadcast
 
 
 class Matmul(Function):
@@ -22,20 +22,7 @@ class Matmul(Function):
     @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
     def forward(ctx, a, b):
         x, y = np.asarray(raw(a)), np.asarray(raw(b))  # `x @ 2.0` reaches here with a number
-        if x.ndim == 0 or y.ndim == 0:
-            raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
-        if x.dtype != y.dtype:  # PyTorch promotes nothing here: a float32 @ float64 is usually a bug
-            raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
-                               f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
-        if x.dtype == np.bool_:
-            raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
-        try:
-            out = np.matmul(x, y)
-        except ValueError:
-            k_a = x.shape[-1]
-            k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
-            why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
-            raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})") from None
+        out = np.matmul(x, y)
         return out if type(out) is np.ndarray else np.asarray(out)
 
     @staticmethod
@@ -57,12 +44,14 @@ class Matmul(Function):
         return ga, gb
 
 
+# ---- the public functions -----------------------------------------------------------------------
+
 @with_formulas(Matmul)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with numpy's rules for 1-D and batched inputs."""
-    return Matmul.apply(operand(input, "matmul"), operand(other, "matmul"))
-
-
+    input, other = operand(input, "matmul"), operand(other, "matmul")
+    _check_operands(np.asarray(raw(input)), np.asarray(raw(other)))
+    return Matmul.apply(input, other)
 
 
 @with_formulas(Matmul)
@@ -154,6 +143,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return result.permute([kept.index(c) for c in output]) if len(output) > 1 else result
 
 
+# ---- edge cases and argument checks, named ------------------------------------------------------
+
 def _diagonal(x: Tensor, term: str, equation: str) -> tuple[Tensor, str]:
     """(x, term) with each letter that `term` repeats read once, along the diagonal: "ii" of a
     matrix is x[r, r] for r = 0, 1, ... (an Index node), and the term becomes "i"."""
@@ -169,3 +160,25 @@ def _diagonal(x: Tensor, term: str, equation: str) -> tuple[Tensor, str]:
         # an arange along the letter's own dim of the result; the repeats index with the same one
         key.append(np.arange(n).reshape([-1 if u == c else 1 for u in unique]))
     return x[tuple(key)], unique
+
+
+def _check_operands(x, y):
+    """PyTorch's rules for matmul's two arrays: at least 1-d each, one dtype (no promotion), not bool,
+    and shapes that multiply (inner sizes equal, batch dims broadcasting)."""
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes {x.shape} and {y.shape}")
+    if x.dtype != y.dtype:  # PyTorch promotes nothing here: a float32 @ float64 is usually a bug
+        raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
+                           f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
+    if x.dtype == np.bool_:
+        raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
+    k_a = x.shape[-1]
+    k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
+    if k_a != k_b or not _batch_dims_broadcast(x.shape[:-2], y.shape[:-2]):
+        why = f"{k_a} != {k_b}" if k_a != k_b else "batch dims do not broadcast"
+        raise RuntimeError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} cannot be multiplied ({why})")
+
+
+def _batch_dims_broadcast(a, b):
+    """Whether two shapes broadcast together (numpy's rule, written out: it runs on every matmul)."""
+    return all(m == n or m == 1 or n == 1 for m, n in zip(reversed(a), reversed(b)))

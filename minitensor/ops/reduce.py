@@ -15,22 +15,10 @@ from .. import _dtype
 from ..autograd.function import Function, with_formulas
 from ..tensor import Tensor, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
-from ._util import finite_max, norm_dims, float_only
+from ._util import finite_max, float_only, integers_as_int64, norm_dims
 from .arithmetic import Maximum, Minimum, maximum, minimum
 from .indexing import where
 from ..types import Dims, DTypeLike
-
-
-def _keep(g, shape, dims, keepdim):
-    """`g` reshaped to `shape` with size 1 at each reduced dim (a no-op when keepdim was True)."""
-    if keepdim:
-        return g
-    return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
-
-
-def _count(shape, dims):
-    """How many elements a reduction over `dims` takes into each result (1 for no dims)."""
-    return math.prod([shape[d] for d in dims])
 
 
 class Sum(Function):
@@ -42,9 +30,7 @@ class Sum(Function):
     @staticmethod
     @quietly("over", "invalid")  # inf + -inf is NaN, silently as in PyTorch
     def forward(ctx, x, dims, keepdim):
-        d = x._array
-        out = d.sum(axis=dims, keepdims=keepdim)
-        return out.astype(np.int64) if d.dtype.kind in "biu" else out
+        return x._array.sum(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -60,7 +46,6 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        float_only(x, "mean")
         return _mean(x._array, dims, keepdim)
 
     @staticmethod
@@ -77,7 +62,6 @@ class Var(Function):
     @staticmethod
     @quietly("over")  # a float64 variance beyond float32's range is inf, silently as in PyTorch
     def forward(ctx, x, dims, correction, keepdim):
-        float_only(x, "var")
         return _variance(x, dims, correction, keepdim).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -89,25 +73,6 @@ class Var(Function):
         return _keep(g, x.shape, dims, keepdim) * centered * scale, None, None, None
 
 
-@quietly("over", "invalid", "divide")  # inf - inf, overflow, 0/0 for too few elements: NaN and inf, as PyTorch
-def _variance(x, dims, correction, keepdim):
-    """Var's forward in float64 whatever x's dtype, as PyTorch accumulates float32: in float32 the
-    squares of deviations under 1e-19 underflow to 0 (std of [0, 1e-30] would be 0, not 7.07e-31)."""
-    a = x._array.astype(np.float64, copy=False)
-    d = a - _mean(a, dims, True)
-    denom = builtins.max(_count(x.shape, dims) - correction, 0)
-    return np.asarray(np.sum(d * d, axis=dims, keepdims=keepdim) / denom)
-
-
-@quietly("over", "invalid", "divide")
-def _mean(a, dims, keepdim):
-    """np.mean over `dims`, silent as PyTorch: inf + -inf is NaN, and the mean of nothing 0/0 = NaN
-    (where numpy warns "Mean of empty slice")."""
-    if _count(a.shape, dims) == 0:
-        return np.sum(a, axis=dims, keepdims=keepdim) / 0
-    return np.mean(a, axis=dims, keepdims=keepdim)
-
-
 class Std(Function):
     r"""out = sqrt(var_{dims}(x))   (the variance as `Var` computes it)
     VJP: gx = expand(g) * (x - mean) / ((n - correction) * out), and 0 where out = 0 (a constant row,
@@ -115,7 +80,6 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
-        float_only(x, "std")
         return np.sqrt(_variance(x, dims, correction, keepdim)).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -149,25 +113,14 @@ class Prod(Function):
         return _prod_of_others(x, dim) * _keep(g, x.shape, (dim,), keepdim), None, None
 
 
-def _prod_of_others(x, dim):
-    """For each i along `dim`: the product of all the other elements (a Tensor op, so differentiable)."""
-    xt = x.transpose(dim, -1)  # (..., n)
-    n = xt.shape[-1]
-    eye = Tensor._make(np.eye(n, dtype=bool))
-    others = where(eye, 1.0, xt.unsqueeze(-2))  # (..., n, n): row i is x with x_i replaced by 1
-    return others.prod(dim=-1).transpose(dim, -1)
-
-
 class Amax(Function):
     r"""out = max_{dims} x
     VJP: gx = expand(g) * [x == out] / (number of maxima): ties split the gradient evenly.
          With `nan_wins` (max, not amax, as in PyTorch) a NaN out counts the NaN elements as its maxima;
          without, [x == out] is all 0 there and the gradient 0/0 = NaN, as PyTorch's amax."""
 
-
     @staticmethod
     def forward(ctx, x, dims, keepdim, nan_wins):
-        _check_not_empty(x, dims, "amax")
         return x._array.max(axis=dims, keepdims=keepdim)
 
     @staticmethod
@@ -180,33 +133,13 @@ class Amin(Function):
     VJP: gx = expand(g) * [x == out] / (number of minima): ties split the gradient evenly
          (`nan_wins` as in Amax)"""
 
-
     @staticmethod
     def forward(ctx, x, dims, keepdim, nan_wins):
-        _check_not_empty(x, dims, "amin")
         return x._array.min(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
         return _tie_split(ctx, g)
-
-
-def _check_not_empty(x, dims, op):
-    """A max over nothing has no value; an empty dim that is not reduced just gives an empty result."""
-    for d in dims:
-        if x.shape[d] == 0:
-            raise IndexError(f"{op}: expected reduction dim {d} to have non-zero size, got shape {tuple(x.shape)}")
-
-
-def _tie_split(ctx, g):
-    x, dims, keepdim, nan_wins = ctx.inputs
-    out = _keep(ctx.output, x.shape, dims, keepdim)._array
-    hit = x._array == out
-    if nan_wins:
-        hit |= np.isnan(x._array) & np.isnan(out)
-    with np.errstate(invalid="ignore"):  # amax over a NaN: no element equals it, 0/0 = NaN as in PyTorch
-        share = hit / np.sum(hit, axis=dims, keepdims=True)
-    return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None, None
 
 
 class Logsumexp(Function):
@@ -216,7 +149,6 @@ class Logsumexp(Function):
     @staticmethod
     @quietly("over", "invalid")  # a huge or NaN x: inf or NaN, silently as in PyTorch
     def forward(ctx, x, dims, keepdim):
-        float_only(x, "logsumexp")
         m = finite_max(x._array, dims)
         out = m + _quiet_log(np.sum(np.exp(x._array - m), axis=dims, keepdims=True))  # all -inf: log 0 = -inf
         return out if keepdim else np.squeeze(out, axis=dims)
@@ -250,7 +182,6 @@ class Norm(Function):
     @staticmethod
     @quietly("over", "invalid")  # x^2 overflows to inf for |x| > 1.8e19 (float32), as in PyTorch
     def forward(ctx, x, dims, keepdim):
-        float_only(x, "norm")
         if _count(x._array.shape, dims) == 1:  # one element: |x| itself, as PyTorch (x^2 overflows or underflows)
             return np.abs(x._array).sum(axis=dims, keepdims=keepdim)
         return np.sqrt(np.sum(x._array * x._array, axis=dims, keepdims=keepdim))
@@ -270,22 +201,17 @@ class Norm(Function):
 def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
-    return Sum.apply(x, norm_dims(dim, x.ndim, "sum"), keepdim)
+    dims = norm_dims(dim, x.ndim, "sum")
+    return Sum.apply(integers_as_int64(x), dims, keepdim)
 
 
 @with_formulas(Mean)
 def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
-    return Mean.apply(x, norm_dims(dim, x.ndim, "mean"), keepdim)
-
-
-def _correction(correction, unbiased, op):
-    if unbiased is not None:
-        if correction is not None:
-            raise ValueError(f"{op}: pass either unbiased or correction, not both")
-        return 1 if unbiased else 0
-    return 1 if correction is None else correction
+    dims = norm_dims(dim, x.ndim, "mean")
+    float_only(x, "mean")
+    return Mean.apply(x, dims, keepdim)
 
 
 @with_formulas(Var)
@@ -293,7 +219,9 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
         correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
     c = _correction(correction, unbiased, "var")
-    return Var.apply(input, norm_dims(dim, input.ndim, "var"), c, keepdim)
+    dims = norm_dims(dim, input.ndim, "var")
+    float_only(input, "var")
+    return Var.apply(input, dims, c, keepdim)
 
 
 @with_formulas(Std)
@@ -301,7 +229,9 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
         correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
     c = _correction(correction, unbiased, "std")
-    return Std.apply(input, norm_dims(dim, input.ndim, "std"), c, keepdim)
+    dims = norm_dims(dim, input.ndim, "std")
+    float_only(input, "std")
+    return Std.apply(input, dims, c, keepdim)
 
 
 @with_formulas(Prod)
@@ -318,7 +248,9 @@ def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amax: the maximum of an empty tensor (shape {tuple(input.shape)}) has no value; "
                            "give the dim to reduce")
-    return Amax.apply(input, norm_dims(dim, input.ndim, "amax"), keepdim, False)
+    dims = norm_dims(dim, input.ndim, "amax")
+    _check_not_empty(input, dims, "amax")
+    return Amax.apply(input, dims, keepdim, False)
 
 
 @with_formulas(Amin)
@@ -327,7 +259,9 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     if input._array.size == 0 and dim in ((), None):
         raise RuntimeError(f"amin: the minimum of an empty tensor (shape {tuple(input.shape)}) has no value; "
                            "give the dim to reduce")
-    return Amin.apply(input, norm_dims(dim, input.ndim, "amin"), keepdim, False)
+    dims = norm_dims(dim, input.ndim, "amin")
+    _check_not_empty(input, dims, "amin")
+    return Amin.apply(input, dims, keepdim, False)
 
 
 @with_formulas(Logsumexp)
@@ -335,7 +269,9 @@ def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
     if input._array.dtype.kind in "biu":
         input = input.to(_dtype.get_default_dtype())
-    return Logsumexp.apply(input, norm_dims(dim, input.ndim, "logsumexp"), keepdim)
+    dims = norm_dims(dim, input.ndim, "logsumexp")
+    float_only(input, "logsumexp")
+    return Logsumexp.apply(input, dims, keepdim)
 
 
 @with_formulas(Norm)
@@ -390,20 +326,6 @@ max_result.__name__ = max_result.__qualname__ = "max"
 min_result.__name__ = min_result.__qualname__ = "min"
 
 
-def _arg(np_arg, input, dim, keepdim, op):
-    if input._array.dtype == np.bool_:
-        raise RuntimeError(f"{op}: does not support bool input (convert it with .long() or .float())")
-    if dim is None:
-        if input._array.size == 0:
-            raise IndexError(f"{op}: an empty tensor (shape {tuple(input.shape)}) has no {op} index; give the dim")
-        return Tensor._make(np.asarray(np_arg(input._array), dtype=np.int64))
-    d = _wrap_dim(dim, input.ndim, op)
-    if input.ndim:
-        _check_not_empty(input, (d,), op)
-    idx = np_arg(input._array, axis=d)
-    return Tensor._make(np.expand_dims(idx, d) if keepdim and input.ndim else idx)  # 0-d stays 0-d
-
-
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmax, input, dim, keepdim, "argmax")
@@ -412,18 +334,6 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmin, input, dim, keepdim, "argmin")
-
-
-def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
-    if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
-        other, dim = dim, None
-    if other is not None:
-        return elementwise(input, other)
-    # the gradient of a NaN max goes to the NaN elements (PyTorch's max, unlike its amax)
-    values = reduce.apply(input, norm_dims(dim, input.ndim, op), keepdim and dim is not None, True)
-    if dim is None:
-        return values
-    return result(values, arg(input, dim, keepdim))
 
 
 @overload
@@ -468,11 +378,110 @@ def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor
     return _truth(np.any(input._array, axis=axis, keepdims=keepdim), input)
 
 
-def _truth(answer: object, input: Tensor) -> Tensor:
-    answer = np.asarray(answer)
-    return Tensor._make(answer.astype(np.uint8) if input._array.dtype == np.uint8 else answer)
-
-
 def count_nonzero(input: Tensor, dim: Dims | None = None) -> Tensor:
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
     return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))
+
+
+# ---- the math the forwards and backwards share --------------------------------------------------
+
+def _keep(g, shape, dims, keepdim):
+    """`g` reshaped to `shape` with size 1 at each reduced dim (a no-op when keepdim was True)."""
+    if keepdim:
+        return g
+    return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
+
+
+def _count(shape, dims):
+    """How many elements a reduction over `dims` takes into each result (1 for no dims)."""
+    return math.prod([shape[d] for d in dims])
+
+
+@quietly("over", "invalid", "divide")  # inf - inf, overflow, 0/0 for too few elements: NaN and inf, as PyTorch
+def _variance(x, dims, correction, keepdim):
+    """Var's forward in float64 whatever x's dtype, as PyTorch accumulates float32: in float32 the
+    squares of deviations under 1e-19 underflow to 0 (std of [0, 1e-30] would be 0, not 7.07e-31)."""
+    a = x._array.astype(np.float64, copy=False)
+    d = a - _mean(a, dims, True)
+    denom = builtins.max(_count(x.shape, dims) - correction, 0)
+    return np.asarray(np.sum(d * d, axis=dims, keepdims=keepdim) / denom)
+
+
+@quietly("over", "invalid", "divide")
+def _mean(a, dims, keepdim):
+    """np.mean over `dims`, silent as PyTorch: inf + -inf is NaN, and the mean of nothing 0/0 = NaN
+    (where numpy warns "Mean of empty slice")."""
+    if _count(a.shape, dims) == 0:
+        return np.sum(a, axis=dims, keepdims=keepdim) / 0
+    return np.mean(a, axis=dims, keepdims=keepdim)
+
+
+def _prod_of_others(x, dim):
+    """For each i along `dim`: the product of all the other elements (a Tensor op, so differentiable)."""
+    xt = x.transpose(dim, -1)  # (..., n)
+    n = xt.shape[-1]
+    eye = Tensor._make(np.eye(n, dtype=bool))
+    others = where(eye, 1.0, xt.unsqueeze(-2))  # (..., n, n): row i is x with x_i replaced by 1
+    return others.prod(dim=-1).transpose(dim, -1)
+
+
+def _tie_split(ctx, g):
+    """Amax's and Amin's VJP: g shared evenly among the elements equal to the result (the ties)."""
+    x, dims, keepdim, nan_wins = ctx.inputs
+    out = _keep(ctx.output, x.shape, dims, keepdim)._array
+    hit = x._array == out
+    if nan_wins:
+        hit |= np.isnan(x._array) & np.isnan(out)
+    with np.errstate(invalid="ignore"):  # amax over a NaN: no element equals it, 0/0 = NaN as in PyTorch
+        share = hit / np.sum(hit, axis=dims, keepdims=True)
+    return _keep(g, x.shape, dims, keepdim) * Tensor._make(share.astype(g.dtype)), None, None, None
+
+
+# ---- edge cases, argument checks and dtype rules, named -----------------------------------------
+
+def _check_not_empty(x, dims, op):
+    """A max over nothing has no value; an empty dim that is not reduced just gives an empty result."""
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{op}: expected reduction dim {d} to have non-zero size, got shape {tuple(x.shape)}")
+
+
+def _correction(correction, unbiased, op):
+    if unbiased is not None:
+        if correction is not None:
+            raise ValueError(f"{op}: pass either unbiased or correction, not both")
+        return 1 if unbiased else 0
+    return 1 if correction is None else correction
+
+
+def _arg(np_arg, input, dim, keepdim, op):
+    if input._array.dtype == np.bool_:
+        raise RuntimeError(f"{op}: does not support bool input (convert it with .long() or .float())")
+    if dim is None:
+        if input._array.size == 0:
+            raise IndexError(f"{op}: an empty tensor (shape {tuple(input.shape)}) has no {op} index; give the dim")
+        return Tensor._make(np.asarray(np_arg(input._array), dtype=np.int64))
+    d = _wrap_dim(dim, input.ndim, op)
+    if input.ndim:
+        _check_not_empty(input, (d,), op)
+    idx = np_arg(input._array, axis=d)
+    return Tensor._make(np.expand_dims(idx, d) if keepdim and input.ndim else idx)  # 0-d stays 0-d
+
+
+def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is the elementwise maximum
+        other, dim = dim, None
+    if other is not None:
+        return elementwise(input, other)
+    dims = norm_dims(dim, input.ndim, op)
+    _check_not_empty(input, dims, reduce.__name__.lower())  # (the message names amax or amin)
+    # the gradient of a NaN max goes to the NaN elements (PyTorch's max, unlike its amax)
+    values = reduce.apply(input, dims, keepdim and dim is not None, True)
+    if dim is None:
+        return values
+    return result(values, arg(input, dim, keepdim))
+
+
+def _truth(answer: object, input: Tensor) -> Tensor:
+    answer = np.asarray(answer)
+    return Tensor._make(answer.astype(np.uint8) if input._array.dtype == np.uint8 else answer)

@@ -14,9 +14,29 @@ from ..autograd.function import Function, with_formulas
 from .._fperr import quietly
 from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
+from ._util import integers_as_int64
 from .indexing import Index
 from ..types import DTypeLike
 
+
+class Cumsum(Function):
+    r"""out_i = \sum_{j <= i} x_j   along `dim`
+    VJP: gx_j = \sum_{i >= j} g_i   (a cumulative sum run backwards: flip, cumsum, flip)"""
+
+    @staticmethod
+    @quietly("over", "invalid")  # inf + -inf is NaN, silently as in PyTorch
+    def forward(ctx, x, dim):
+        return np.cumsum(x._array, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
+
+    @staticmethod
+    def backward(ctx, g):
+        _, dim = ctx.inputs
+        if g.ndim == 0:  # the running sum of one element is that element
+            return g, None
+        return g.flip(dim).cumsum(dim).flip(dim), None
+
+
+# ---- the public functions -----------------------------------------------------------------------
 
 class sort_result(NamedTuple):
     """What `sort` returns: the sorted values, and where each came from."""
@@ -35,19 +55,6 @@ class topk_result(NamedTuple):
 # printed under PyTorch's names: sort(values=..., indices=...)
 sort_result.__name__ = sort_result.__qualname__ = "sort"
 topk_result.__name__ = topk_result.__qualname__ = "topk"
-
-
-def _order(data, dim, descending):
-    """Stable argsort along dim (ascending, or descending with equal elements kept in order).
-
-    NaN counts as larger than every number, as in PyTorch: last ascending, first descending."""
-    if data.ndim == 0:  # numpy's argsort makes a 0-d input 1-d; PyTorch's index stays 0-d
-        return np.zeros((), dtype=np.int64)
-    if descending:  # the ascending order of the reversed line, read backwards: equal elements keep their
-        # order and NaNs come first (no negation, which wraps an int's minimum onto itself)
-        ascending = np.argsort(np.flip(data, axis=dim), axis=dim, kind="stable")
-        return data.shape[dim] - 1 - np.flip(ascending, axis=dim)
-    return np.argsort(data, axis=dim, kind="stable")
 
 
 @with_formulas(Index)
@@ -80,29 +87,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return topk_result(input.gather(d, idx), idx)
 
 
-class Cumsum(Function):
-    r"""out_i = \sum_{j <= i} x_j   along `dim`
-    VJP: gx_j = \sum_{i >= j} g_i   (a cumulative sum run backwards: flip, cumsum, flip)"""
-
-    @staticmethod
-    @quietly("over", "invalid")  # inf + -inf is NaN, silently as in PyTorch
-    def forward(ctx, x, dim):
-        out = np.cumsum(x._array, axis=dim).reshape(x.shape)  # numpy makes a 0-d input 1-d
-        return out.astype(np.int64) if x.dtype.kind in "biu" else out
-
-    @staticmethod
-    def backward(ctx, g):
-        _, dim = ctx.inputs
-        if g.ndim == 0:  # the running sum of one element is that element
-            return g, None
-        return g.flip(dim).cumsum(dim).flip(dim), None
-
-
 @with_formulas(Cumsum)
 def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)
-    return Cumsum.apply(x, _wrap_dim(dim, x.ndim, "cumsum"))
+    d = _wrap_dim(dim, x.ndim, "cumsum")
+    return Cumsum.apply(integers_as_int64(x), d)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
@@ -141,3 +131,18 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
             keys = np.log(rows) + gen.gumbel(size=rows.shape)
         out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     return Tensor._make(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+# ---- the order sort and topk read, named --------------------------------------------------------
+
+def _order(data, dim, descending):
+    """Stable argsort along dim (ascending, or descending with equal elements kept in order).
+
+    NaN counts as larger than every number, as in PyTorch: last ascending, first descending."""
+    if data.ndim == 0:  # numpy's argsort makes a 0-d input 1-d; PyTorch's index stays 0-d
+        return np.zeros((), dtype=np.int64)
+    if descending:  # the ascending order of the reversed line, read backwards: equal elements keep their
+        # order and NaNs come first (no negation, which wraps an int's minimum onto itself)
+        ascending = np.argsort(np.flip(data, axis=dim), axis=dim, kind="stable")
+        return data.shape[dim] - 1 - np.flip(ascending, axis=dim)
+    return np.argsort(data, axis=dim, kind="stable")

@@ -29,13 +29,7 @@ class Reshape(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
-        try:
-            return x._array.reshape(shape)
-        except ValueError:
-            raise RuntimeError(
-                f"reshape: shape {list(shape)} is invalid for input of shape {tuple(x.shape)} "
-                f"({x._array.size} elements)"
-            ) from None
+        return x._array.reshape(shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -43,35 +37,92 @@ class Reshape(Function):
         return g.reshape(x.shape), None
 
 
-def _reshape(input: Tensor, shape: tuple[SizeArg, ...], op: str) -> Tensor:
-    shape = _size_arg(shape, op)
-    if shape == input._array.shape:
-        return input
-    size = input._array.size
-    if min(shape, default=0) < 0:
-        shape = _infer_size(shape, input, op)
-    elif math.prod(shape) != size:
-        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
-    return Reshape.apply(input, shape)
+class Permute(Function):
+    r"""out = x with its dims reordered: out.shape[i] = x.shape[dims[i]]
+    VJP: gx = permute(g, argsort(dims))   (the inverse permutation)"""
+
+    saves_values = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        return x._array.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        dims = ctx.inputs[1]
+        inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # argsort(dims)
+        return g.permute(inverse), None
 
 
-def _infer_size(shape, input, op):
-    """`shape` with its one -1 replaced by what makes input's number of elements (PyTorch's rules: nothing below -1,
-    at most one -1, and none when the other dims hold 0 elements, where any size would fit)."""
-    if shape.count(-1) > 1:
-        raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
-    for i, n in enumerate(shape):
-        if n < -1:
-            raise RuntimeError(f"{op}: invalid shape dimension {n} at index {i} of shape {list(shape)}")
-    size = input._array.size
-    known = -math.prod(shape)  # the product of the other dims (the -1 flips the sign)
-    if known == 0 and size == 0:
-        raise RuntimeError(f"{op}: cannot reshape a tensor of 0 elements into shape {list(shape)}: the -1 could be "
-                           "any size")
-    if known == 0 or size % known:
-        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
-    return tuple(size // known if n == -1 else n for n in shape)
+class Expand(Function):
+    r"""out = x broadcast to `shape` (a size-1 dim, or a new leading dim, is repeated)
+    VJP: gx = unbroadcast(g, x.shape)   (sum over the repeated dims)"""
 
+    saves_values = False
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return np.broadcast_to(x._array, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return unbroadcast(g, ctx.inputs[0].shape), None
+
+
+class Contiguous(Function):
+    r"""out = x, its elements copied into row-major order (a transposed or expanded x's are not)
+    VJP: gx = g"""
+
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ascontiguousarray(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class Repeat(Function):
+    r"""out = x tiled `reps` times along each dim (PyTorch's `repeat`, numpy's `tile`)
+    VJP: gx = g viewed as (r0, n0, r1, n1, ...) and summed over every r_i"""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        return np.tile(x._array, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, reps = ctx.inputs
+        shape = (1,) * (len(reps) - x.ndim) + tuple(x.shape)
+        split = tuple(v for r, n in zip(reps, shape) for v in (r, n))
+        return g.reshape(split).sum(dim=tuple(range(0, 2 * len(reps), 2))).reshape(x.shape), None
+
+
+class Cat(Function):
+    r"""out = [x_0, x_1, ...] joined along `dim`
+    VJP: g_k = the slice of g that x_k occupies (`narrow`)"""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        # a 1-d empty tensor is skipped whatever the others' shapes, as in PyTorch (it adds nothing)
+        return np.concatenate([x._array for x in xs if x._array.shape != (0,)] or [xs[0]._array], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        dim, *xs = ctx.inputs
+        grads, start = [], 0
+        for x, need in zip(xs, ctx.needs_input_grad[1:]):
+            n = x.shape[dim] if x.ndim == g.ndim else 0  # (a skipped 1-d empty tensor: its zero-size slice)
+            grads.append(narrow(g, dim, start, n).reshape(x.shape) if need else None)
+            start += n
+        return (None, *grads)
+
+
+# ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Reshape)
 def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
@@ -152,24 +203,6 @@ def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
     return input.reshape(tuple(n for i, n in enumerate(input.shape) if i not in dims))
 
 
-class Permute(Function):
-    r"""out = x with its dims reordered: out.shape[i] = x.shape[dims[i]]
-    VJP: gx = permute(g, argsort(dims))   (the inverse permutation)"""
-
-    saves_values = False
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, x, dims):
-        return x._array.transpose(dims)
-
-    @staticmethod
-    def backward(ctx, g):
-        dims = ctx.inputs[1]
-        inverse = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # argsort(dims)
-        return g.permute(inverse), None
-
-
 @with_formulas(Permute)
 def permute(input: Tensor, *dims: SizeArg) -> Tensor:
     """Reorder the dims."""
@@ -195,8 +228,6 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
     return Permute.apply(input, tuple(dims))
-
-
 
 
 @with_formulas(Permute)
@@ -234,22 +265,6 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
         raise RuntimeError(f"movedim: repeated dim in source {source} or destination {destination}")
     rest = iter(i for i in range(n) if i not in sources)  # the other dims, in their order
     return permute(input, [sources[places.index(i)] if i in places else next(rest) for i in range(n)])
-
-
-class Expand(Function):
-    r"""out = x broadcast to `shape` (a size-1 dim, or a new leading dim, is repeated)
-    VJP: gx = unbroadcast(g, x.shape)   (sum over the repeated dims)"""
-
-    saves_values = False
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        return np.broadcast_to(x._array, shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return unbroadcast(g, ctx.inputs[0].shape), None
 
 
 @with_formulas(Expand)
@@ -301,42 +316,11 @@ def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
     return unbroadcast(input, size)
 
 
-class Contiguous(Function):
-    r"""out = x, its elements copied into row-major order (a transposed or expanded x's are not)
-    VJP: gx = g"""
-
-    saves_values = False
-
-    @staticmethod
-    def forward(ctx, x):
-        return np.ascontiguousarray(x._array)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
-
-
 @with_formulas(Contiguous)
 def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
     """The tensor itself when its memory is already row-major, else a row-major copy (as PyTorch),
     which `view` can then reshape without copying."""
     return input if input._array.flags.c_contiguous else Contiguous.apply(input)
-
-
-class Repeat(Function):
-    r"""out = x tiled `reps` times along each dim (PyTorch's `repeat`, numpy's `tile`)
-    VJP: gx = g viewed as (r0, n0, r1, n1, ...) and summed over every r_i"""
-
-    @staticmethod
-    def forward(ctx, x, reps):
-        return np.tile(x._array, reps)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, reps = ctx.inputs
-        shape = (1,) * (len(reps) - x.ndim) + tuple(x.shape)
-        split = tuple(v for r, n in zip(reps, shape) for v in (r, n))
-        return g.reshape(split).sum(dim=tuple(range(0, 2 * len(reps), 2))).reshape(x.shape), None
 
 
 @with_formulas(Repeat)
@@ -346,36 +330,6 @@ def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
     if len(reps) < input.ndim:
         raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of dims of {tuple(input.shape)}")
     return Repeat.apply(input, reps)
-
-
-class Cat(Function):
-    r"""out = [x_0, x_1, ...] joined along `dim`
-    VJP: g_k = the slice of g that x_k occupies (`narrow`)"""
-
-    @staticmethod
-    def forward(ctx, dim, *xs):
-        # a 1-d empty tensor is skipped whatever the others' shapes, as in PyTorch (it adds nothing)
-        return np.concatenate([x._array for x in xs if x._array.shape != (0,)] or [xs[0]._array], axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        dim, *xs = ctx.inputs
-        grads, start = [], 0
-        for x, need in zip(xs, ctx.needs_input_grad[1:]):
-            n = x.shape[dim] if x.ndim == g.ndim else 0  # (a skipped 1-d empty tensor: its zero-size slice)
-            grads.append(narrow(g, dim, start, n).reshape(x.shape) if need else None)
-            start += n
-        return (None, *grads)
-
-
-def _tensors_arg(tensors, op):
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
-    if not all(isinstance(t, Tensor) for t in tensors):
-        raise TypeError(f"{op}: expected a list of Tensors, got {[type(t).__name__ for t in tensors]}")
-    dtype = functools.reduce(_dtype.promote_types, (t.dtype for t in tensors))
-    return [cast(t, dtype) for t in tensors]
 
 
 @with_formulas(Cat)
@@ -396,8 +350,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
     # a new tensor even for one input, as in PyTorch; the skipped empties too stay in the graph (gradient empty)
     return Cat.apply(d, *tensors)
-
-
 
 
 @with_formulas(Cat)
@@ -478,3 +430,48 @@ def flip(input: Tensor, dims: Dims) -> Tensor:
     for d in dims:
         key[_wrap_dim(d, input.ndim, "flip")] = slice(None, None, -1)
     return input[tuple(key)].clone()  # a copy, as PyTorch's flip (numpy's reversed slice is a view)
+
+
+# ---- edge cases and argument checks, named ------------------------------------------------------
+
+def _reshape(input: Tensor, shape: tuple[SizeArg, ...], op: str) -> Tensor:
+    """What reshape and view share: the shape checked against input's size (a -1 inferred), then one
+    Reshape node (none when the shape is already input's)."""
+    shape = _size_arg(shape, op)
+    if shape == input._array.shape:
+        return input
+    size = input._array.size
+    if min(shape, default=0) < 0:
+        shape = _infer_size(shape, input, op)
+    elif math.prod(shape) != size:
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
+    return Reshape.apply(input, shape)
+
+
+def _infer_size(shape, input, op):
+    """`shape` with its one -1 replaced by what makes input's number of elements (PyTorch's rules: nothing below -1,
+    at most one -1, and none when the other dims hold 0 elements, where any size would fit)."""
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
+    for i, n in enumerate(shape):
+        if n < -1:
+            raise RuntimeError(f"{op}: invalid shape dimension {n} at index {i} of shape {list(shape)}")
+    size = input._array.size
+    known = -math.prod(shape)  # the product of the other dims (the -1 flips the sign)
+    if known == 0 and size == 0:
+        raise RuntimeError(f"{op}: cannot reshape a tensor of 0 elements into shape {list(shape)}: the -1 could be "
+                           "any size")
+    if known == 0 or size % known:
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
+    return tuple(size // known if n == -1 else n for n in shape)
+
+
+def _tensors_arg(tensors, op):
+    """cat's and stack's list of tensors, checked, each cast to their promoted dtype (as PyTorch)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{op}: expected a list of Tensors, got {[type(t).__name__ for t in tensors]}")
+    dtype = functools.reduce(_dtype.promote_types, (t.dtype for t in tensors))
+    return [cast(t, dtype) for t in tensors]

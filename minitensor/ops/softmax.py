@@ -31,12 +31,6 @@ class Softmax(Function):
         return out * (g - (g * out).sum(dim=dim, keepdim=True)), None
 
 
-# A row holding +inf: inf - inf = nan, and the whole row is NaN, as in PyTorch (which does not warn).
-_shift = quiet(np.subtract, "invalid")
-# A row of only -inf: log 0 = -inf, and -inf - (-inf) = nan, as in PyTorch (which does not warn).
-_log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=True)), "divide", "invalid", "over")
-
-
 class LogSoftmax(Function):
     r"""out_i = x_i - log \sum_j e^{x_j}   along `dim`
     VJP: gx = g - softmax(x) * \sum_j g_j = g - e^{out} * \sum_j g_j"""
@@ -51,16 +45,7 @@ class LogSoftmax(Function):
         return g - ctx.output.exp() * g.sum(dim=dim, keepdim=True), None
 
 
-def _dim_and_input(input, dim, dtype, op):
-    tensor_input(input, op)
-    if dtype is not None:
-        input = input.to(dtype)
-    float_only(input, op)
-    if dim is None:  # PyTorch's legacy implicit choice
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    d = _wrap_dim(dim, input.ndim, op)
-    return input, (d if input.ndim else None)  # a 0-d tensor has no axis: axis=None reduces its one element
-
+# ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Softmax)
 def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
@@ -74,3 +59,26 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None =
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, d)
+
+
+# ---- numpy steps of the forwards, silent where PyTorch is ---------------------------------------
+
+# A row holding +inf: inf - inf = nan, and the whole row is NaN, as in PyTorch (which does not warn).
+_shift = quiet(np.subtract, "invalid")
+
+
+# A row of only -inf: log 0 = -inf, and -inf - (-inf) = nan, as in PyTorch (which does not warn).
+_log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=True)), "divide", "invalid", "over")
+
+
+# ---- argument checks, named ---------------------------------------------------------------------
+
+def _dim_and_input(input, dim, dtype, op):
+    tensor_input(input, op)
+    if dtype is not None:
+        input = input.to(dtype)
+    float_only(input, op)
+    if dim is None:  # PyTorch's legacy implicit choice
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    d = _wrap_dim(dim, input.ndim, op)
+    return input, (d if input.ndim else None)  # a 0-d tensor has no axis: axis=None reduces its one element

@@ -207,7 +207,7 @@ OPS: list[Row] = [
     function("where", I.where),
     # ---- linear algebra (ops/linalg.py) ----------------------------------------------------------
     op("matmul", L.matmul),
-    *operators("matmul", L.Matmul),
+    *checked_operators("matmul", L.matmul),
     op("mm", L.mm),
     op("bmm", L.bmm),
     op("dot", L.dot),
