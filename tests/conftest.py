@@ -8,9 +8,10 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import pytest
-from hypothesis import HealthCheck, settings
-import minitensor as mt
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import minitensor as mt  # noqa: E402
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
