@@ -24,8 +24,9 @@ help:
 lint:
 	$(PYTHON) -m ruff check .
 
+# the fast profile (tests/conftest.py): each property test on fewer examples
 test-fast:
-	$(PYTEST) -m "not slow"
+	HYPOTHESIS_PROFILE=fast $(PYTEST) -m "not slow"
 
 test:
 	$(PYTEST)
