@@ -20,7 +20,7 @@ settings.register_profile(
 )
 # `make test-fast`: every property test still runs, each on fewer examples (the op table's
 # forward, gradient and float32 checks of every op stay in the fast suite)
-settings.register_profile("fast", parent=settings.get_profile("ci"), max_examples=5)
+settings.register_profile("fast", parent=settings.get_profile("ci"), max_examples=10)
 settings.register_profile(
     "dev", max_examples=200, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
