@@ -1,4 +1,5 @@
-"""Hypothesis profiles: 'ci' (derandomized, the default) and 'dev' (more examples, random).
+"""Hypothesis profiles: 'ci' (derandomized, the default), 'fast' (ci with fewer examples, for
+`make test-fast`) and 'dev' (more examples, random).
 
 Choose with HYPOTHESIS_PROFILE=dev pytest.
 """
@@ -8,14 +9,18 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import pytest
-from hypothesis import HealthCheck, settings
-import minitensor as mt
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+import minitensor as mt  # noqa: E402
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# `make test-fast`: every property test still runs, each on fewer examples (the op table's
+# forward, gradient and float32 checks of every op stay in the fast suite)
+settings.register_profile("fast", parent=settings.get_profile("ci"), max_examples=10)
 settings.register_profile(
     "dev", max_examples=200, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

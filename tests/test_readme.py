@@ -34,6 +34,7 @@ def _numbers_before(word):
     return [int(n.replace(",", "")) for n in re.findall(rf"(\d[\d,]*) {word}\b", README)]
 
 
+@pytest.mark.slow  # collects the whole suite in a subprocess
 def test_readme_test_count_is_roughly_true():
     """README's "about N tests" stays within 15 % of what pytest collects. The count is of the
     whole suite, PyTorch's comparison modules included, so it is checked only where they load."""

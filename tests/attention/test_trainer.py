@@ -63,6 +63,7 @@ def test_same_seed_same_losses_bit_for_bit(tmp_path):
     assert not np.array_equal(la, lc)  # the seed matters, so the equality above means something
 
 
+@pytest.mark.slow  # trains the default model to 100%
 @pytest.mark.parametrize("task, dropout", [("sort", 0.0), ("reverse", 0.1)])
 def test_replayed_steps_train_exactly_as_eager_ones(tmp_path, task, dropout):
     """The trainer's default replays each step (minitensor.fast.Replay); --no-replay runs them

@@ -8,6 +8,8 @@ import pytest
 
 import minitensor as mt
 
+pytestmark = pytest.mark.slow  # each test trains in a subprocess
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "examples", "train_toy_model.py")
 TINY = ["--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "8", "--eval-n", "20", "--no-pictures"]

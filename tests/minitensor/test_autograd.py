@@ -65,6 +65,7 @@ def test_repeated_indices_via_list_and_index_select_accumulate():
     assert_close(x.grad, [0.0, 0.0, 2.0])
 
 
+@pytest.mark.slow  # builds and walks 100,000 nodes
 def test_a_100000_op_chain_backpropagates_without_recursion():
     a = leaf(1.0)
     b = a

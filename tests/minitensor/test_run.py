@@ -58,6 +58,7 @@ def assert_same_output(ours, theirs, rel=2e-5):
 LONGER_TRAINING = {"gru_seq2seq_attention.py": 1e-4}
 
 
+@pytest.mark.slow  # runs each script with minitensor and with PyTorch
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")  # PyTorch's own, on its side
 @pytest.mark.parametrize("script, uses_dir", [
     ("gpt_manual_attention.py", False),

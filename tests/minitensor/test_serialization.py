@@ -66,6 +66,7 @@ def test_model_round_trip_is_bit_exact(tmp_path, dtype):
     assert os.listdir(tmp_path) == ["model.ckpt"]  # no suffix added, no temp file left
 
 
+@pytest.mark.slow  # loads a checkpoint once per bit
 @given(hnp.arrays(
     dtype=st.sampled_from([np.float32, np.float64, np.int64, np.int32, np.bool_, np.uint8, np.float16]),
     shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),

@@ -1,7 +1,7 @@
 """mypy over the packages and over code a user writes (setup.cfg's `typecheck` extra installs it;
 without mypy these tests skip).
 
-- the packages: `python -m mypy` at the top, with the settings in pyproject.toml: zero errors;
+- the packages: `python -m mypy` at the top, with the settings in setup.cfg ([mypy]): zero errors;
 - a user's script (sample_user_script.py) and the types an editor must infer (expected_types.py),
   checked with `--strict` against the packages as an installed copy is seen (their own errors
   silenced, their exports as declared): zero errors;
@@ -13,6 +13,8 @@ import subprocess
 import sys
 
 import pytest
+
+pytestmark = pytest.mark.slow  # mypy over the whole tree, three times
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

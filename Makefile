@@ -1,0 +1,55 @@
+# Everyday commands. Each runs in the current Python environment (the one you installed the
+# checkout into with `pip install -e '.[test]'`; .ci/run makes a fresh one and calls these).
+#
+#   make lint            ruff: lint and import order (settings in ruff.toml)
+#   make test-fast       the suite without the tests marked slow, fewer examples per property
+#   make test            the whole suite
+#   make typecheck       mypy over both packages and a strict user script (needs '.[typecheck]')
+#   make docs            the documentation site, built with mkdocs --strict (needs '.[docs]')
+#   make notebooks       every notebook run top to bottom in a fresh kernel (needs '.[notebooks]')
+#   make wheel           the built wheel installed in a fresh venv and used from another folder
+#   make check-generated files written by a script are up to date with their sources
+#
+# PYTHON=... picks another interpreter; JOBS=1 runs the suite in one process (JOBS=2 is the
+# default: pytest-xdist, which the test extra installs, pays on this project's 2-core machines).
+PYTHON ?= python
+JOBS ?= 2
+PYTEST = $(PYTHON) -m pytest $(if $(filter 1,$(JOBS)),,-n $(JOBS))
+
+.PHONY: help lint test-fast test typecheck docs notebooks wheel check-generated
+
+help:
+	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
+
+lint:
+	$(PYTHON) -m ruff check .
+
+# the fast profile (tests/conftest.py): each property test on fewer examples
+test-fast:
+	HYPOTHESIS_PROFILE=fast $(PYTEST) -m "not slow"
+
+test:
+	$(PYTEST)
+
+# these run mypy in subprocesses over the whole tree: one process is enough
+typecheck:
+	$(PYTHON) -m pytest tests/typing tests/minitensor/test_tensor_stub.py
+
+docs:
+	$(PYTHON) -m pytest tests/docs/test_docsite.py
+
+notebooks:
+	$(PYTHON) -m pytest tests/notebooks
+
+wheel:
+	bash .ci/check_wheel
+
+# files a script writes from other sources: the exercise notebooks (from attention/course) and,
+# once scripts/gen_api.py is in the tree (the lead adds it), the API reference pages
+check-generated:
+	$(PYTHON) notebooks/make_exercise_notebooks.py --check
+	@if [ -f scripts/gen_api.py ]; then \
+		echo "$(PYTHON) scripts/gen_api.py --check"; $(PYTHON) scripts/gen_api.py --check; \
+	else \
+		echo "check-generated: no scripts/gen_api.py yet, so no API pages to check"; \
+	fi
