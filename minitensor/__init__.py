@@ -11,6 +11,7 @@ import math as _math
 from typing import TypeGuard as _TypeGuard
 
 from . import _dtype
+from . import fast
 from .fast import allocator as _allocator
 
 _allocator.tune_if_asked()  # off unless MINITENSOR_TUNE_MALLOC=1: see tune_malloc
@@ -108,3 +109,5 @@ __all__ = [
     "tune_malloc", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "viz", "where", "zeros",
     "zeros_like",
 ]
+
+fast.plug_in_unless_plain()  # SPEED LAYER: plugs in from above (see minitensor/fast); MINITENSOR_PLAIN=1 leaves it out

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
-from .. import fast
 from ..tensor import Tensor, tensor_method, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
@@ -92,9 +91,7 @@ class IndexAdd(Function):
             if _is_advanced(key):
                 raise IndexError("__getitem__: a 0-d bool mask with integer-array indices has no gradient here; "
                                  "index in two steps")
-        if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
-            fast.add_rows(out, key[0], src._array)  # an embedding's backward: the speed layer's np.add.at
-        elif _is_advanced(key):
+        if _is_advanced(key):
             np.add.at(out, _scatter_key(key), src._array)
         else:
             out[key] = src._array  # basic indexing never reads an element twice
