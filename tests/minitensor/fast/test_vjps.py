@@ -86,3 +86,53 @@ def test_the_twin_runs_without_create_graph_and_the_tensor_ops_with_it(monkeypat
     assert calls == []
     F.linear(x, w).sum().backward()
     assert calls == ["twin"]
+
+
+# ---- the forward twins: the same output as the op's own forward --------------------------------
+def _forward_both_ways(fn, arrays):
+    """fn's output with the speed layer's forward twins, and with the ops' own forwards (plugged out)."""
+    outs = []
+    for plugged in (True, False):
+        if not plugged:
+            mt.fast.plug_out()
+        try:
+            outs.append(fn(*[mt.tensor(a, dtype=mt.float64) for a in arrays]).numpy())
+        finally:
+            mt.fast.plug_in()
+    return outs
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.booleans())
+def test_layer_norm_forward(data, affine):
+    shape = data.draw(mst.shapes(1))
+    k = data.draw(st.integers(1, len(shape)))
+    norm = shape[len(shape) - k:]
+    arrays = [_array(data.draw, shape)] + ([_array(data.draw, norm), _array(data.draw, norm)] if affine else [])
+    twin, plain = _forward_both_ways(lambda x, *wb: F.layer_norm(x, norm, *wb), arrays)
+    np.testing.assert_allclose(twin, plain, rtol=1e-10, atol=1e-12)  # (row sums in another order)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_gelu_forward_bit_for_bit(data, approximate):
+    twin, plain = _forward_both_ways(lambda x: F.gelu(x, approximate=approximate),
+                                     [_array(data.draw, data.draw(mst.shapes()))])
+    np.testing.assert_array_equal(twin, plain)
+
+
+def test_an_embedding_backward_takes_the_rows_twin_and_equals_the_plain_scatter():
+    idx = mt.tensor([[0, 2, 2], [4, 0, 1]])
+    table = np.random.default_rng(1).standard_normal((5, 3))
+    grads = []
+    for plugged in (True, False):
+        if not plugged:
+            mt.fast.plug_out()
+        try:
+            w = mt.tensor(table, requires_grad=True)
+            (F.embedding(idx, w) * mt.arange(18.0).reshape(2, 3, 3)).sum().backward()
+            grads.append(w.grad.numpy())
+        finally:
+            mt.fast.plug_in()
+    np.testing.assert_allclose(*grads, rtol=1e-12)
