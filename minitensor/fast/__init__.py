@@ -54,7 +54,8 @@ def _slots():
     from ..ops.indexing import IndexAdd
     from ..optim.adam import Adam
     return [(Linear, "fast_backward", vjps.linear_backward),
-            (LayerNorm, "fast_forward", vjps.layer_norm_forward), (LayerNorm, "fast_backward", vjps.layer_norm_backward),
+            (LayerNorm, "fast_forward", vjps.layer_norm_forward),
+            (LayerNorm, "fast_backward", vjps.layer_norm_backward),
             (Gelu, "fast_forward", vjps.gelu_forward), (Gelu, "fast_backward", vjps.gelu_backward),
             (IndexAdd, "fast_forward", rows.index_add_forward),
             (Adam, "fast_update_group", adam.adam_step_flat)]

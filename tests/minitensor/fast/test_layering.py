@@ -18,7 +18,6 @@ import sys
 import numpy as np
 import pytest
 
-import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor import fast
 from minitensor.optim import Adam

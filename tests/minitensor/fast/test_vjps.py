@@ -1,6 +1,6 @@
-"""The speed layer's numpy backwards (`minitensor/fast/vjps.py`) equal the ops' own backwards.
+"""The speed layer's numpy twins (`minitensor/fast/vjps.py`) equal the ops' own backwards and forwards.
 
-An op calls its numpy twin when nothing records the backward, and its Tensor-op backward under
+The engine runs an op's numpy twin when nothing records the backward, and its Tensor-op backward under
 `create_graph=True`; the same graph run both ways must give the same gradients (float64, a random
 upstream weight, Hypothesis shapes), for every input.
 """
@@ -80,7 +80,8 @@ def test_gelu(data, seed, approximate):
 def test_the_twin_runs_without_create_graph_and_the_tensor_ops_with_it(monkeypatch):
     """So the two sides of the tests above really are two different computations."""
     calls = []
-    monkeypatch.setattr(F.Linear, "fast_backward", staticmethod(lambda ctx, g: calls.append("twin") or (None, None, None)))
+    twin = staticmethod(lambda ctx, g: calls.append("twin") or (None, None, None))
+    monkeypatch.setattr(F.Linear, "fast_backward", twin)
     x, w = mt.randn(2, 3, requires_grad=True), mt.randn(4, 3, requires_grad=True)
     mt.autograd.grad(F.linear(x, w).sum(), [x, w], create_graph=True)
     assert calls == []
