@@ -35,6 +35,9 @@ Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a t
 row max, zero-stride broadcast views, a flattened matmul, direct ufunc-reduce calls, Module
 attribute descriptors, attention's check and causal-mask caches, the kernel path of
 `Function.apply`, the reference-count trick of `.grad`, numpy's private error-state variable.
+Cross-entropy's forward lost its `rows @ ones` row sums (2026-11-28) when this layer came to plug
+in from above: the step counted 109.13M instructions with them and 108.93M without (and with every
+twin registered), equal within noise.
 """
 import os
 
