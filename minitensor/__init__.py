@@ -11,10 +11,6 @@ import math as _math
 from typing import TypeGuard as _TypeGuard
 
 from . import _dtype
-from .fast import allocator as _allocator
-
-_allocator.tune_if_asked()  # off unless MINITENSOR_TUNE_MALLOC=1: see tune_malloc
-from .fast.allocator import tune_malloc  # noqa: F401
 from ._dtype import (  # noqa: F401
     bool_ as bool, double, float, float16, float32, float64, get_default_dtype, half, int, int8, int16,
     int32, int64, long, set_default_dtype, uint8,
@@ -99,6 +95,14 @@ from . import viz  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+# ---- the speed layer plugs in here, from above (minitensor/fast): it registers numpy twins onto
+# the ops; MINITENSOR_PLAIN=1 leaves it out, so every op runs its one plain forward and backward
+from . import fast as _fast  # noqa: E402
+from .fast.allocator import tune_malloc  # noqa: E402,F401
+
+_fast.allocator.tune_if_asked()  # off unless MINITENSOR_TUNE_MALLOC=1: see tune_malloc
+_fast.plug_in_unless_plain()
 
 # What `from minitensor import *` gives, and what a type checker takes as minitensor's own names
 # (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).

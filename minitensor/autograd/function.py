@@ -52,9 +52,11 @@ class Function:
     #: (reshape, transpose, basic indexing ...): the output then shares that tensor's version
     #: counter, so an in-place change through either is seen by every node that saved the other.
     is_view = False
-    #: the speed layer's twin of `backward` (registered by minitensor/fast, never written here): the
-    #: same VJP on numpy arrays, which the engine calls instead when nothing records the backward
-    #: (no `create_graph`). None: `backward` always runs. A test proves each twin equal to its op's.
+    #: the speed layer's twins (registered by minitensor/fast, never written here; None: the op's own
+    #: runs). `fast_forward` computes forward's output and may keep on ctx what `fast_backward` reads;
+    #: `fast_backward` is the same VJP on numpy arrays, run only when nothing records the backward (no
+    #: `create_graph`). A subclass doesn't inherit them. A test proves each twin equal to its op's.
+    fast_forward: Callable[..., Any] | None = None
     fast_backward: Callable[[Any, Tensor], Any] | None = None
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
     retain = False  # `retain_grad()` was called on the output
@@ -105,6 +107,10 @@ class Function:
     def __repr__(self) -> str:
         return f"<{self.name()}>"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply
+        cls.fast_forward, cls.fast_backward = cls.__dict__.get("fast_forward"), cls.__dict__.get("fast_backward")
+
     # ---- running the op -------------------------------------------------------------------------
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:  # (**kwargs: so checkers let any forward override it)
@@ -134,13 +140,7 @@ class Function:
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
             ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
-        # 3. forward, on arrays, recording nothing
-        prev, modes.grad_enabled = modes.grad_enabled, False
-        try:
-            raw = cls.forward(ctx, *args)
-        finally:
-            modes.grad_enabled = prev
-        out = Tensor._make(raw if type(raw) is np.ndarray else _as_array(cls, raw))
+        out = Tensor._make(run_forward(cls, ctx, args))  # 3. forward, on arrays, recording nothing
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
         if modes.anomaly_enabled:
@@ -158,12 +158,22 @@ class Function:
         return out
 
 
-def _as_array(cls, raw):
-    """What forward returned, as the ndarray the output will hold."""
+def run_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> np.ndarray:
+    """Step 3 of `apply` (and of the speed layer's Replay): op's forward on `args` with grad mode off,
+    and what it returned as the ndarray the output will hold."""
+    modes = grad_mode.modes
+    forward = op.fast_forward or op.forward
+    prev, modes.grad_enabled = modes.grad_enabled, False
+    try:
+        raw = forward(ctx, *args)
+    finally:
+        modes.grad_enabled = prev
+    if type(raw) is np.ndarray:
+        return raw
     if isinstance(raw, Tensor):
         return raw._array  # a fresh Tensor is made: never attach a node to an object forward may have saved
     if isinstance(raw, tuple):
-        raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has exactly one output")
+        raise TypeError(f"{op.__name__}.forward returned a tuple; a Function has exactly one output")
     return np.asarray(raw)
 
 

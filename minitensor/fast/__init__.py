@@ -3,27 +3,86 @@ r"""The speed layer: code that exists only to make a training step faster.
 Nothing here is part of the math a learner reads. Each piece computes what a plainer piece of the
 teaching path computes, says which, is proven equal to it by a test, and stays only because it
 measured at least 2 % of a training step of the default model: CPU instructions per step under
-valgrind with the piece switched off (baseline 109.7M, noise +-0.12%; docs/performance.md). The
-ops call into it in one marked line each; `Function.apply` has one marked line for `Replay`'s
-recording, and the trainer uses `Replay` unless told `--no-replay`.
+valgrind with the piece switched off (baseline 109.7M, noise +-0.12%; docs/performance.md).
 
-| piece | replaces | proven equal by | gain |
-|---|---|---|---|
-| `vjps.layer_norm_vjp` | LayerNorm's backward in Tensor ops | tests/minitensor/fast/test_vjps.py | 10.3% |
-| `vjps.gelu_vjp` | GELU's backward in Tensor ops | tests/minitensor/fast/test_vjps.py | 7.5% |
-| `vjps.ones_vector` (row sums as `rows @ ones`) | `.sum(axis=-1)` in LayerNorm, Linear, cross-entropy | the ops' gradchecks and test_vjps.py | 6.7% |
-| `vjps.linear_vjp` | Linear's backward in Tensor ops | tests/minitensor/fast/test_vjps.py | 5.3% |
-| `rows.add_rows` | `np.add.at` in an embedding's backward | tests/minitensor/fast/test_rows.py | 4.1% |
-| `adam.adam_step_flat` | Adam's per-parameter loop | tests/minitensor/optim/test_adam_flat.py | 2.25% |
-| `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 8-13%) |
-| `allocator.tune_malloc` | glibc's default malloc thresholds | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
+It plugs in from above: no module below it imports it. The layers below have empty slots, and
+`plug_in()` fills them: `Function.fast_forward` and `Function.fast_backward` on an op (the engine
+runs `fast_backward(ctx, g)` instead of the op's backward only when nothing records the backward;
+`Function.apply` and `Replay` run `fast_forward` instead of its forward), and
+`Adam.fast_update_group`. `minitensor/__init__.py` calls `plug_in_unless_plain()` once, at the end
+of the import, so users' code gets the speed unchanged. With MINITENSOR_PLAIN=1 in the environment
+it doesn't plug in, and minitensor runs the plain path only: every op's own forward and backward,
+Adam's loop (the same math; LayerNorm's row sums in another order, so its last bits may differ).
+`plug_out()` and `plug_in()` switch within a process (the tests compare both paths). Besides the
+slots, `Function.apply` has one marked line for `Replay`'s recording, and the trainer uses `Replay`
+unless told `--no-replay`.
+
+| piece | replaces | registered as | proven equal by | gain |
+|---|---|---|---|---|
+| `vjps.layer_norm_vjp` | LayerNorm's backward in Tensor ops | `LayerNorm.fast_backward` | tests/minitensor/fast/test_vjps.py | 10.3% |
+| `vjps.gelu_vjp` (with the forward's Phi(x) kept) | GELU's backward in Tensor ops | `Gelu.fast_backward`, `Gelu.fast_forward` | tests/minitensor/fast/test_vjps.py | 7.5% |
+| `vjps.ones_vector` (row sums as `rows @ ones`) | `.sum` over the normalised dims in LayerNorm's forward, row sums in the twins | `LayerNorm.fast_forward` (and inside the twins) | tests/minitensor/fast/test_vjps.py | 6.7% |
+| `vjps.linear_vjp` | Linear's backward in Tensor ops | `Linear.fast_backward` | tests/minitensor/fast/test_vjps.py | 5.3% |
+| `rows.add_rows` | `np.add.at` in an embedding's backward | `IndexAdd.fast_forward` | tests/minitensor/fast/test_rows.py | 4.1% |
+| `adam.adam_step_flat` | Adam's per-parameter loop | `Adam.fast_update_group` | tests/minitensor/optim/test_adam_flat.py | 2.25% |
+| `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | used by the trainer (`--no-replay`: not) | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 8-13%) |
+| `allocator.tune_malloc` | glibc's default malloc thresholds | `minitensor.tune_malloc()`, or MINITENSOR_TUNE_MALLOC=1 | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
+
+tests/minitensor/fast/test_layering.py checks that nothing below imports this package and that
+the plain path (MINITENSOR_PLAIN=1) gives a model the same gradients as the speed layer.
 
 Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a transposed-copy
 row max, zero-stride broadcast views, a flattened matmul, direct ufunc-reduce calls, Module
 attribute descriptors, attention's check and causal-mask caches, the kernel path of
 `Function.apply`, the reference-count trick of `.grad`, numpy's private error-state variable.
+Cross-entropy's forward lost its `rows @ ones` row sums (2026-11-28) when this layer came to plug
+in from above: the step counted 109.13M instructions with them and 108.93M without (and with every
+twin registered), equal within noise.
 """
+import os
+
 from .vjps import gelu_vjp, layer_norm_vjp, linear_vjp  # noqa: F401
 from .adam import adam_step_flat  # noqa: F401
 from .rows import add_rows  # noqa: F401
 from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
+from . import adam, rows, vjps
+
+PLAIN_SWITCH = "MINITENSOR_PLAIN"
+
+
+def _slots():
+    """(owner, slot, twin) for every slot the speed layer fills."""
+    from ..nn.functional import LayerNorm, Linear
+    from ..ops.unary import Gelu
+    from ..ops.indexing import IndexAdd
+    from ..optim.adam import Adam
+    return [(Linear, "fast_backward", vjps.linear_backward),
+            (LayerNorm, "fast_forward", vjps.layer_norm_forward),
+            (LayerNorm, "fast_backward", vjps.layer_norm_backward),
+            (Gelu, "fast_forward", vjps.gelu_forward), (Gelu, "fast_backward", vjps.gelu_backward),
+            (IndexAdd, "fast_forward", rows.index_add_forward),
+            (Adam, "fast_update_group", adam.adam_step_flat)]
+
+
+def plug_in() -> None:
+    """Register every twin onto its op (and Adam's one-pass update): the speed layer is on."""
+    for owner, slot, twin in _slots():
+        setattr(owner, slot, staticmethod(twin))
+
+
+def plug_out() -> None:
+    """Empty every slot: the plain path only, as with MINITENSOR_PLAIN=1."""
+    for owner, slot, _ in _slots():
+        setattr(owner, slot, None)
+
+
+def is_plugged_in() -> bool:
+    return all(getattr(owner, slot) is not None for owner, slot, _ in _slots())
+
+
+def plug_in_unless_plain() -> bool:
+    """At minitensor's import: `plug_in()` unless the environment has MINITENSOR_PLAIN=1."""
+    if os.environ.get(PLAIN_SWITCH) == "1":
+        return False
+    plug_in()
+    return True

@@ -45,7 +45,7 @@ from .. import random as _random
 from ..autograd import grad_mode
 from ..autograd.api import root_gradients
 from ..autograd.engine import run_backward
-from ..autograd.function import _as_array
+from ..autograd.function import run_forward
 from ..tensor import Tensor
 
 
@@ -127,19 +127,13 @@ class Replay:
 
     # ---- call 3 on: replay ----------------------------------------------------------------------
     def _forward(self):
-        """Each recorded op's forward on the current data, into its output tensor and its node, as
-        `Function.apply` would run it; returns the loss tensor."""
-        modes = grad_mode.modes
-        prev, modes.grad_enabled = modes.grad_enabled, False
-        try:
-            for op, ctx, args, out, is_node in self.tape:
-                ctx.inputs, ctx.saved, ctx.versions = args, (), ()
-                raw = op.forward(ctx, *args)
-                out._array = raw if type(raw) is np.ndarray else _as_array(op, raw)
-                if is_node and op.saves_values:
-                    ctx.saved_output = out  # (the engine freed it after the last backward)
-        finally:
-            modes.grad_enabled = prev
+        """Each recorded op's forward on the current data, into its output tensor and its node, by
+        `Function.apply`'s own forward step; returns the loss tensor."""
+        for op, ctx, args, out, is_node in self.tape:
+            ctx.inputs, ctx.saved, ctx.versions = args, (), ()
+            out._array = run_forward(op, ctx, args)
+            if is_node and op.saves_values:
+                ctx.saved_output = out  # (the engine freed it after the last backward)
         return self.tape[self.loss_at][3]
 
     # ---- for a learner: the step as straight-line code ------------------------------------------

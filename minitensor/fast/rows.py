@@ -8,6 +8,8 @@ The op table's gradchecks of `IndexAdd` and tests/minitensor/fast/test_rows.py p
 """
 import numpy as np
 
+from ..ops.indexing import IndexAdd
+
 
 def add_rows(out, idx, src):
     """out[idx[i]] += src[i] for whole rows i, repeated indices accumulating (an embedding's backward):
@@ -26,3 +28,13 @@ def add_rows(out, idx, src):
     idx = np.where(idx < 0, idx + rows, idx)  # numpy's negative indices, as np.add.at reads them
     one_hot = (np.arange(rows)[:, None] == idx).astype(out.dtype)         # (rows, N)
     out.reshape(rows, -1)[...] += one_hot @ src.reshape(idx.size, -1)     # (rows, N) @ (N, D)
+
+
+def index_add_forward(ctx, src, key, shape):
+    """`IndexAdd`'s forward, whole rows read by one integer array (an embedding's backward) through
+    `add_rows`; any other key through the op's own forward."""
+    if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
+        out = np.zeros(shape, dtype=src.dtype)
+        add_rows(out, key[0], src._array)
+        return out
+    return IndexAdd.forward(ctx, src, key, shape)

@@ -1,17 +1,22 @@
-r"""numpy twins of the backwards of the ops that run at every step of a transformer.
+r"""numpy twins of the ops that run at every step of a transformer, registered onto them by `plug_in`.
 
-Each op's own backward (in `minitensor/nn/functional.py` and `minitensor/ops/unary.py`) is
-written with Tensor ops, so that it can be recorded (`create_graph=True`) and read beside its
-formula. When nothing records the backward (every training step), the op calls its twin here:
-the same formula on numpy arrays, with fewer passes over the data and no Tensor per step. Each
-returns plain arrays (the engine wraps them), one per forward argument, None where there is none.
-tests/minitensor/fast/test_vjps.py proves each twin equal to its op's own backward.
+Each op's own forward and backward (`LayerNorm`, `Linear` in minitensor/nn/functional.py, `Gelu` in
+minitensor/ops/unary.py) are the plain math, the backward in Tensor ops so that it can be
+recorded (`create_graph=True`). Here are faster equals: a backward's twin `*_backward(ctx, g)`
+runs the same formula on numpy arrays, with fewer passes over the data and no Tensor per step,
+when nothing records the backward (every training step); it returns plain arrays (the engine wraps
+them), one per forward argument, None where there is none. A forward's twin `*_forward(ctx, ...)`
+computes the op's output and keeps on ctx what the backward twin reads (GELU's factor Phi(x),
+LayerNorm's xhat and rstd), so that it isn't computed twice.
+tests/minitensor/fast/test_vjps.py proves each twin equal to its op's own.
 """
 import math
 
 import numpy as np
 
 from .._fperr import quiet, quietly
+from ..nn.functional import LayerNorm
+from ..ops.unary import Gelu, gelu_cdf
 
 
 def ones_vector(n, dtype):
@@ -90,3 +95,60 @@ def _square(x):
 # Overflow on the way (x^2, x^3) and inf * 0 at x = -inf make the limits, inf and NaN, as in
 # PyTorch, which says nothing: numpy's warnings about them are off.
 gelu_vjp = quiet(_gelu_vjp, "over", "invalid")
+
+
+# ---- the twins as the op's slots call them: (ctx, forward's arguments) and (ctx, g) --------------
+def linear_backward(ctx, g):
+    x, weight, bias = ctx.inputs
+    return linear_vjp(g._array, x._array, weight._array, ctx.needs_input_grad, bias is not None)
+
+
+@quietly("over", "invalid")  # a row holding inf or NaN is NaN, silently as in PyTorch
+def layer_norm_forward(ctx, x, k, weight, bias, eps):
+    """LayerNorm's forward on (M, D) rows, the row sums as `rows @ ones` (one BLAS call: on short rows
+    much faster than `.sum(-1)`), keeping xhat and rstd for `layer_norm_backward`."""
+    xd = x._array
+    D = math.prod(xd.shape[xd.ndim - k:])
+    rows, ones = xd.reshape(xd.size // D if D else 0, D), ones_vector(D, xd.dtype)  # one row per normalised slice
+    mu = rows @ ones
+    mu /= D  # sum, then divide, as the op's own forward
+    d = rows - mu[:, None]
+    var = (d * d) @ ones
+    var /= D
+    var += float(eps)
+    rstd = np.sqrt(var, out=var)
+    np.reciprocal(rstd, out=rstd)
+    rstd[rstd == 0] = np.nan  # a variance beyond the dtype: a NaN row, as the op's own forward
+    d *= rstd[:, None]  # d is xhat from here on
+    ctx.xhat, ctx.rstd = d, rstd
+    # a new array even without weight and bias: the output must not alias the saved xhat
+    out = d * weight._array.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
+    if bias is not None:
+        out += bias._array.reshape(-1).astype(d.dtype, copy=False)
+    return out.reshape(xd.shape)
+
+
+def layer_norm_backward(ctx, g):
+    x, k, weight, bias, eps = ctx.inputs
+    if not hasattr(ctx, "xhat"):  # its forward ran before the speed layer was plugged in
+        return LayerNorm.backward(ctx, g)
+    return layer_norm_vjp(g._array, ctx.xhat, ctx.rstd, x._array.shape, x._array.shape[x.ndim - k:],
+                          None if weight is None else weight._array, bias is not None, ctx.needs_input_grad)
+
+
+def gelu_forward(ctx, x, approximate):
+    """Gelu's forward, keeping its factor step = gelu_cdf(x) for `gelu_backward` (no second exp or erf)."""
+    if x._array.dtype.kind != "f":
+        return Gelu.forward(ctx, x, approximate)  # which raises the op's error
+    ctx.step = gelu_cdf(x._array, approximate)
+    return _times(x._array, ctx.step)
+
+
+_times = quiet(np.multiply, "over", "invalid")  # inf * 0 at x = -inf: NaN, silently as in PyTorch
+
+
+def gelu_backward(ctx, g):
+    x, approximate = ctx.inputs
+    if not hasattr(ctx, "step"):  # its forward ran before the speed layer was plugged in
+        return Gelu.backward(ctx, g)
+    return gelu_vjp(x._array, approximate, ctx.step, g._array)

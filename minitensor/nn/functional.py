@@ -1,11 +1,11 @@
 r"""`minitensor.nn.functional`: the layer functions of PyTorch's `torch.nn.functional`.
 
 Most are compositions of minitensor ops, so their gradients come from the ops' VJPs. Four run
-at every step of a transformer and are one op each, with a hand-derived VJP written twice: in
-numpy for the first-order backward (fewer passes over the data than the composition, no
-recomputed transcendental function) and in Tensor ops for `create_graph=True`. They are `Gelu`
-(in ops/unary.py), `LayerNorm` (a composition would record eight nodes), `Linear`
-(x W^T + b as one matrix product) and `CrossEntropy` (log-softmax, pick, weigh and reduce).
+at every step of a transformer and are one op each, with a hand-derived VJP in Tensor ops (so it
+can be differentiated again). They are `Gelu` (in ops/unary.py), `LayerNorm` (a composition
+would record eight nodes), `Linear` (x W^T + b as one matrix product) and `CrossEntropy`
+(log-softmax, pick, weigh and reduce). The speed layer (minitensor/fast) registers numpy twins of
+some of them onto the op from above; what is here is the whole math.
 tests/minitensor/nn/test_fused_ops.py checks each against its composition of primitive ops.
 Each op's docstring states only its math (`autograd.explain` prints it for the learner); how it
 is computed is said in comments.
@@ -19,12 +19,10 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
-from .. import fast
 from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
-from ..fast.vjps import ones_vector  # the speed layer's row sums: `rows @ ones`
 from .. import _dtype
 from .._fperr import log as _quiet_log, quietly
 from ..random import _gen
@@ -50,8 +48,6 @@ class Linear(Function):
     def backward(ctx, g):
         x, weight, bias = ctx.inputs
         needs = ctx.needs_input_grad
-        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
-            return fast.linear_vjp(g._array, x._array, weight._array, needs, bias is not None)
         rows = math.prod(x.shape[:-1])
         g2 = g.reshape(rows, weight.shape[0])
         gx = (g @ weight) if needs[0] else None
@@ -152,34 +148,25 @@ class LayerNorm(Function):
     @quietly("over", "invalid")  # a row holding inf or NaN is NaN, silently as in PyTorch
     def forward(ctx, x, k, weight, bias, eps):
         xd = x._array
-        rows, ones = _rows(xd, xd.shape[xd.ndim - k:])  # (M, D): one row per normalised slice
-        D = rows.shape[1]
-        mu = rows @ ones  # (M,) row sums as a matrix-vector product: much faster than .mean(-1)
-        mu /= D  # sum, then divide (as np.mean): a constant row c of dyadic c gives mu = c exactly
-        d = rows - mu[:, None]
-        var = (d * d) @ ones  # two passes (the mean, then the squared deviations): E[x^2] - mu^2 would cancel
-        var /= D
-        var += float(eps)  # a Python float: float32 stays float32
-        rstd = np.sqrt(var, out=var)
-        np.reciprocal(rstd, out=rstd)
+        dims = tuple(range(xd.ndim - k, xd.ndim))
+        D = math.prod(xd.shape[xd.ndim - k:])
+        mu = xd.sum(axis=dims, keepdims=True) / D  # (sum, then divide: a constant row of dyadic c gives c exactly)
+        d = xd - mu
+        var = (d * d).sum(axis=dims, keepdims=True) / D  # two passes: E[x^2] - mu^2 would cancel
+        rstd = 1 / np.sqrt(var + float(eps))  # (a Python float: float32 stays float32)
         # a variance beyond the dtype (float32 deviations over ~1e19) makes its row NaN, as in PyTorch,
         # where 1 / sqrt(inf) = 0 would silently scale the row to zeros
         rstd[rstd == 0] = np.nan
-        d *= rstd[:, None]  # d is xhat from here on
-        ctx.xhat, ctx.rstd = d, rstd  # for the first-order backward below
-        # a new array even without weight and bias: the output must not alias the saved xhat
-        out = d * weight._array.reshape(-1).astype(d.dtype, copy=False) if weight is not None else d.copy()
+        out = d * rstd  # xhat
+        if weight is not None:
+            out *= weight._array.astype(out.dtype, copy=False)
         if bias is not None:
-            out += bias._array.reshape(-1).astype(d.dtype, copy=False)
-        return out.reshape(xd.shape)
+            out += bias._array.astype(out.dtype, copy=False)
+        return out
 
     @staticmethod
     def backward(ctx, g):
         x, k, weight, bias, eps = ctx.inputs
-        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
-            return fast.layer_norm_vjp(g._array, ctx.xhat, ctx.rstd, x._array.shape, x._array.shape[x.ndim - k:],
-                                       None if weight is None else weight._array, bias is not None,
-                                       ctx.needs_input_grad)
         dims = tuple(range(x.ndim - k, x.ndim))
         outer = tuple(range(x.ndim - k))
         d = x - x.mean(dim=dims, keepdim=True)
@@ -193,12 +180,6 @@ class LayerNorm(Function):
             gw = g * xhat if gw is not None else None
             gb = g if gb is not None else None
         return gx, None, gw, gb, None
-
-
-def _rows(a, norm_shape):
-    """`a` as (M, D) rows of the trailing `norm_shape` (a view when it can be), and a vector of D ones."""
-    d = math.prod(norm_shape)
-    return a.reshape(a.size // d if d else 0, d), ones_vector(d, a.dtype)
 
 
 @with_formulas(LayerNorm)
@@ -363,7 +344,7 @@ class CrossEntropy(Function):
         # becomes inf - inf = NaN, as PyTorch's log_softmax makes it)
         z = xd - finite_max(xd, -1, keep_posinf=True)
         e = np.exp(z)
-        s = e @ ones_vector(c, xd.dtype)  # row sums, >= 1
+        s = e.sum(axis=1)  # >= 1
         lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
         wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
@@ -371,7 +352,7 @@ class CrossEntropy(Function):
         loss *= wt
         if eps:
             w_sum = c if weight is None else float(weight.sum())
-            smooth = lse * w_sum - (z @ (ones_vector(c, xd.dtype) if weight is None else weight.astype(xd.dtype)))
+            smooth = lse * w_sum - (z.sum(axis=1) if weight is None else z @ weight.astype(xd.dtype))
             smooth *= keep
             loss *= 1 - eps
             loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c

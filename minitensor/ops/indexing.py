@@ -14,7 +14,6 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
-from .. import fast
 from ..tensor import Tensor, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast
@@ -49,9 +48,7 @@ class IndexAdd(Function):
             if not all(k for k in key if _is_bool_scalar(k)):
                 return out  # nothing was read
             key = tuple(None if _is_bool_scalar(k) else k for k in key)  # (read once, as x[None] reads)
-        if len(key) == 1 and isinstance(key[0], np.ndarray) and key[0].dtype.kind in "iu" and len(shape) > 1:
-            fast.add_rows(out, key[0], src._array)  # an embedding's backward: the speed layer's np.add.at
-        elif _is_advanced(key):
+        if _is_advanced(key):
             np.add.at(out, _scatter_key(key), src._array)
         else:
             out[key] = src._array  # basic indexing never reads an element twice

@@ -16,12 +16,10 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
-from ..autograd import grad_mode
 from ..autograd.function import Function, with_formulas
-from .. import fast
 from ..tensor import Tensor
 from ._erf import erf as _np_erf
-from .._fperr import exp as _exp, log as _log, quiet
+from .._fperr import exp as _exp, log as _log, quiet, quietly
 from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
 from ..types import TensorOrNumber
 from .conversion import cast
@@ -214,15 +212,13 @@ class Gelu(Function):
                (= g * (1/2 (1 + tanh u) + x/2 (1 - tanh^2 u) du/dx), with 1 + tanh u = 2s, 1 - tanh^2 u = 4s(1 - s))"""
 
     @staticmethod
+    @quietly("over", "invalid")  # overflow (x^3) and inf * 0 at x = -inf: inf and NaN, silently as in PyTorch
     def forward(ctx, x, approximate):
-        out, ctx.step = _gelu_numpy(x._array, approximate)  # out = x * step; the backward's numpy twin reuses step
-        return out
+        return x._array * gelu_cdf(x._array, approximate)
 
     @staticmethod
     def backward(ctx, g):
         x, approximate = ctx.inputs
-        if not grad_mode.modes.grad_enabled:  # nothing records this backward: its numpy twin (speed layer)
-            return fast.gelu_vjp(x._array, approximate, ctx.step, g._array)
         return g * _gelu_slope(x, approximate, tanh, erf, exp), None
 
 
@@ -324,7 +320,7 @@ def reciprocal(input: Tensor) -> Tensor:
 @with_formulas(Gelu)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
-    tensor_input(input, "gelu")
+    float_only(tensor_input(input, "gelu"), "gelu")
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(input, approximate)
@@ -371,19 +367,15 @@ def _sign(a):
     return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if a.dtype.kind == "f" else np.sign(a)
 
 
-def _gelu_numpy(a, approximate):
-    """(gelu(a), step) with gelu(a) = a * step: step = sigmoid(2u) (tanh) or Phi(a) (none)."""
+@quietly("over", "invalid")
+def gelu_cdf(a, approximate):
+    """The factor of GELU, gelu(a) = a * gelu_cdf(a), on an array: Phi(a), or sigmoid(2u) for 'tanh'."""
     if approximate == "tanh":
         u = math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a)
         step = 1 / (1 + np.exp(-2 * u))  # = (1 + tanh u) / 2, without 1 + tanh u cancelling for u << 0
     else:
         step = 0.5 * (1 + _np_erf(a * (1 / math.sqrt(2))))
-    return a * step, np.asarray(step)
-
-
-# Overflow on the way (x^3) and inf * 0 at x = -inf make the limits, inf and NaN, as in PyTorch,
-# which says nothing: numpy's warnings about them are off.
-_gelu_numpy = quiet(_gelu_numpy, "over", "invalid")
+    return np.asarray(step)
 
 
 def _gelu_slope(x, approximate, tanh, erf, exp):

@@ -2,10 +2,10 @@ r"""Adam and AdamW, with PyTorch's exact update rules (bias correction, eps outs
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
-from .. import fast
 from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT
 
@@ -55,8 +55,13 @@ class Adam(Optimizer):
             spec["max_exp_avg_sq"] = "array"
         return spec
 
+    #: the speed layer's one-pass update of a whole group (registered by minitensor/fast, never written
+    #: here; None: the loop below): `fast_update_group(optimizer, group)` does the loop's arithmetic on
+    #: all the group's parameters at once, or returns False without doing anything, and the loop runs.
+    fast_update_group: Callable[[Adam, dict[str, Any]], bool] | None = None
+
     def _update_group(self, group):
-        if fast.adam_step_flat(self, group):  # the speed layer: the same update on all parameters at once
+        if self.fast_update_group is not None and self.fast_update_group(self, group):
             return
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         beta1, beta2 = group["betas"]

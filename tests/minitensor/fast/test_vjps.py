@@ -1,6 +1,6 @@
-"""The speed layer's numpy backwards (`minitensor/fast/vjps.py`) equal the ops' own backwards.
+"""The speed layer's numpy twins (`minitensor/fast/vjps.py`) equal the ops' own backwards and forwards.
 
-An op calls its numpy twin when nothing records the backward, and its Tensor-op backward under
+The engine runs an op's numpy twin when nothing records the backward, and its Tensor-op backward under
 `create_graph=True`; the same graph run both ways must give the same gradients (float64, a random
 upstream weight, Hypothesis shapes), for every input.
 """
@@ -80,9 +80,60 @@ def test_gelu(data, seed, approximate):
 def test_the_twin_runs_without_create_graph_and_the_tensor_ops_with_it(monkeypatch):
     """So the two sides of the tests above really are two different computations."""
     calls = []
-    monkeypatch.setattr(mt.fast, "linear_vjp", lambda *a: calls.append("twin") or (None, None, None))
+    twin = staticmethod(lambda ctx, g: calls.append("twin") or (None, None, None))
+    monkeypatch.setattr(F.Linear, "fast_backward", twin)
     x, w = mt.randn(2, 3, requires_grad=True), mt.randn(4, 3, requires_grad=True)
     mt.autograd.grad(F.linear(x, w).sum(), [x, w], create_graph=True)
     assert calls == []
     F.linear(x, w).sum().backward()
     assert calls == ["twin"]
+
+
+# ---- the forward twins: the same output as the op's own forward --------------------------------
+def _forward_both_ways(fn, arrays):
+    """fn's output with the speed layer's forward twins, and with the ops' own forwards (plugged out)."""
+    outs = []
+    for plugged in (True, False):
+        if not plugged:
+            mt.fast.plug_out()
+        try:
+            outs.append(fn(*[mt.tensor(a, dtype=mt.float64) for a in arrays]).numpy())
+        finally:
+            mt.fast.plug_in()
+    return outs
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.booleans())
+def test_layer_norm_forward(data, affine):
+    shape = data.draw(mst.shapes(1))
+    k = data.draw(st.integers(1, len(shape)))
+    norm = shape[len(shape) - k:]
+    arrays = [_array(data.draw, shape)] + ([_array(data.draw, norm), _array(data.draw, norm)] if affine else [])
+    twin, plain = _forward_both_ways(lambda x, *wb: F.layer_norm(x, norm, *wb), arrays)
+    np.testing.assert_allclose(twin, plain, rtol=1e-10, atol=1e-12)  # (row sums in another order)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_gelu_forward_bit_for_bit(data, approximate):
+    twin, plain = _forward_both_ways(lambda x: F.gelu(x, approximate=approximate),
+                                     [_array(data.draw, data.draw(mst.shapes()))])
+    np.testing.assert_array_equal(twin, plain)
+
+
+def test_an_embedding_backward_takes_the_rows_twin_and_equals_the_plain_scatter():
+    idx = mt.tensor([[0, 2, 2], [4, 0, 1]])
+    table = np.random.default_rng(1).standard_normal((5, 3))
+    grads = []
+    for plugged in (True, False):
+        if not plugged:
+            mt.fast.plug_out()
+        try:
+            w = mt.tensor(table, requires_grad=True)
+            (F.embedding(idx, w) * mt.arange(18.0).reshape(2, 3, 3)).sum().backward()
+            grads.append(w.grad.numpy())
+        finally:
+            mt.fast.plug_in()
+    np.testing.assert_allclose(*grads, rtol=1e-12)
