@@ -35,7 +35,7 @@ from minitensor.serialization import CheckpointError
 from .chars import CharsTask
 from .lm import DecoderLM, greedy_answers
 from .tasks import TASKS, Task, get_task
-from . import pictures
+from . import fast, pictures  # noqa: F401  (fast: the fused attention's numpy backwards, for training)
 
 # The settings whose default depends on the task (None in Config until __post_init__ fills them):
 # the toy tasks' are minGPT's sort demo; chars' a model that learns to write text resembling the

@@ -580,7 +580,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 # the one composed attention (its own module, which reads this one's dropout: imported once dropout exists)
-from .attention import attend  # noqa: E402
+from .attention import attend
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
