@@ -58,32 +58,29 @@ def basic_self_attention(x: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _check_qkv(query, key, value, op):
-    if not (isinstance(query, mt.Tensor) and isinstance(key, mt.Tensor) and isinstance(value, mt.Tensor)):
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            check_tensor(t, op, name)
-    q, k, v = query.numpy(force=True), key.numpy(force=True), value.numpy(force=True)
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.dtype.kind != "f" or not q.dtype == k.dtype == v.dtype:
-        for name, t in (("query", q), ("key", k), ("value", v)):
-            if t.ndim < 2:
-                raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {t.shape}")
-            if t.dtype.kind != "f":
-                raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
+    """The scores' shape (..., Tq, Tk), whether value's batch dims fit in theirs, and 1 / sqrt(d_k);
+    or the error that says what is wrong with query, key or value."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        check_tensor(t, op, name)
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.ndim < 2:
+            raise RuntimeError(f"{op}: {name} must have shape (..., T, d), got shape {tuple(t.shape)}")
+        if t.dtype.kind != "f":
+            raise RuntimeError(f"{op}: {name} must be a floating point tensor, got dtype {t.dtype}")
+    if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(f"{op}: query, key and value must have the same dtype, got "
-                           f"{q.dtype}, {k.dtype} and {v.dtype}")
-    q, k, v = q.shape, k.shape, v.shape
+                           f"{query.dtype}, {key.dtype} and {value.dtype}")
+    q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
     if q[-1] != k[-1]:
         raise RuntimeError(f"{op}: query and key must have the same last dim d_k; got shapes {_shapes(q, k, v)}")
     if k[-2] != v[-2]:
         raise RuntimeError(f"{op}: key and value must have the same length Tk (dim -2); got shapes {_shapes(q, k, v)}")
-    default_scale = 1.0 / math.sqrt(q[-1]) if q[-1] else 1.0  # d_k = 0: every score is an empty sum, 0 at any scale
-    batch = q[:-2]
-    if batch == k[:-2] == v[:-2]:  # the usual case, without numpy's slow check
-        return batch + (q[-2], k[-2]), True, default_scale
     try:
         batch = np.broadcast_shapes(q[:-2], k[:-2])
         out_batch = np.broadcast_shapes(batch, v[:-2])
     except ValueError:
         raise RuntimeError(f"{op}: the batch dims of {_shapes(q, k, v)} cannot be broadcast together") from None
+    default_scale = 1.0 / math.sqrt(q[-1]) if q[-1] else 1.0  # d_k = 0: every score is an empty sum, 0 at any scale
     return batch + (q[-2], k[-2]), out_batch == batch, default_scale
 
 

@@ -12,6 +12,10 @@ A mask broadcasts against the scores `(..., Tq, Tk)`. The usual shapes:
     (B, H, Tq, Tk)    anything at all
 
 The masks are constants (they never need a gradient), so they are built with numpy.
+`prepare_mask` reads any of them (and `is_causal`) as the two forms both attention paths take: a
+bool `allowed` and a float `bias` (minitensor's `nn.attention.attend` takes them as they are).
+The package's promise that a query with no key to see gets 0, and that nothing a mask leaves out
+ever makes a NaN, is kept by `hide_unseen` and `zero_blind_rows` around either path.
 """
 from __future__ import annotations
 
