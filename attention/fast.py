@@ -12,7 +12,8 @@ strided view (MultiHeadAttention's heads) as the view is, so no copy follows.
 Where it is plugged in: importing this module registers the twins, for the whole process. Only
 what sits above the teaching path imports it: the trainer (`attention.trainer`) and the
 benchmarks, which also opt into the fused path explicitly (`fused=True`). Nothing else in
-`attention` imports it: without it the fused nodes run their Tensor-op backward, the same numbers.
+`attention` imports it: without it the fused nodes run their Tensor-op backward, the same gradients
+up to rounding (float32 training losses then differ in their last digits).
 tests/attention/test_fused.py proves each twin equal to the backward it stands in for.
 
 Measured as `minitensor/fast/__init__.py` measures its pieces (CPU instructions per training
