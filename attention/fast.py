@@ -30,6 +30,7 @@ that `attention.fused` keeps: 0.7% (108.78M with them, 109.57M without; the loss
 the same).
 """
 import math
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ import minitensor as mt
 from .fused import FusedAttention, FusedAttentionWeights, shared_weights
 
 
-def weights_backward(ctx, g):
+def weights_backward(ctx: Any, g: mt.Tensor) -> tuple[Any, ...]:
     """`FusedAttentionWeights.backward` on arrays: dS = P * (g - rowsum(g * P)); gQ = c dS K; gK = c dS^T Q."""
     query, key, mask, scale = ctx.inputs
     p = ctx.output.numpy(force=True)
@@ -47,7 +48,7 @@ def weights_backward(ctx, g):
             None, None)
 
 
-def attention_backward(ctx, g):
+def attention_backward(ctx: Any, g: mt.Tensor) -> tuple[Any, ...]:
     """`FusedAttention.backward` on arrays, with the P its forward saved: dV = P^T dO; dP = dO V^T; then as above."""
     query, key, value, mask, scale, _ = ctx.inputs
     shared_weights(ctx)  # (its check that a shared P was not changed in place)

@@ -12,6 +12,7 @@ so `autograd.explain` and `viz.to_dot` show them all.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | np.ndarray 
     #    key gets 0 logits instead (a finite softmax, zeroed in step 4): no 0/0.
     if bias is not None:
         scores = scores + bias                                                   # (..., Tq, Tk)
-    sees = None if mask is None else _sees_a_key(mask)                           # (..., Tq, 1) or None
+    mask, sees = _mask_and_sees(mask)  # mask as a bool Tensor; sees: (..., Tq, 1), None if every query sees a key
     if mask is not None:
         fill = -math.inf if sees is None else Tensor._make(np.where(sees, -np.inf, 0.0).astype(scores.dtype))
         scores = where(mask, scores, fill)                                       # (..., Tq, Tk)
@@ -59,10 +60,11 @@ def attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | np.ndarray 
     return kept @ value, (kept if dropped_weights else weights)                  # (..., Tq, d_v), (..., Tq, Tk)
 
 
-def _sees_a_key(mask):
-    """(..., Tq, 1) bool array, True where a query may attend to some key; None when all may."""
+def _mask_and_sees(mask: Tensor | np.ndarray | None) -> tuple[Tensor | None, Any]:
+    """(mask as a Tensor, a (..., Tq, 1) bool array True where a query may attend to some key, or None
+    when every query may); (None, None) without a mask."""
+    if mask is None:
+        return None, None
     allowed = mask.numpy(force=True) if isinstance(mask, Tensor) else np.asarray(mask)
-    if allowed.ndim == 0:
-        allowed = allowed.reshape(1, 1)
-    sees = allowed.any(axis=-1, keepdims=True)
-    return None if sees.all() else sees
+    sees = allowed.reshape((1,) * (2 - allowed.ndim) + allowed.shape).any(axis=-1, keepdims=True)
+    return (mask if isinstance(mask, Tensor) else Tensor._make(allowed)), (None if sees.all() else sees)

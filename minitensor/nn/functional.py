@@ -604,12 +604,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
     mask = bias = None
     if is_causal:
-        mask = np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))   # key j <= query i
+        mask = Tensor._make(np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool)))   # key j <= query i
     elif attn_mask is not None and attn_mask.dtype == np.bool_:
         mask = attn_mask
     elif attn_mask is not None:  # a float mask is added; its -inf entries hide their key, as a bool False does
         bias, hidden = attn_mask, np.isneginf(attn_mask.numpy(force=True))
-        mask = ~hidden if hidden.any() else None
+        mask = Tensor._make(~hidden) if hidden.any() else None
     scale = None if scale is None else float(scale)
     return attend(query, key, value, mask, bias, scale, dropout_p)[0]                  # (..., L, Ev)
 
