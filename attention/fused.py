@@ -29,15 +29,15 @@ Masked entries have P = 0, so dS = 0 there and no gradient reaches a masked key 
 scores. Dropout acts between P and the product with V, so with dropout `scaled_dot_product_attention`
 uses the weights node, a dropout node and a matmul instead of `FusedAttention`.
 
-Each backward is written with Tensor ops, so with `create_graph=True` it is itself recorded and
-differentiable; when nothing records the backward (the usual case) the same lines run on the raw
-arrays, in place where the array is the node's own.
+Each backward is written once, with Tensor ops, so with `create_graph=True` it is itself
+recorded and differentiable. The speed layer `attention.fast` registers numpy twins of both (the
+same lines on the raw arrays, in place where the array is the node's own) as their
+`fast_backward`, which the engine runs instead when nothing records the backward.
 
 Each `Function`'s docstring states only its math, which `minitensor.autograd.explain` prints for
 the learner; what its arguments are and how it computes is in its `forward`'s docstring and in
 comments.
 """
-import math
 
 import numpy as np
 
@@ -48,17 +48,6 @@ from minitensor.autograd import Function
 def _row_sum(s):
     """sum over the last axis; einsum is several times faster than .sum(-1) on short rows."""
     return np.einsum("...j->...", s)[..., None]
-
-
-def _row_dot(a, b):
-    """rowsum(a * b) without the (..., Tq, Tk) temporary."""
-    return np.einsum("...j,...j->...", a, b)[..., None]
-
-
-def _all_finite(a):
-    """Whether every entry of `a` is finite: the sum of its squares is. One BLAS dot costs half a
-    ufunc reduction; an overflow (entries beyond ~1e19 in float32) only costs the careful path."""
-    return math.isfinite(np.vdot(a, a))
 
 
 def _scores(q, k, mask, scale):
@@ -74,43 +63,28 @@ def _scores(q, k, mask, scale):
     return s
 
 
-def _softmax_rows_(s, sums_checked=False):
-    """Softmax along the last axis, in place; every row here has at least one finite entry.
-    Returns (P, the row sums before normalising: NaN where a row held a NaN).
-
-    `sums_checked`: the caller checks that every row sum is finite and otherwise starts again
-    the careful way, so the row max may be subtracted as it is: an infinite or NaN max (from an
-    infinite or NaN score) makes its row's sum NaN, which that check sees."""
+def _softmax_rows_(s):
+    """Softmax along the last axis, in place (the row max subtracted first, so exp never overflows);
+    every row here has at least one finite entry. A row of only -inf stays -inf instead of -inf - (-inf) = NaN."""
     m = s.max(axis=-1, keepdims=True) if s.size else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    if not sums_checked:
-        m[~np.isfinite(m)] = 0  # a row of only -inf stays -inf, instead of -inf - (-inf) = nan
+    m[~np.isfinite(m)] = 0
     s -= m
     np.exp(s, out=s)
-    row_sum = _row_sum(s)
-    s /= row_sum
-    return s, row_sum
+    s /= _row_sum(s)
+    return s
 
 
 def attention_weights(q, k, mask, scale):
     """P = softmax(c Q K^T + bias) from the arrays q (..., Tq, d) and k (..., Tk, d), masked
     entries 0 and fully masked rows all 0: a fresh array (..., Tq, Tk)."""
     s = _scores(q, k, mask, scale)                                            # (..., Tq, Tk)
-    if mask.allowed is None:
-        return _softmax_rows_(s)[0]
-    if not mask.empty_rows:
-        # -inf added where masked: those keys get exactly 0 weight. A NaN score (a NaN key)
-        # stays NaN, even where masked, and makes its row's sum NaN: then the slow way below.
-        s += mask.additive(s.dtype)
-        p, row_sum = _softmax_rows_(s, True)
-        if _all_finite(row_sum):
-            return p
-        s = _scores(q, k, mask, scale)
-    # -inf by overwriting, so a NaN there is gone too; a fully masked row gets 0 logits
-    # instead (a finite softmax, zeroed below): no 0/0.
-    fill = np.where(mask.row_any, -np.inf, 0.0) if mask.empty_rows else -np.inf
-    np.copyto(s, fill, where=mask.masked, casting="unsafe")
-    p = _softmax_rows_(s)[0]
-    if mask.empty_rows:
+    if mask.allowed is not None:
+        # -inf by overwriting, so a NaN there (from a NaN key) is gone too; a row with no key to see
+        # gets 0 logits instead (a finite softmax, zeroed below): no 0/0.
+        fill = -np.inf if mask.row_any is None else np.where(mask.row_any, -np.inf, 0.0)
+        np.copyto(s, fill, where=~mask.allowed, casting="unsafe")
+    p = _softmax_rows_(s)                                                     # (..., Tq, Tk)
+    if mask.row_any is not None:
         np.copyto(p, 0, where=~mask.row_any)
     return p
 
@@ -129,10 +103,7 @@ class FusedAttentionWeights(Function):
     @staticmethod
     def backward(ctx, g):
         query, key, mask, scale = ctx.inputs
-        needs = ctx.needs_input_grad
-        if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays (g may be the caller's: not in place)
-            return (*scores_vjp_numpy(g.numpy(force=True), ctx.output.numpy(force=True), query, key, mask, scale, needs, own=False), None, None)
-        return (*scores_vjp(g, ctx.output, query, key, mask, scale, needs), None, None)
+        return (*scores_vjp(g, ctx.output, query, key, mask, scale, ctx.needs_input_grad), None, None)
 
 
 class FusedAttention(Function):
@@ -157,28 +128,26 @@ class FusedAttention(Function):
     @staticmethod
     def backward(ctx, g):
         query, key, value, mask, scale, weights = ctx.inputs
-        shared = weights is not None and weights.weights_for(query, key) is not None
-        if shared and weights.tensor._version != 0:  # the shared P changed under us
-            raise RuntimeError(
-                f"backward of 'FusedAttentionBackward': the attention weights it shares (shape "
-                f"{tuple(weights.tensor.shape)}) were modified by an in-place operation after they were "
-                "computed; its backward would be wrong")
         needs = ctx.needs_input_grad
-        if not mt.is_grad_enabled():  # no create_graph: the same lines on raw arrays
-            (p,) = ctx.saved_tensors
-            d_value = _grad_product(value, p.swapaxes(-1, -2), g.numpy(force=True)) if needs[2] else None  # dV = P^T dO
-            d_query = d_key = None
-            if needs[0] or needs[1]:
-                d_p = g.numpy(force=True) @ value.numpy(force=True).swapaxes(-1, -2)                  # dP = dO V^T, our own array
-                d_query, d_key = scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own=True)
-            return d_query, d_key, d_value, None, None, None
-        # recorded (create_graph): P as a tensor of the graph, so the backward is differentiable too
-        p = weights.tensor if shared else FusedAttentionWeights.apply(query, key, mask, scale)
-        d_value = (p.mT @ g).sum_to_size(value.shape) if needs[2] else None  # dV = P^T dO
+        # P as a tensor (of the graph, under create_graph, so this backward is differentiable too)
+        p = weights.tensor if shared_weights(ctx) else FusedAttentionWeights.apply(query, key, mask, scale)
+        d_value = (p.mT @ g).sum_to_size(value.shape) if needs[2] else None           # dV = P^T dO
         d_query = d_key = None
         if needs[0] or needs[1]:
             d_query, d_key = scores_vjp(g @ value.mT, p, query, key, mask, scale, needs)   # dP = dO V^T
         return d_query, d_key, d_value, None, None, None
+
+
+def shared_weights(ctx):
+    """Whether FusedAttention's node `ctx` reused the weights node's P; an error if P changed since."""
+    query, key, _, _, _, weights = ctx.inputs
+    shared = weights is not None and weights.weights_for(query, key) is not None
+    if shared and weights.tensor._version != 0:  # the shared P changed under us
+        raise RuntimeError(
+            f"backward of 'FusedAttentionBackward': the attention weights it shares (shape "
+            f"{tuple(weights.tensor.shape)}) were modified by an in-place operation after they were "
+            "computed; its backward would be wrong")
+    return shared
 
 
 class SharedWeights:
@@ -207,54 +176,3 @@ def scores_vjp(d_p, p, query, key, mask, scale, needs):
     d_query = ((d_s @ key) * scale).sum_to_size(query.shape) if needs[0] else None      # dQ = c dS K
     d_key = ((d_s.mT @ query) * scale).sum_to_size(key.shape) if needs[1] else None     # dK = c dS^T Q
     return d_query, d_key
-
-
-def scores_vjp_numpy(d_p, p, query, key, mask, scale, needs, own):
-    """`scores_vjp` line for line on the raw arrays; `own`: d_p is the caller's scratch, so work in it."""
-    row_dot = _row_dot(d_p, p)                                                   # rowsum(dP * P)
-    if mask.allowed is not None and not _all_finite(row_dot):
-        # a NaN or inf in dP (through a masked, non-finite value) makes its row's sum NaN, even where
-        # P = 0: drop the masked entries and sum again. A finite sum means a finite row of dP, whose
-        # masked entries the product with P = 0 below zeroes exactly, so the check is all it costs.
-        d_p, own = np.where(mask.masked, 0, d_p).astype(p.dtype, copy=False), True
-        row_dot = _row_dot(d_p, p)
-    if own:
-        d_p -= row_dot
-        d_s = d_p
-    else:
-        d_s = d_p - row_dot                                                      # dP - rowsum(dP * P)
-    d_s *= p                                                                     # dS
-    # c dS: scale whichever is smaller, dS (Tq, Tk) once, or dQ and dK (Tq, d) and (Tk, d)
-    scale_s = d_s.shape[-1] <= query.shape[-1]
-    if scale_s:
-        d_s *= scale
-    scale_qk = None if scale_s else scale
-    d_query = _grad_product(query, d_s, key.numpy(force=True), scale_qk) if needs[0] else None              # dQ = c dS K
-    d_key = _grad_product(key, d_s.swapaxes(-1, -2), query.numpy(force=True), scale_qk) if needs[1] else None  # dK = c dS^T Q
-    return d_query, d_key
-
-
-def _grad_product(x, a, b, scale=None):
-    """a @ b (times `scale`, if given) as the gradient of tensor x: summed over the batch dims that
-    broadcasting x created (the usual case is none), and laid out in memory as x is when x is a
-    strided view of its shape (MultiHeadAttention's heads are: (B, T, H, d) seen as (B, H, T, d)).
-    Then the gradient flows back through the view's transpose and reshape without a copy."""
-    xd = x.numpy(force=True)
-    g = a @ b if xd.base is None else _product_like(xd, a, b)  # x owns its memory: the plain product's layout
-    if scale is not None:
-        g *= scale
-    grad = mt.from_numpy(g)  # (the shape test is sum_to_size's own first; made here, it saves the call)
-    return grad if g.shape == xd.shape else grad.sum_to_size(xd.shape)
-
-
-def _product_like(xd, a, b):
-    """a @ b in the strided layout of the array xd, when xd is a view with its last axis contiguous
-    and its rows apart; else the plain product."""
-    strides = xd.strides
-    if strides[-1] == xd.itemsize and len(strides) > 2 and strides[-2] != xd.shape[-1] * xd.itemsize:
-        out = np.empty_like(xd)  # xd's layout: numpy's default order "K" keeps its strides' order
-        try:
-            return np.matmul(a, b, out=out)
-        except ValueError:  # x had broadcast batch dims: the product is larger, summed down later
-            pass
-    return a @ b

@@ -12,6 +12,10 @@ A mask broadcasts against the scores `(..., Tq, Tk)`. The usual shapes:
     (B, H, Tq, Tk)    anything at all
 
 The masks are constants (they never need a gradient), so they are built with numpy.
+`prepare_mask` reads any of them (and `is_causal`) as the two forms both attention paths take: a
+bool `allowed` and a float `bias` (minitensor's `nn.attention.attend` takes them as they are).
+The package's promise that a query with no key to see gets 0, and that nothing a mask leaves out
+ever makes a NaN, is kept by `hide_unseen` and `zero_blind_rows` around either path.
 """
 from __future__ import annotations
 
@@ -54,41 +58,25 @@ def padding_mask(lengths: Sequence[int] | Tensor, T: int) -> Tensor:
 class PreparedMask:
     r"""A user's mask (and `is_causal`) in the form both attention paths use.
 
-    - `allowed`: bool ndarray broadcastable to the scores, or None when everything is allowed;
-      `masked` is its complement.
+    - `allowed`: bool ndarray broadcastable to the scores, True where a query may attend; None
+      when everything is allowed.
     - `bias`: the additive part of a float mask (0 where masked), a Tensor, or None.
-    - `row_any`: `(..., Tq, 1)` True for query rows that may attend to at least one key.
-    - `col_any`: `(..., Tk, 1)` True for keys that at least one query may attend to.
-    - `empty_rows` / `empty_cols`: whether some row (query) or column (key) is masked entirely.
+    - `row_any`: `(..., Tq, 1)` True for query rows that may attend to at least one key;
+      `col_any`: `(..., Tk, 1)` True for keys that at least one query may attend to. Each is None
+      when that holds for every row (column): nothing to fix then.
     """
 
-    __slots__ = ("allowed", "masked", "bias", "row_any", "col_any", "empty_rows", "empty_cols", "_additive")
+    __slots__ = ("allowed", "bias", "row_any", "col_any")
 
     def __init__(self, allowed, bias):
-        self.allowed, self.bias = allowed, bias
-        self._additive = {}
-        if allowed is None:
-            self.masked = self.row_any = self.col_any = None
-            self.empty_rows = self.empty_cols = False
-        else:
-            if allowed.ndim < 2:  # a (Tk,) or 0-d mask: the same for every query
-                allowed = allowed.reshape((1,) * (2 - allowed.ndim) + allowed.shape)
-                self.allowed = allowed
-            self.masked = ~allowed
-            self.row_any = allowed.any(axis=-1, keepdims=True)
-            self.col_any = np.swapaxes(allowed.any(axis=-2, keepdims=True), -1, -2)
-            self.empty_rows = not self.row_any.all()
-            self.empty_cols = not self.col_any.all()
-
-    def additive(self, dtype):
-        """The mask as a read-only array of 0 (allowed) and -inf (masked) in `dtype`: adding it to
-        the scores is a plain vectorised add, much faster than a masked copy into them."""
-        add = self._additive.get(dtype)
-        if add is None:
-            add = np.where(self.allowed, 0, -np.inf).astype(dtype)
-            add.flags.writeable = False
-            self._additive[dtype] = add
-        return add
+        if allowed is not None and allowed.ndim < 2:  # a (Tk,) or 0-d mask: the same for every query
+            allowed = allowed.reshape((1,) * (2 - allowed.ndim) + allowed.shape)
+        self.allowed, self.bias, self.row_any, self.col_any = allowed, bias, None, None
+        if allowed is not None:
+            rows = allowed.any(axis=-1, keepdims=True)
+            cols = np.swapaxes(allowed.any(axis=-2, keepdims=True), -1, -2)
+            self.row_any = None if rows.all() else rows
+            self.col_any = None if cols.all() else cols
 
 
 def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_attention"):
@@ -128,3 +116,21 @@ def prepare_mask(mask, is_causal, scores_shape, dtype, op="scaled_dot_product_at
         tri = causal_mask(*scores_shape[-2:]).numpy(force=True)
         allowed = tri if allowed is None else allowed & tri
     return PreparedMask(allowed, bias)
+
+
+# ---- the package's promise: a query or key the mask leaves out never makes a NaN ----------------
+
+def hide_unseen(query: Tensor, key: Tensor, value: Tensor, m: PreparedMask) -> tuple[Tensor, Tensor, Tensor]:
+    """Query, key and value with 0 in place of a query that may see no key and of a key that no
+    query may see (padding): such a row can hold anything, even NaN, and in a matmul a weight of 0
+    times NaN is still NaN. `where` passes exactly 0 gradient back to what it replaced."""
+    if m.row_any is not None:
+        query = mt.where(m.row_any, query, 0.0)
+    if m.col_any is not None:
+        key, value = mt.where(m.col_any, key, 0.0), mt.where(m.col_any, value, 0.0)
+    return query, key, value
+
+
+def zero_blind_rows(output: Tensor, m: PreparedMask) -> Tensor:
+    """The output of a query that may see no key is 0, even if a value it does not see holds NaN."""
+    return output if m.row_any is None else mt.where(m.row_any, output, 0.0)         # (..., Tq, dv)

@@ -35,7 +35,6 @@ from numpy.typing import NDArray
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.fast import Replay  # speed layer
 from minitensor.serialization import CheckpointError
 
 from .chars import CharsTask
@@ -48,6 +47,7 @@ from .trainer_config import (PER_TASK, TASK_DEFAULTS, CommandError, Config, make
 from .trainer_eval import (ExactMatch, HeldoutLoss, evaluate, evaluator, heldout_loss, heldout_sets, sample_text,
                            show_sample)
 from .trainer_report import Progress, blas_threads, header, report
+from .fast import Replay  # the speed layer: the replayed step, and the fused attention's numpy backwards
 
 # What `from attention.trainer import ...` found here before the trainer was split into modules
 # (tests, notebooks, benchmarks and the console script attention.trainer:command use these names)

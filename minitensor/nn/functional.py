@@ -560,6 +560,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / n1) * (x2 / n2)).sum(dim=dim)
 
 
+# the one composed attention (its own module, which reads this one's dropout: imported once dropout exists)
+from .attention import attend
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -572,32 +576,23 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     dropout_p: drop weights with this probability (always: there is no `training` flag here).
     enable_gqa: key and value may have fewer heads (dim -3) than query; each is repeated to match.
     Returns the output only (the `attention` package's version also returns the weights).
+    The math is `nn.attention.attend`'s; here PyTorch's masks become its `mask` and `bias`.
 
     forward: S = c Q K^T + mask,  P = softmax_rows(S),  out = P V   (c = scale; a node per step)
     VJP:     gV = P^T g;  gP = g V^T;  gS = P * (gP - rowsum(gP * P));  gQ = c gS K;  gK = c gS^T Q
     """
     op = "scaled_dot_product_attention"
     query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-
-    scores = (query @ key.transpose(-2, -1)) * scale                       # (..., L, S)
+    mask = bias = None
     if is_causal:
-        attn_mask = Tensor._make(np.tril(np.ones((L, S), dtype=bool)))     # key j <= query i
-    if attn_mask is not None and attn_mask.dtype == np.bool_:
-        scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)    # a hidden key gets weight 0
-    elif attn_mask is not None:
-        scores = scores + attn_mask
-    # a query with every key hidden: softmax of all -inf is 0/0; give it finite scores, then weights 0
-    blind = Tensor._make((scores.numpy(force=True) == -math.inf).all(axis=-1, keepdims=True))
-    if blind.any():
-        scores = scores.masked_fill(blind, 0.0)
-    weights = softmax(scores, dim=-1)                                      # (..., L, S) rows sum to 1
-    if blind.any():
-        weights = weights.masked_fill(blind, 0.0)
-    if dropout_p > 0.0:
-        weights = dropout(weights, p=dropout_p)
-    return weights @ value                                                 # (..., L, Ev)
+        mask = Tensor._make(np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool)))   # key j <= query i
+    elif attn_mask is not None and attn_mask.dtype == np.bool_:
+        mask = attn_mask
+    elif attn_mask is not None:  # a float mask is added; its -inf entries hide their key, as a bool False does
+        bias, hidden = attn_mask, np.isneginf(attn_mask.numpy(force=True))
+        mask = Tensor._make(~hidden) if hidden.any() else None
+    scale = None if scale is None else float(scale)
+    return attend(query, key, value, mask, bias, scale, dropout_p)[0]                  # (..., L, Ev)
 
 
 def _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op):

@@ -33,6 +33,7 @@ from ..tensor import Tensor
 from ..types import DeviceLike, DTypeLike
 from . import functional as F
 from . import init
+from .attention import attend
 from .layers import Linear, _empty
 from .module import Module
 from .parameter import Parameter
@@ -129,9 +130,8 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         batched = _check_inputs(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         where = "MultiheadAttention"
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype,
-                                           where)
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, where)
+        _check_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", where)
+        _check_mask(attn_mask, "attn_mask", None, "", where)
         if is_causal and attn_mask is None:
             raise RuntimeError("MultiheadAttention: is_causal=True is a hint that attn_mask is the causal mask, and "
                                "needs attn_mask; nn.Transformer.generate_square_subsequent_mask(L) makes it")
@@ -153,8 +153,8 @@ class MultiheadAttention(Module):
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         N, L, E = query.shape
         S, H, d = key.shape[1], self.num_heads, self.head_dim
-        attn_mask = _attn_mask_as_4d(attn_mask, N, H, L, S)              # (1 or N, 1 or H, L, S)
-        key_padding_mask = _padding_mask_as_4d(key_padding_mask, N, S)   # (N, 1, 1, S)
+        mask = _merged(_attn_mask_as_4d(attn_mask, N, H, L, S),          # (1 or N, 1 or H, L, S)
+                       _padding_mask_as_4d(key_padding_mask, N, S), query.dtype)  # (N, 1, 1, S)
 
         # 1. project: q = query W^Q^T + b^Q, k = key W^K^T + b^K, v = value W^V^T + b^V
         (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
@@ -164,7 +164,7 @@ class MultiheadAttention(Module):
         if self.bias_k is not None and self.bias_v is not None:  # one more key and value, learned, seen by all
             k = cat([k, self.bias_k.expand(N, 1, E)], dim=1)             # (N, S+1, E)
             v = cat([v, self.bias_v.expand(N, 1, E)], dim=1)
-            attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
+            mask = _one_more_key(mask)
 
         # 2. split E into H heads of d features: head h is features h*d .. (h+1)*d
         q = q.reshape(N, L, H, d).transpose(1, 2)                        # (N, H, L, d)
@@ -173,25 +173,16 @@ class MultiheadAttention(Module):
         if self.add_zero_attn:  # a key and value of zeros, so a query can attend to "nothing"
             k = cat([k, zeros(N, H, 1, d, dtype=k.dtype)], dim=2)        # (N, H, S'+1, d)
             v = cat([v, zeros(N, H, 1, d, dtype=v.dtype)], dim=2)
-            attn_mask, key_padding_mask = _one_more_key(attn_mask), _one_more_key(key_padding_mask)
-        if key_padding_mask is None:
-            mask = attn_mask
-        else:
-            mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask  # (N, H or 1, L, S')
+            mask = _one_more_key(mask)
 
         # 3. attend, every head on its own: softmax(q k^T / sqrt(d) + mask) v
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
-            scores = (q * math.sqrt(1.0 / d)) @ k.transpose(-2, -1)      # (N, H, L, S')
-            if mask is not None:
-                if mask.dtype != scores.dtype:  # adding it would change the scores' dtype: PyTorch refuses too
-                    raise RuntimeError(f"MultiheadAttention: a float mask must have the query's dtype "
-                                       f"{query.dtype}, got {mask.dtype}")
-                scores = scores + mask
-            weights = F.softmax(scores, dim=-1)  # a row of only -inf (a query that sees no key) is NaN
-            if dropout_p > 0.0:
-                weights = F.dropout(weights, p=dropout_p)
-            out = weights @ v                                            # (N, H, L, d)
+            if mask is not None and mask.dtype != q.dtype:  # it would change the scores' dtype: PyTorch refuses too
+                raise RuntimeError(f"MultiheadAttention: a float mask must have the query's dtype "
+                                   f"{query.dtype}, got {mask.dtype}")
+            # the mask is only added, as PyTorch does here: a query whose every key is -inf gets NaN
+            out, weights = attend(q, k, v, bias=mask, dropout_p=dropout_p, dropped_weights=True)  # (N, H, L, d)
         else:
             weights = None
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
@@ -267,19 +258,37 @@ def _check_inputs(query, key, value, key_padding_mask, attn_mask, num_heads):
     return batched
 
 
-def _canonical_mask(mask, name, other, other_name, dtype, where):
-    """A mask as a float to add to the scores: a bool mask's True (may not attend) becomes -inf, False 0;
-    a float mask stays as it is. Warns, as PyTorch does, when the two masks differ in dtype."""
+def _check_mask(mask, name, other, other_name, where, stacklevel=3):
+    """PyTorch's checks of a mask's dtype: bool or floating, and a warning when the two masks differ in it."""
     if mask is None:
-        return None
+        return
     if mask.dtype != _dtype.bool_ and mask.dtype.kind != "f":
         raise AssertionError(f"{where}: only bool and floating types of {name} are supported, got {mask.dtype}")
     if other is not None and other.dtype != mask.dtype:
         warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
-                      f"instead (got {mask.dtype} and {other.dtype}).", UserWarning, stacklevel=3)
-    if mask.dtype == _dtype.bool_:
+                      f"instead (got {mask.dtype} and {other.dtype}).", UserWarning, stacklevel=stacklevel)
+
+
+def _canonical_mask(mask, name, other, other_name, dtype, where):
+    """A mask as a float to add to the scores (the Transformer layers hand MultiheadAttention these): a bool
+    mask's True (may not attend) becomes -inf, False 0; a float mask stays as it is."""
+    _check_mask(mask, name, other, other_name, where, stacklevel=4)
+    if mask is not None and mask.dtype == _dtype.bool_:
         return zeros(mask.shape, dtype=dtype).masked_fill(mask, -math.inf)
     return mask
+
+
+def _merged(attn_mask, key_padding_mask, dtype):
+    """The two masks as one float to add to the scores, as PyTorch reads them: a bool mask's True (may NOT
+    attend) is -inf, filled in (over the other mask, or 0); two float masks add up."""
+    masks = [m for m in (attn_mask, key_padding_mask) if m is not None]
+    floats = [m for m in masks if m.dtype != _dtype.bool_]
+    hidden = [m for m in masks if m.dtype == _dtype.bool_]
+    bias = None if not floats else floats[0] if len(floats) == 1 else floats[0] + floats[1]
+    if not hidden:
+        return bias
+    hide = hidden[0] if len(hidden) == 1 else hidden[0].logical_or(hidden[1])
+    return (zeros(hide.shape, dtype=dtype) if bias is None else bias).masked_fill(hide, -math.inf)
 
 
 def _attn_mask_as_4d(mask, N, H, L, S):

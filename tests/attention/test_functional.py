@@ -400,3 +400,19 @@ def test_zero_width_queries_and_keys_attend_uniformly_as_in_torch(fused, causal,
     assert_close(out.numpy(force=True), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert_close(vm.grad.numpy(), vt.grad.numpy(), rtol=1e-12, atol=1e-12)
     assert qm.grad.shape == (2, 2, 3, 0)
+
+
+def test_the_composed_path_is_minitensors_attend_with_the_packages_masks():
+    """fused=False is minitensor.nn.attention.attend, bit for bit, given the mask as attention.masks
+    reads it (allowed and bias); attend itself sees nothing of the package's NaN-proofing."""
+    from minitensor.nn.attention import attend
+    from attention.masks import prepare_mask
+
+    rng = np.random.default_rng(12)
+    q, k, v = (mt.tensor(rng.standard_normal((2, 3, 4))) for _ in range(3))
+    float_mask = mt.tensor(np.where(np.tril(np.ones((3, 3))), rng.standard_normal((3, 3)), -np.inf))
+    for mask in (None, attention.causal_mask(3), float_mask, mt.tensor([[1, 0, 1]] * 3)):
+        m = prepare_mask(mask, False, (2, 3, 3), q.dtype)
+        out, w = sdpa(q, k, v, mask=mask)
+        want_out, want_w = attend(q, k, v, m.allowed, m.bias, 0.5)
+        assert np.array_equal(out.numpy(), want_out.numpy()) and np.array_equal(w.numpy(), want_w.numpy())

@@ -2,8 +2,11 @@
 
 Values and first and second derivatives are compared in float64 at a tight tolerance, with and
 without masks (including fully masked rows) and with dropout (the same seed draws the same
-keep-mask in both paths).
+keep-mask in both paths). The numpy twins of the fused backwards (attention.fast) are proven
+equal to the Tensor-op backwards they stand in for.
 """
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -14,12 +17,29 @@ from minitensor.testing import assert_close
 from minitensor.testing.strategies import attention_inputs
 
 import attention
+from attention import fast as fast_module
 from attention import fused as fused_module
-from attention.fused import FusedAttention
+from attention.fused import FusedAttention, FusedAttentionWeights
 from attention.masks import prepare_mask
 from attention import scaled_dot_product_attention as sdpa
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
+
+
+@contextlib.contextmanager
+def backward_of(kind):
+    """Run the fused nodes' "plain" backward (Tensor ops) or their "fast" numpy twins from attention.fast,
+    whichever a test asks for, whatever else this process imported."""
+    nodes = (FusedAttention, FusedAttentionWeights)
+    twins = (fast_module.attention_backward, fast_module.weights_backward)
+    before = [node.__dict__.get("fast_backward") for node in nodes]
+    for node, twin in zip(nodes, twins):
+        node.fast_backward = staticmethod(twin) if kind == "fast" else None
+    try:
+        yield
+    finally:
+        for node, was in zip(nodes, before):
+            node.fast_backward = was
 
 
 def _leaves(inp):
@@ -72,15 +92,39 @@ def test_without_weights_the_output_and_its_gradients_are_the_same(inp, dropout_
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 3), k_len=(1, 3), head_dim=(1, 2)),
        st.integers(0, 2**16))
 def test_create_graph_backward_equals_numpy_backward(inp, seed):
-    """The Tensor-op backward (recorded, for create_graph) and the numpy one give the same numbers."""
+    """The Tensor-op backward (recorded, for create_graph) and the numpy twin give the same numbers."""
     rng = np.random.default_rng(seed)
     shapes = (inp.query.shape[:-1] + inp.value.shape[-1:], inp.query.shape[:-1] + inp.key.shape[-2:-1])
     upstream = tuple(mt.tensor(rng.standard_normal(s)) for s in shapes)
-    _, _, g_np = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream)
-    _, _, g_graph = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream, create_graph=True)
+    with backward_of("fast"):
+        _, _, g_np = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream)
+        _, _, g_graph = _run(True, _leaves(inp), inp.mask, 0.3, seed, upstream, create_graph=True)
     for a, b in zip(g_np, g_graph):
         assert b.grad_fn is not None
         assert_close(a, b, **TIGHT)
+
+
+@given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 3)),
+       st.sampled_from(["output", "weights", "both", "output only"]), st.integers(0, 2**16))
+def test_fast_twins_equal_the_plain_backward(inp, upstream_into, seed):
+    """attention.fast's numpy twins against the fused nodes' own Tensor-op backward, first order (the
+    only case where the twins run), into the output, the weights, both, or with need_weights=False
+    (the one node that computes its own P): the same gradients, to the last bits' noise."""
+    rng = np.random.default_rng(seed)
+    g_out = mt.tensor(rng.standard_normal(inp.query.shape[:-1] + inp.value.shape[-1:]))
+    g_w = mt.tensor(rng.standard_normal(inp.query.shape[:-1] + inp.key.shape[-2:-1]))
+    grads = {}
+    for kind in ("plain", "fast"):
+        inputs = _leaves(inp)
+        with backward_of(kind):
+            out, w = sdpa(*inputs, mask=inp.mask, fused=True, need_weights=upstream_into != "output only")
+            outputs, ups = {"output": ((out,), (g_out,)), "weights": ((w,), (g_w,)),
+                            "both": ((out, w), (g_out, g_w)), "output only": ((out,), (g_out,))}[upstream_into]
+            grads[kind] = mt.autograd.grad(outputs, inputs, grad_outputs=ups, allow_unused=True)
+    for plain, fast in zip(grads["plain"], grads["fast"]):
+        assert (plain is None) == (fast is None)
+        if plain is not None:
+            assert_close(fast, plain, **TIGHT)
 
 
 @given(attention_inputs(batch=(1, 1), heads=(1, 2), q_len=(1, 3), k_len=(1, 3), head_dim=(1, 2)))
@@ -114,25 +158,35 @@ def test_hessian_vector_product_matches_composed():
         assert_close(a, b, **TIGHT)
 
 
+@pytest.mark.parametrize("kind", ["plain", "fast"])
 @pytest.mark.parametrize("upstream_into", ["output", "weights"])
-def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch, upstream_into):
+def test_gradcheck_catches_a_wrong_fused_backward(monkeypatch, upstream_into, kind):
     """The checks above can fail: drop the rowsum term of the softmax VJP, which both fused nodes
-    share, and gradcheck objects, naming the node whose backward ran it."""
-    def wrong(d_p, p, query, key, mask, scale, needs, own):
+    share (in their Tensor-op backward, or in the numpy twins), and gradcheck objects, naming the
+    node whose backward ran it."""
+    def wrong_plain(d_p, p, query, key, mask, scale, needs):
+        d_s = p * d_p                                       # missing: - rowsum(dP * P)
+        return (d_s @ key) * scale, (d_s.mT @ query) * scale
+
+    def wrong_fast(d_p, p, query, key, mask, scale, needs, own):
         d_s = p * d_p                                       # missing: - rowsum(dP * P)
         return (mt.from_numpy((d_s @ key.numpy(force=True)) * scale),
                 mt.from_numpy((np.swapaxes(d_s, -1, -2) @ query.numpy(force=True)) * scale))
 
-    monkeypatch.setattr(fused_module, "scores_vjp_numpy", wrong)
+    if kind == "plain":
+        monkeypatch.setattr(fused_module, "scores_vjp", wrong_plain)
+    else:
+        monkeypatch.setattr(fast_module, "scores_vjp_numpy", wrong_fast)
     mt.manual_seed(2)
     q, k, v = (mt.randn(3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
     pick = 0 if upstream_into == "output" else 1
     node = "'FusedAttentionBackward'" if pick == 0 else "'FusedAttentionWeightsBackward'"
-    with pytest.raises(GradcheckError, match=node):
+    with backward_of(kind), pytest.raises(GradcheckError, match=node):
         gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[pick], (q, k, v))
 
 
-def test_a_query_gradient_never_depends_on_a_value_it_masks():
+@pytest.mark.parametrize("kind", ["plain", "fast"])
+def test_a_query_gradient_never_depends_on_a_value_it_masks(kind):
     """Only the weights are differentiated, and a value that query 0 masks holds NaN: the fused
     node still computes dO V^T (dO = 0 here), so it must drop that entry before the softmax VJP."""
     rng = np.random.default_rng(4)
@@ -144,16 +198,18 @@ def test_a_query_gradient_never_depends_on_a_value_it_masks():
     grads = []
     for fused, create_graph in ((False, False), (True, False), (True, True)):
         q = mt.tensor(base_q, requires_grad=True)
-        _, w = sdpa(q, k, mt.tensor(v_np), mask=mask, fused=fused)
-        (gq,) = mt.autograd.grad(w, (q,), grad_outputs=up, create_graph=create_graph)
+        with backward_of(kind):
+            _, w = sdpa(q, k, mt.tensor(v_np), mask=mask, fused=fused)
+            (gq,) = mt.autograd.grad(w, (q,), grad_outputs=up, create_graph=create_graph)
         grads.append(gq.numpy(force=True)[0])
     for g in grads[1:]:
         assert np.isfinite(g).all()
         assert_close(g, grads[0], **TIGHT)
 
 
-def test_huge_finite_gradients_take_the_careful_path_and_stay_exact():
-    """The fused backward checks its row sums for NaN and inf by a sum of squares, which overflows
+@pytest.mark.parametrize("kind", ["plain", "fast"])
+def test_huge_finite_gradients_take_the_careful_path_and_stay_exact(kind):
+    """The fused backward's numpy twin checks its row sums for NaN and inf by a sum of squares, which overflows
     for huge finite entries (beyond ~1e19 in float32): that only sends it down the careful path,
     whose gradients equal the composed path's."""
     rng = np.random.default_rng(6)
@@ -162,8 +218,9 @@ def test_huge_finite_gradients_take_the_careful_path_and_stay_exact():
     grads = []
     for fused in (False, True):
         q, k, v = (mt.tensor(a, requires_grad=True) for a in (q_np, k_np, v_np))
-        out, _ = sdpa(q, k, v, is_causal=True, fused=fused, need_weights=False)
-        out.backward(up)
+        with backward_of(kind):
+            out, _ = sdpa(q, k, v, is_causal=True, fused=fused, need_weights=False)
+            out.backward(up)
         grads.append([t.grad.numpy(force=True) for t in (q, k, v)])
     for got, want in zip(grads[1], grads[0]):
         assert np.isfinite(got).all()
@@ -244,14 +301,14 @@ def test_gradients_of_head_views_come_back_in_the_views_layout():
     base = rng.standard_normal((2, 5, 3, 4))
     view = mt.from_numpy(base).transpose(1, 2)                        # (2, 3, 5, 4), strided
     a, b = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((2, 3, 6, 4))
-    got = fused_module._grad_product(view, a, b).numpy(force=True)
+    got = fast_module._grad_product(view, a, b).numpy(force=True)
     assert got.strides == view.numpy(force=True).strides
     np.testing.assert_array_equal(got, a @ b)
-    plain = fused_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.numpy(force=True))), a, b, 0.5).numpy(force=True)
+    plain = fast_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.numpy(force=True))), a, b, 0.5).numpy(force=True)
     assert plain.flags.c_contiguous
     np.testing.assert_array_equal(plain, (a @ b) * 0.5)
     broadcast = mt.from_numpy(base[:1]).transpose(1, 2)                # batch dim 1: the product is wider
-    summed = fused_module._grad_product(broadcast, a, b, 0.5).numpy(force=True)
+    summed = fast_module._grad_product(broadcast, a, b, 0.5).numpy(force=True)
     assert summed.shape == broadcast.shape
     np.testing.assert_allclose(summed, ((a @ b) * 0.5).sum(axis=0, keepdims=True), rtol=1e-12)
 

@@ -56,11 +56,11 @@ def test_float_mask_splits_into_allowed_and_bias():
 def test_rows_and_columns_with_nothing_allowed_are_found():
     mask = mt.tensor([[True, False, False], [False, False, False]])
     m = prepare_mask(mask, False, (2, 3), np.float64)
-    assert m.empty_rows and m.empty_cols
     assert m.row_any[:, 0].tolist() == [True, False]
     assert m.col_any[:, 0].tolist() == [True, False, False]
-    m = prepare_mask(None, True, (3, 3), np.float64)
-    assert not m.empty_rows and not m.empty_cols
+    m = prepare_mask(None, True, (3, 3), np.float64)           # causal: every query sees a key, every key a query
+    assert m.row_any is None and m.col_any is None
+    assert prepare_mask(None, False, (3, 3), np.float64).row_any is None
 
 
 def test_string_mask_is_a_type_error():

@@ -24,9 +24,9 @@ from minitensor.optim import Adam
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 ALLOWED = {"minitensor/__init__.py", "attention/fast.py"}
-# until the trainer imports Replay through attention/fast.py
-ALLOWED_FOR_NOW = {"attention/trainer.py"}
-ALLOWED_FOR_NOW_UNDER = ("benchmarks/",)  # until the trainer imports Replay through attention/fast.py
+# attention's speed layer is imported only by what sits above the teaching path (the benchmarks,
+# outside both packages, import both layers to measure them)
+ATTENTION_FAST_USERS = {"attention/trainer.py"}
 
 
 def _imported_modules(path):
@@ -72,11 +72,17 @@ def test_nothing_below_the_speed_layer_imports_it():
     offenders = []
     for path in _modules():
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(("minitensor/fast/",) + ALLOWED_FOR_NOW_UNDER) or rel in ALLOWED | ALLOWED_FOR_NOW:
+        if rel.startswith("minitensor/fast/") or rel in ALLOWED:
             continue
         if _imports_fast(path):
             offenders.append(rel)
     assert offenders == [], f"these modules import minitensor.fast, which must plug in from above: {offenders}"
+
+
+def test_only_the_trainer_imports_attentions_speed_layer():
+    users = {path.relative_to(ROOT).as_posix() for path in (ROOT / "attention").rglob("*.py")
+             if "attention.fast" in _imported_modules(path)}
+    assert users <= ATTENTION_FAST_USERS, users - ATTENTION_FAST_USERS
 
 
 # ---- the same numbers without it ----------------------------------------------------------------

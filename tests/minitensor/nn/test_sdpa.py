@@ -170,3 +170,29 @@ def test_bad_arguments_raise_what_torch_raises(name):
         call(torch)
     with pytest.raises(expected.type, match="scaled_dot_product_attention"):
         call(mt)
+
+
+def test_a_float_mask_row_of_only_minus_inf_is_a_query_that_sees_no_key():
+    """A float attn_mask hides with -inf as a bool mask hides with False: that query gets 0, and 0 gradient."""
+    q = mt.randn(1, 3, 4, dtype=mt.float64, requires_grad=True)
+    k, v = mt.randn(1, 5, 4, dtype=mt.float64), mt.randn(1, 5, 6, dtype=mt.float64)
+    bias = mt.randn(3, 5, dtype=mt.float64)
+    bias[1] = -math.inf
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    assert (out[0, 1] == 0).all() and mt.isfinite(out).all()
+    out.sum().backward()
+    assert (q.grad[0, 1] == 0).all() and mt.isfinite(q.grad).all()
+
+
+def test_the_functional_is_attend_with_pytorchs_masks_turned_into_attends():
+    """F.scaled_dot_product_attention is nn.attention.attend, bit for bit: a bool attn_mask is attend's
+    mask, is_causal the lower triangle, a float attn_mask its bias (its -inf entries also hidden)."""
+    from minitensor.nn.attention import attend
+
+    q, k, v = (mt.randn(2, 3, 4, dtype=mt.float64) for _ in range(3))
+    causal = mt.ones(3, 3, dtype=mt.bool).tril()
+    bias = mt.randn(3, 3, dtype=mt.float64).masked_fill(causal.logical_not(), -math.inf)
+    for kw, want in (({"attn_mask": causal}, {"mask": causal}), ({"is_causal": True}, {"mask": causal}),
+                     ({"attn_mask": bias}, {"mask": causal, "bias": bias}), ({}, {})):
+        got = F.scaled_dot_product_attention(q, k, v, **kw)
+        assert np.array_equal(got.numpy(), attend(q, k, v, **want)[0].numpy()), kw
