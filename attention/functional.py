@@ -24,7 +24,7 @@ import numpy as np
 import minitensor as mt
 from minitensor import Tensor
 import minitensor.nn.functional as F
-from minitensor.autograd.function import with_formulas
+from minitensor.autograd.formulas import with_formulas
 
 from minitensor.nn.attention import attend
 

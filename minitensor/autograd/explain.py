@@ -30,7 +30,7 @@ import numpy as np
 
 from .api import root_gradients
 from .engine import run_backward
-from .function import split_formulas
+from .formulas import split_formulas
 from ..tensor import Tensor, broadcast_dims
 
 

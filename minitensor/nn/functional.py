@@ -18,7 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401

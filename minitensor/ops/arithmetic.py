@@ -18,7 +18,8 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor
 from .._fperr import divide as _divide, quiet, quietly
 from ._util import broadcast_shapes, float_only, in_common_dtype, operand, raw, tensor_input, unbroadcast

@@ -8,7 +8,8 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor, check_device, device as device_type
 from ..types import DeviceLike, DType, DTypeLike
 

@@ -13,7 +13,8 @@ from typing import Any, Callable, Literal, TypeVar, overload
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from .. import _dtype
 from ._util import broadcast_shapes, operand, raw, unbroadcast

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from .._fperr import quietly
 from ..tensor import Tensor
 from ._util import operand, raw, unbroadcast

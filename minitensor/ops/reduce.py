@@ -12,7 +12,8 @@ from typing import NamedTuple, cast, overload
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from .._fperr import log as _quiet_log, quietly
 from ._util import finite_max, float_only, integers_as_int64, norm_dims

@@ -10,7 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from .._fperr import quietly
 from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim

@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from ._util import fits_broadcast, unbroadcast
 from .conversion import cast

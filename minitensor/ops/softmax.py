@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from .._fperr import divide as _quiet_divide, exp as _exp, quiet

@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Function, with_formulas
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor
 from ._erf import erf as _np_erf
 from .._fperr import exp as _exp, log as _log, quiet, quietly

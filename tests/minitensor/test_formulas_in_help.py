@@ -15,7 +15,7 @@ import attention
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.autograd import Function
-from minitensor.autograd.function import formula_section, split_formulas, with_formulas
+from minitensor.autograd.formulas import formula_section, split_formulas, with_formulas
 
 # Public functions and methods of the op modules that no gradient flows through, and why. Anything
 # else there is differentiable and must carry its formulas.
@@ -87,7 +87,7 @@ def test_every_differentiable_public_op_states_its_forward_and_vjp_formulas():
     missing = sorted({f"{where}.{name}" for where, name, fn in _public_ops()
                       if name not in NO_GRADIENT and not _has_formulas(fn.__doc__)})
     assert not missing, ("these differentiable public ops show no 'forward:' and 'VJP:' lines in help(); decorate "
-                         "them with minitensor.autograd.function.with_formulas(TheirFunction) or write the two "
+                         "them with minitensor.autograd.formulas.with_formulas(TheirFunction) or write the two "
                          f"lines: {missing}")
 
 
