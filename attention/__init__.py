@@ -15,7 +15,8 @@ trainer's model, `attention.lm.DecoderLM`, asks for it.
 Pictures: `show_heatmaps` (matplotlib) draws weights or their gradients for any layers and heads,
 `attention_viewer_html` writes a page to explore them in a browser, `unicode_heatmap` prints one.
 """
-from minitensor import __version__  # one distribution (minitensor-attention), one version
+from minitensor import __version__ as __version__  # one distribution (minitensor-attention), one version
+
 from .functional import basic_self_attention, scaled_dot_product_attention
 from .fused import FusedAttention, FusedAttentionWeights
 from .heatmaps import show_heatmaps, unicode_heatmap

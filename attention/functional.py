@@ -22,10 +22,9 @@ import math
 import numpy as np
 
 import minitensor as mt
-from minitensor import Tensor
 import minitensor.nn.functional as F
+from minitensor import Tensor
 from minitensor.autograd.formulas import with_formulas
-
 from minitensor.nn.attention import attend
 
 from .fused import FusedAttention, FusedAttentionWeights, SharedWeights

@@ -38,16 +38,32 @@ import minitensor.nn.functional as F
 from minitensor.serialization import CheckpointError
 
 from .chars import CharsTask
+from .fast import Replay  # the speed layer: the replayed step, and the fused attention's numpy backwards
 from .lm import DecoderLM
 from .tasks import Task
 from .trainer_checkpoint import CHECKPOINT, load_chars_model, load_checkpoint, save_checkpoint
 from .trainer_cli import parse_args, parser, restart_for_blas_threads
-from .trainer_config import (PER_TASK, TASK_DEFAULTS, CommandError, Config, make_task, prompt_ids, prompt_of,
-                             task_defaults)
-from .trainer_eval import (ExactMatch, HeldoutLoss, evaluate, evaluator, heldout_loss, heldout_sets, sample_text,
-                           show_sample)
+from .trainer_config import (
+    PER_TASK,
+    TASK_DEFAULTS,
+    CommandError,
+    Config,
+    make_task,
+    prompt_ids,
+    prompt_of,
+    task_defaults,
+)
+from .trainer_eval import (
+    ExactMatch,
+    HeldoutLoss,
+    evaluate,
+    evaluator,
+    heldout_loss,
+    heldout_sets,
+    sample_text,
+    show_sample,
+)
 from .trainer_report import Progress, blas_threads, header, report
-from .fast import Replay  # the speed layer: the replayed step, and the fused attention's numpy backwards
 
 # What `from attention.trainer import ...` found here before the trainer was split into modules
 # (tests, notebooks, benchmarks and the console script attention.trainer:command use these names)

@@ -38,9 +38,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import numpy as np  # noqa: E402
 
-import minitensor as mt  # noqa: E402
 import attention  # noqa: E402
 import attention.fast  # noqa: E402,F401  (the fused attention's numpy backwards: a speed user)
+import minitensor as mt  # noqa: E402
 from benchmarks._timing import import_torch, interleaved, report_setup, round_ratios, table, verdict  # noqa: E402
 
 B, H, D = 8, 4, 32

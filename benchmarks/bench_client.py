@@ -31,8 +31,17 @@ CHILD_THREADS = pin_child_threads()  # before numpy loads
 import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
+from benchmarks._timing import (  # noqa: E402,E501
+    interleaved,
+    per_round,
+    per_thread_count,
+    report_setup,
+    round_ratios,
+    run_options,
+    table,
+    verdict,
+)
 from minitensor.run import torch_is_minitensor  # noqa: E402
-from benchmarks._timing import interleaved, per_round, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
 
 TARGET = 1.0  # minitensor / PyTorch eager, one thread
 SETTLE = 0.3

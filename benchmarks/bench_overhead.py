@@ -42,7 +42,6 @@ import minitensor as mt  # noqa: E402
 from benchmarks._timing import import_torch, interleaved, report_setup, run_options, table  # noqa: E402
 
 
-
 def _softmax(a):
     e = np.exp(a - a.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)

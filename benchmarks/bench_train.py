@@ -42,7 +42,17 @@ import numpy as np  # noqa: E402
 
 import minitensor as mt  # noqa: E402
 from attention.trainer import Config, build, lr_factor, model_loss, train_step  # noqa: E402
-from benchmarks._timing import child_torch, interleaved, per_round, per_thread_count, report_setup, round_ratios, run_options, table, verdict  # noqa: E402,E501
+from benchmarks._timing import (  # noqa: E402,E501
+    child_torch,
+    interleaved,
+    per_round,
+    per_thread_count,
+    report_setup,
+    round_ratios,
+    run_options,
+    table,
+    verdict,
+)
 
 TARGET = 1.0  # minitensor / PyTorch, at the same thread count
 

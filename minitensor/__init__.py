@@ -10,7 +10,6 @@ import builtins as _builtins
 import math as _math
 from typing import TypeGuard as _TypeGuard
 
-from . import _dtype
 from ._dtype import (  # noqa: F401
     bool_ as bool, double, float, float16, float32, float64, get_default_dtype, half, int, int8, int16,
     int32, int64, long, set_default_dtype, uint8,

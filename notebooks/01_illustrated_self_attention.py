@@ -29,9 +29,9 @@
 # %%
 import numpy as np
 
+import attention
 import minitensor as torch  # named as the tutorial names it: the same lines run on PyTorch
 import minitensor.nn.functional as F
-import attention
 from minitensor.autograd import gradcheck
 
 np.set_printoptions(precision=4, suppress=True)
@@ -142,7 +142,7 @@ print("L =", round(loss.item(), 4))
 xn = x.numpy()
 wk, wq, wv = (w.detach().numpy() for w in (w_key, w_query, w_value))
 K, Q, V = (t.detach().numpy() for t in (keys, queries, values))
-S, P, O = (t.detach().numpy() for t in (scores, p, outputs))
+S, P, O = (t.detach().numpy() for t in (scores, p, outputs))  # noqa: E741  (O: the outputs, as in the math)
 
 
 def numpy_loss(w_query=wq, w_key=wk, w_value=wv, **given):

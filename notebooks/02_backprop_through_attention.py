@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-import minitensor as mt
 import attention
+import minitensor as mt
 from minitensor.autograd import explain
 from minitensor.viz import to_svg
 

@@ -10,12 +10,12 @@ import contextlib
 from typing import Iterator
 
 from . import grad_mode
+from .anomaly import AnomalyError
+from .api import backward, grad
+from .explain import explain
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .api import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .explain import explain
-from .anomaly import AnomalyError
 
 
 @contextlib.contextmanager

@@ -19,8 +19,8 @@ import sys
 
 import numpy as np
 
-from . import grad_mode
 from ..tensor import Tensor
+from . import grad_mode
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minitensor/
 

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .engine import accumulate, run_backward, store_grad
 from ..tensor import Tensor
+from .engine import accumulate, run_backward, store_grad
 
 
 def _tuple(x):

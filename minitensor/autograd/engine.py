@@ -13,9 +13,9 @@
 """
 import numpy as np
 
+from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .function import freed_message, modified_message
-from ..tensor import Tensor
 
 
 def _count_consumers(roots):

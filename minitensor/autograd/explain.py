@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import html
 import sys
-from typing import Any, Iterator
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import numpy as np
 
+from ..tensor import Tensor, broadcast_dims
 from .api import root_gradients
 from .engine import run_backward
 from .formulas import split_formulas
-from ..tensor import Tensor, broadcast_dims
 
 
 @dataclass

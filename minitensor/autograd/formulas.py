@@ -6,7 +6,6 @@ from typing import Any, Callable, TypeVar
 
 from .function import Function
 
-
 # ---- the formulas in a docstring ----------------------------------------------------------------
 # A Function's docstring states its math: the forward formula, then "VJP:" and the gradient of each
 # input. That text is the one source of truth: `explain` prints it for each node, and `with_formulas`

@@ -33,10 +33,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import grad_mode
-from . import anomaly
 from ..tensor import Tensor
-
+from . import anomaly, grad_mode
 
 
 class Function:

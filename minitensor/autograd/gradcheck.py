@@ -16,9 +16,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import grad_mode
 from .api import grad as _grad
-from ..tensor import Tensor
 
 
 class GradcheckError(RuntimeError):

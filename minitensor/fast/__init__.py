@@ -41,11 +41,11 @@ twin registered), equal within noise.
 """
 import os
 
-from .vjps import gelu_vjp, layer_norm_vjp, linear_vjp  # noqa: F401
-from .adam import adam_step_flat  # noqa: F401
-from .rows import add_rows  # noqa: F401
-from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
 from . import adam, rows, vjps
+from .adam import adam_step_flat  # noqa: F401
+from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
+from .rows import add_rows  # noqa: F401
+from .vjps import gelu_vjp, layer_norm_vjp, linear_vjp  # noqa: F401
 
 PLAIN_SWITCH = "MINITENSOR_PLAIN"
 
@@ -53,8 +53,8 @@ PLAIN_SWITCH = "MINITENSOR_PLAIN"
 def _slots():
     """(owner, slot, twin) for every slot the speed layer fills."""
     from ..nn.functional import LayerNorm, Linear
-    from ..ops.unary import Gelu
     from ..ops.indexing import IndexAdd
+    from ..ops.unary import Gelu
     from ..optim.adam import Adam
     return [(Linear, "fast_backward", vjps.linear_backward),
             (LayerNorm, "fast_forward", vjps.layer_norm_forward),

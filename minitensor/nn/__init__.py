@@ -1,16 +1,37 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers, init, utils."""
 from . import functional, init, utils  # noqa: F401
-from .module import Module  # noqa: F401
-from .parameter import Parameter  # noqa: F401
 from .layers import (  # noqa: F401
-    GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear, LogSoftmax, ModuleDict, ModuleList,
-    MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
+    GELU,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Identity,
+    LayerNorm,
+    Linear,
+    LogSoftmax,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ParameterList,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Tanh,
 )
+from .module import Module  # noqa: F401
 from .multihead import MultiheadAttention  # noqa: F401
-from .transformer import (  # noqa: F401
-    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
-)
+from .parameter import Parameter  # noqa: F401
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "functional", "init", "utils", "Module", "Parameter",

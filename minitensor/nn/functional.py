@@ -17,15 +17,15 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _dtype
+from .._fperr import log as _quiet_log, quietly
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
+from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
-from .. import _dtype
-from .._fperr import log as _quiet_log, quietly
+from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -562,7 +562,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 # the one composed attention (its own module, which reads this one's dropout: imported once dropout exists)
-from .attention import attend
+from .attention import attend  # noqa: E402
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,

@@ -10,10 +10,9 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor, check_device
-from . import functional as F
-from . import init
+from ..types import DeviceLike, DTypeLike
+from . import functional as F, init
 from .module import Module, _addindent
-from ..types import DeviceLike, DTypeLike, Number
 from .parameter import Parameter
 
 if TYPE_CHECKING:

@@ -31,8 +31,7 @@ from ..factories import zeros
 from ..ops.shape import cat
 from ..tensor import Tensor
 from ..types import DeviceLike, DTypeLike
-from . import functional as F
-from . import init
+from . import functional as F, init
 from .attention import attend
 from .layers import Linear, _empty
 from .module import Module

@@ -35,16 +35,14 @@ import numbers
 import warnings
 from typing import TYPE_CHECKING
 
-from ..ops.unary import relu, sigmoid, tanh
 from ..ops.shape import cat, stack
+from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import Tensor
-from . import functional as F
-from . import init
+from ..types import DeviceLike, DTypeLike
+from . import functional as F, init
 from .layers import _empty
 from .module import Module
 from .parameter import Parameter
-from ..types import DeviceLike, DTypeLike
-
 
 # ---- the cells' math: one time step ----------------------------------------------------------------
 

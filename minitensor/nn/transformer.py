@@ -29,12 +29,11 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..factories import full
 from ..ops.indexing import triu
 from ..tensor import Tensor, check_device
-from . import functional as F
-from . import init
+from ..types import DeviceLike, DTypeLike
+from . import functional as F, init
 from .layers import GELU, Dropout, LayerNorm, Linear, ModuleList, ReLU
 from .module import Module
 from .multihead import MultiheadAttention, _canonical_mask
-from ..types import DeviceLike, DTypeLike
 
 Activation = Union[str, Callable[[Tensor], Tensor]]
 """A feed-forward activation: 'relu', 'gelu', or a function or module of a Tensor."""

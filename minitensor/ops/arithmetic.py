@@ -18,17 +18,15 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
+from .._fperr import divide as _divide, quiet, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .._fperr import divide as _divide, quiet, quietly
-from ._util import broadcast_shapes, float_only, in_common_dtype, operand, raw, tensor_input, unbroadcast
 from ..types import DType, Number, TensorOrNumber
+from ._util import broadcast_shapes, float_only, in_common_dtype, operand, raw, tensor_input, unbroadcast
 from .conversion import cast
 from .indexing import where
 from .unary import log
-
-
 
 # ---- the ops -------------------------------------------------------------------------------------
 

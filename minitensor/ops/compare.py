@@ -5,10 +5,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor
 from .._fperr import quietly
-from ._util import broadcast_shapes, in_common_dtype, operand
+from ..tensor import Tensor
 from ..types import TensorOrNumber
+from ._util import broadcast_shapes, in_common_dtype, operand
 
 
 # (no Function here: nothing to differentiate. `_compare` makes the public comparisons below, so it

@@ -14,7 +14,6 @@ from ..tensor import Tensor, check_device, device as device_type
 from ..types import DeviceLike, DType, DTypeLike
 
 
-
 class Cast(Function):
     r"""out = x converted to `dtype`;   VJP: gx = g converted back to x's dtype (0 into integer inputs)"""
 

@@ -12,13 +12,13 @@ from typing import Any, Callable, Literal, TypeVar, overload
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
-from .. import _dtype
-from ._util import broadcast_shapes, operand, raw, unbroadcast
 from ..types import DType, Index as IndexKey, Number, TensorOrNumber
+from ._util import broadcast_shapes, operand, raw, unbroadcast
 
 
 class Index(Function):

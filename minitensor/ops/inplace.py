@@ -29,10 +29,10 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..random import Generator, _gen
 from ..tensor import Tensor
-from .conversion import cast
-from .indexing import IndexPut, _index_key, fill_value, index_fill, masked_fill, scatter, scatter_add, where
-from ._util import operand
 from ..types import Index, TensorOrNumber
+from ._util import operand
+from .conversion import cast
+from .indexing import IndexPut, _index_key, fill_value, where
 
 
 def _requires_grad(x):

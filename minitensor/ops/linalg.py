@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from .._fperr import quietly
 from ..tensor import Tensor
 from ._util import operand, raw, unbroadcast
 

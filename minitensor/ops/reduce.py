@@ -12,14 +12,14 @@ from typing import NamedTuple, cast, overload
 import numpy as np
 
 from .. import _dtype
+from .._fperr import log as _quiet_log, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
-from .._fperr import log as _quiet_log, quietly
+from ..types import Dims, DTypeLike
 from ._util import finite_max, float_only, integers_as_int64, norm_dims
 from .arithmetic import Maximum, Minimum, maximum, minimum
 from .indexing import where
-from ..types import Dims, DTypeLike
 
 
 class Sum(Function):

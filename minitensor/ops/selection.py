@@ -10,14 +10,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from .._fperr import quietly
 from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
+from ..types import DTypeLike
 from ._util import integers_as_int64
 from .indexing import Index
-from ..types import DTypeLike
 
 
 class Cumsum(Function):

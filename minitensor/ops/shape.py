@@ -15,10 +15,10 @@ from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _size_arg, _wrap_dim
+from ..types import Dims, SizeArg
 from ._util import fits_broadcast, unbroadcast
 from .conversion import cast
 from .indexing import Index
-from ..types import Dims, SizeArg
 
 
 class Reshape(Function):

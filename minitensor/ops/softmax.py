@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
-from .._fperr import divide as _quiet_divide, exp as _exp, quiet
 from ._util import finite_max, float_only, tensor_input
 
 

@@ -19,8 +19,19 @@ from typing import Any, Callable, NamedTuple
 from .. import _dtype, factories as F
 from ..autograd import api
 from ..tensor import Tensor
-from . import arithmetic as A, compare as C, conversion as V, indexing as I, inplace, linalg as L, reduce as R
-from . import selection as Sel, shape as S, softmax as Soft, unary as U
+from . import (
+    arithmetic as A,
+    compare as C,
+    conversion as V,
+    indexing as I,
+    inplace,
+    linalg as L,
+    reduce as R,
+    selection as Sel,
+    shape as S,
+    softmax as Soft,
+    unary as U,
+)
 from ._util import binary_method, operator_method, reflected_method
 
 

@@ -16,16 +16,14 @@ from typing import Callable
 import numpy as np
 
 from .. import _dtype
+from .._fperr import exp as _exp, log as _log, quiet, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._erf import erf as _np_erf
-from .._fperr import exp as _exp, log as _log, quiet, quietly
-from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
 from ..types import TensorOrNumber
+from ._erf import erf as _np_erf
+from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
 from .conversion import cast
-
-
 
 # ---- the ops -------------------------------------------------------------------------------------
 

@@ -10,13 +10,12 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
+import attention
 import minitensor as mt
+from attention import basic_self_attention, scaled_dot_product_attention as sdpa
 from minitensor.autograd import gradcheck
 from minitensor.testing import assert_close
 from minitensor.testing.strategies import attention_inputs
-
-import attention
-from attention import basic_self_attention, scaled_dot_product_attention as sdpa
 
 PATHS = pytest.mark.parametrize("fused", [False, True], ids=["composed", "fused"])
 
@@ -405,8 +404,8 @@ def test_zero_width_queries_and_keys_attend_uniformly_as_in_torch(fused, causal,
 def test_the_composed_path_is_minitensors_attend_with_the_packages_masks():
     """fused=False is minitensor.nn.attention.attend, bit for bit, given the mask as attention.masks
     reads it (allowed and bias); attend itself sees nothing of the package's NaN-proofing."""
-    from minitensor.nn.attention import attend
     from attention.masks import prepare_mask
+    from minitensor.nn.attention import attend
 
     rng = np.random.default_rng(12)
     q, k, v = (mt.tensor(rng.standard_normal((2, 3, 4))) for _ in range(3))

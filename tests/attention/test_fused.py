@@ -11,17 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import attention
 import minitensor as mt
+from attention import fast as fast_module, fused as fused_module, scaled_dot_product_attention as sdpa
+from attention.fused import FusedAttention, FusedAttentionWeights
+from attention.masks import prepare_mask
 from minitensor.autograd import GradcheckError, gradcheck, gradgradcheck
 from minitensor.testing import assert_close
 from minitensor.testing.strategies import attention_inputs
-
-import attention
-from attention import fast as fast_module
-from attention import fused as fused_module
-from attention.fused import FusedAttention, FusedAttentionWeights
-from attention.masks import prepare_mask
-from attention import scaled_dot_product_attention as sdpa
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
 

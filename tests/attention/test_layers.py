@@ -10,13 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import attention
 import minitensor as mt
 import minitensor.nn as nn
-from minitensor.testing import assert_close
-
-import attention
 from attention import MultiHeadAttention, ScaledDotProductAttention, SelfAttention
-
+from minitensor.testing import assert_close
 
 # ---- finite-difference helpers ------------------------------------------------------------------
 

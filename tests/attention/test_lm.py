@@ -5,9 +5,8 @@ import pytest
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.testing import assert_close
-
 from attention.lm import DecoderLM, next_token_probs
+from minitensor.testing import assert_close
 
 
 def _model(**kw):

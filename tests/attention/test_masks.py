@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import minitensor as mt
-
 import attention
+import minitensor as mt
 from attention.masks import prepare_mask
 
 

@@ -6,11 +6,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minitensor as mt
-from minitensor.autograd import gradcheck
-from minitensor.testing import assert_close
-
 from attention import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from attention.positional import sinusoidal_table
+from minitensor.autograd import gradcheck
+from minitensor.testing import assert_close
 
 
 @given(st.integers(1, 12), st.integers(1, 9))

@@ -5,11 +5,10 @@ import math
 import numpy as np
 import pytest
 
+import attention
 import minitensor as mt
 from minitensor.autograd import gradcheck
 from minitensor.testing import assert_close
-
-import attention
 
 X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
 W_KEY = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
@@ -67,8 +66,8 @@ def test_tutorial_weights_load_by_copy_and_backward_is_right(tutorial_layer):
 
 # ---- a tutorial-style class, written against PyTorch, run on minitensor --------------------------
 
-import minitensor as torch            # noqa: E402  (the only lines that differ from the PyTorch version)
-import minitensor.nn as nn            # noqa: E402
+import minitensor as torch  # noqa: E402  (the only lines that differ from the PyTorch version)
+import minitensor.nn as nn  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 
 

@@ -11,10 +11,9 @@ from hypothesis import given, strategies as st
 
 torch = pytest.importorskip("torch")
 
+import attention  # noqa: E402
 import minitensor as mt  # noqa: E402
 from minitensor.testing import assert_close  # noqa: E402
-
-import attention  # noqa: E402
 
 TOL = dict(rtol=1e-9, atol=1e-10)
 

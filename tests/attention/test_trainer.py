@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from attention import trainer
-from attention.pictures import unicode_heatmap
 from attention.chars import CharsTask
+from attention.pictures import unicode_heatmap
 from attention.trainer import Config, train
 
 TINY = dict(task="sort", layers=1, heads=2, d_model=16, batch=16, eval_every=5, eval_n=50, checkpoint_every=5)
@@ -58,7 +58,7 @@ def test_same_seed_same_losses_bit_for_bit(tmp_path):
     lb = trainer.mt.load(str(tmp_path / "b" / "checkpoint.npz"))["losses"].numpy(force=True)
     assert a["steps"] == b["steps"] == 6
     np.testing.assert_array_equal(la, lb)
-    c = run(tmp_path, "c", steps=6, pictures=False, stop_when_perfect=False, seed=1)
+    run(tmp_path, "c", steps=6, pictures=False, stop_when_perfect=False, seed=1)
     lc = trainer.mt.load(str(tmp_path / "c" / "checkpoint.npz"))["losses"].numpy(force=True)
     assert not np.array_equal(la, lc)  # the seed matters, so the equality above means something
 

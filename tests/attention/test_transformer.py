@@ -3,13 +3,12 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+import attention
 import minitensor as mt
 import minitensor.nn as nn
 import minitensor.nn.functional as F
-from minitensor.testing import assert_close
-
-import attention
 from attention import FeedForward, TransformerBlock
+from minitensor.testing import assert_close
 
 
 def check_direction(fn, tensors, seed=0, eps=1e-6, atol=1e-8, rtol=1e-6):

@@ -59,8 +59,8 @@ def test_function_docstrings_written_as_equations_are_formulas():
 def test_every_op_docstring_marked_with_formulas_renders_them_as_code():
     """The ops' Function classes state their forward and VJP: each becomes a code block with
     the VJP line in it, nothing of it left to Markdown's emphasis."""
-    from minitensor.autograd.function import Function
     import minitensor.ops  # noqa: F401  (registers the ops)
+    from minitensor.autograd.function import Function
 
     def subclasses(cls):
         for sub in cls.__subclasses__():

@@ -7,8 +7,7 @@ import pytest
 
 import minitensor as torch
 import minitensor.nn.functional as F
-from minitensor.autograd import grad_mode as _gm
-from minitensor.autograd import AnomalyError, detect_anomaly
+from minitensor.autograd import AnomalyError, detect_anomaly, grad_mode as _gm
 
 
 def _next_line():

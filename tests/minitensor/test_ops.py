@@ -26,9 +26,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.autograd import Function, gradcheck, gradgradcheck
 from minitensor.ops.indexing import IndexAdd, IndexPut
-from minitensor.testing import assert_close
-from minitensor.testing import strategies as mst
-
+from minitensor.testing import assert_close, strategies as mst
 
 # ---- drawing cases ------------------------------------------------------------------------------
 # A case is (shapes of the float inputs, constant keyword arguments for fn and ref).

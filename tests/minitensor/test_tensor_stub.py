@@ -6,6 +6,7 @@ method's parameters have the same names, kinds and defaults, and where the op's 
 annotated the stub carries the same annotations (the stub's `self` is the function's `input`).
 """
 import ast
+import importlib
 import inspect
 import os
 import types
@@ -13,7 +14,6 @@ import types
 import pytest
 
 import minitensor
-import importlib
 from minitensor import Tensor
 
 tensor_module = importlib.import_module("minitensor.tensor")  # (the attribute minitensor.tensor is the factory)

@@ -6,9 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minitensor as mt
-from minitensor.testing import assert_close, default_tolerances
-from minitensor.testing import strategies as mst
-
+from minitensor.testing import assert_close, default_tolerances, strategies as mst
 
 # ---- assert_close -------------------------------------------------------------------------------
 

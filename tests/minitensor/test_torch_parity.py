@@ -10,8 +10,7 @@ from hypothesis import assume, given, strategies as st
 
 import minitensor
 import minitensor.nn.functional as mF
-from minitensor.testing import assert_close
-from minitensor.testing import strategies as mst
+from minitensor.testing import assert_close, strategies as mst
 
 torch = pytest.importorskip("torch")
 tF = torch.nn.functional

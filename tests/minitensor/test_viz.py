@@ -1,10 +1,10 @@
 """minitensor.viz: DOT text of the autograd graph, and rendering when Graphviz is there."""
 import re
 import shutil
-from xml.etree import ElementTree
 import stat
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest

@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from attention.course import grade as grader
-from attention.course import release as rel
+from attention.course import grade as grader, release as rel
 from attention.course.exercises import EXERCISES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -21,8 +21,7 @@ from hypothesis.extra import numpy as hnp
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.autograd import grad
-from minitensor.testing import assert_close
-from minitensor.testing import strategies as mst
+from minitensor.testing import assert_close, strategies as mst
 
 F64 = {"rtol": 1e-12, "atol": 1e-12}
 

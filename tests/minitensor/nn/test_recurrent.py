@@ -492,7 +492,7 @@ def test_float32_matches_pytorch_float32():
 
 @pytest.mark.parametrize("ctor, exc", BAD_CONSTRUCTORS)
 def test_bad_constructor_arguments_raise_what_pytorch_raises(ctor, exc):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     if ctor.startswith("RNNCell"):
         pytest.skip("PyTorch accepts any nonlinearity here and raises at the first call (documented difference)")
     with pytest.raises(exc):
