@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -14,6 +16,7 @@ def test_the_generated_stub_and_init_are_up_to_date():
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.slow  # copies the package and runs the generator
 def test_the_check_fails_on_a_stale_stub(tmp_path):
     # a copy of the package whose stub lost a method: --check must say so (the test above can fail)
     import shutil

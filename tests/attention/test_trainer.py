@@ -113,6 +113,7 @@ def test_resume_with_other_architecture_refuses(tmp_path, capsys):
     assert code != 0 and "--layers" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a full training run
 def test_default_model_learns_sort(tmp_path):
     """The README default (3 layers, 3 heads, 48 dims, AdamW 5e-4) on sort, kept short for CI."""
     cfg = dataclasses.replace(Config(), out=str(tmp_path / "sort"), steps=150, eval_every=150, pictures=False)

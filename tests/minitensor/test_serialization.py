@@ -273,6 +273,7 @@ def test_a_shape_mismatched_checkpoint_changes_nothing(tmp_path):
 
 
 # ---- every corruption is a CheckpointError; killed saves leave nothing behind for good -----------
+@pytest.mark.slow  # loads a checkpoint once per bit
 def test_every_flipped_bit_loads_the_same_data_or_raises_checkpoint_error(tmp_path):
     # zip headers included: a flipped bit there made zipfile ask for an unknown compression method
     # (NotImplementedError) or a password (RuntimeError)

@@ -11,6 +11,9 @@ from hypothesis.extra import numpy as hnp
 import minitensor
 import minitensor.nn.functional as mF
 
+# a differential sweep against PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 tF = torch.nn.functional
 

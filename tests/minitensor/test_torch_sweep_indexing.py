@@ -21,6 +21,9 @@ from hypothesis.extra import numpy as hnp
 
 import minitensor
 
+# a differential sweep against PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("torch")
 
 SEEDS = st.integers(0, 2 ** 16)

@@ -26,6 +26,9 @@ from hypothesis import assume, given, settings, strategies as st
 
 import minitensor
 
+# a differential sweep against PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 
 SEEDS = st.integers(0, 2 ** 16)

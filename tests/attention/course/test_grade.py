@@ -91,6 +91,7 @@ def _class_folder(tmp_path):
     return subs
 
 
+@pytest.mark.slow  # grades a folder of students in subprocesses
 def test_grading_a_folder_writes_one_row_per_student_and_no_submission_stops_the_others(tmp_path, capsys):
     subs = _class_folder(tmp_path)
     out_csv = tmp_path / "grades.csv"
