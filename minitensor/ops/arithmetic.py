@@ -135,7 +135,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x, y), _ = in_common_dtype(*ctx.inputs)  # compared as forward compared them
+        x, y = (raw(t) for t in ctx.inputs)  # (one dtype: `maximum` promoted the tensors)
         return _extreme_vjp(ctx, g, x < y, x > y, x == y)
 
 
@@ -151,7 +151,7 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x, y), _ = in_common_dtype(*ctx.inputs)
+        x, y = (raw(t) for t in ctx.inputs)  # (one dtype: `minimum` promoted the tensors)
         return _extreme_vjp(ctx, g, x > y, x < y, x == y)
 
 
@@ -271,8 +271,17 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
     return _rounded("div" if rounding_mode == "trunc" else "floor_divide", RoundedDiv, input, other, rounding_mode)
 
 
-maximum = _binary(Maximum, "maximum")
-minimum = _binary(Minimum, "minimum")
+@with_formulas(Maximum)
+def maximum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """The elementwise larger of input and other (two tensors of different dtypes are compared in their
+    promoted dtype, as PyTorch compares them)."""
+    return Maximum.apply(*_promoted("maximum", input, other))
+
+
+@with_formulas(Minimum)
+def minimum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """The elementwise smaller of input and other (compared in the promoted dtype, as `maximum`)."""
+    return Minimum.apply(*_promoted("minimum", input, other))
 
 
 @with_formulas(Pow)
@@ -472,6 +481,16 @@ def _exponent_changes(v, dtype):
     if type(v) is int:
         return not np.isfinite(kept) or int(kept) != v
     return (kept == 0) != (v == 0) or bool(np.isinf(kept)) != math.isinf(v)
+
+
+def _promoted(op, a, b):
+    """The two operands, a tensor converted to the operands' promoted dtype where it has another
+    (a Cast node, so its gradient flows back in its own dtype); Python numbers stay numbers."""
+    a, b = operand(a, op), operand(b, op)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype:
+        want = _dtype.result_dtype(raw(a), raw(b))
+        a, b = cast(a, want), cast(b, want)
+    return a, b
 
 
 def _extreme_vjp(ctx, g, a_loses, b_loses, tie):
