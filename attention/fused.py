@@ -90,7 +90,8 @@ def attention_weights(q, k, mask, scale):
 
 
 class FusedAttentionWeights(Function):
-    r"""out = P = softmax_rows(S),  S = c Q K^T + bias  (Q (..., Tq, d), K (..., Tk, d), c the scale, bias a float mask or 0);
+    r"""out = P = softmax_rows(S),  S = c Q K^T + bias
+        (Q (..., Tq, d), K (..., Tk, d), c the scale, bias a float mask or 0);
         P_ij = 0 where query i may not see key j, and a row with no key to see is all 0
     VJP: dS = P * (g - rowsum(g * P))  (g := 0 where masked);  gQ = c dS K;  gK = c dS^T Q
          (gQ and gK summed over the batch dims their input was broadcast along)"""

@@ -4,9 +4,10 @@
                   -> n_layer pre-LayerNorm TransformerBlocks, causal    (B, T, d_model)
                   -> final LayerNorm -> linear head                     (B, T, vocab)
 
-The MLP uses GELU's tanh form, as GPT-2 does. Initialisation as GPT-2: every Linear and Embedding weight ~ N(0, 0.02), biases 0, and the two
-projections that write into the residual stream (attention's w_o and the MLP's output layer) with
-std 0.02 / sqrt(2 n_layer), because 2 n_layer of them add up along the residual path.
+The MLP uses GELU's tanh form, as GPT-2 does. Initialisation as GPT-2: every Linear and Embedding
+weight ~ N(0, 0.02), biases 0, and the two projections that write into the residual stream
+(attention's w_o and the MLP's output layer) with std 0.02 / sqrt(2 n_layer), because 2 n_layer
+of them add up along the residual path.
 
 Unlike the layers it is built from, the model asks for the fused attention (`fused=True`, one node
 per layer with a hand-derived backward): it exists to be trained, and the fused path is the

@@ -52,9 +52,9 @@ class TransformerBlock(nn.Module):
     `attention.scaled_dot_product_attention`); by default it records each step.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int | None = None, dropout: float = 0.0, causal: bool = False,
-                 bias: bool = True, activation: str | nn.Module = "gelu", layer_norm_eps: float = 1e-5,
-                 fused: bool = False) -> None:
+    def __init__(self, d_model: int, num_heads: int, d_ff: int | None = None, dropout: float = 0.0,
+                 causal: bool = False, bias: bool = True, activation: str | nn.Module = "gelu",
+                 layer_norm_eps: float = 1e-5, fused: bool = False) -> None:
         super().__init__()
         self.d_model, self.num_heads, self.causal = d_model, num_heads, causal
         self.ln1 = nn.LayerNorm(d_model, eps=layer_norm_eps)

@@ -121,7 +121,8 @@ def main(argv=None):
     parser.add_argument("--dot", metavar="PATH", help="write the autograd graph as Graphviz DOT text")
     args = parser.parse_args(argv)
     if args.dot and not os.path.isdir(os.path.dirname(os.path.abspath(args.dot))):
-        parser.error(f"argument --dot: no folder {os.path.dirname(os.path.abspath(args.dot))!r} to write {args.dot!r} in")
+        parser.error("argument --dot: no folder "
+                     f"{os.path.dirname(os.path.abspath(args.dot))!r} to write {args.dot!r} in")
     np.set_printoptions(suppress=True)
     failures.clear()  # main() may run more than once in one process (tests, a notebook)
 

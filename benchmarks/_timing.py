@@ -149,7 +149,8 @@ def report_setup(minitensor, counts=None):
         print("BLAS threads: " + " and ".join(map(str, counts)) + ", each count in a child process of its own (below)")
     else:
         n = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
-        print(f"BLAS threads: {n or 'BLAS default (every core)'}" + (" (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS)" if n else ""))
+        print(f"BLAS threads: {n or 'BLAS default (every core)'}"
+              + (" (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS)" if n else ""))
     applied = minitensor.tune_malloc()
     print("minitensor.tune_malloc(): " + ("applied (glibc mmap/trim thresholds raised)" if applied
                                           else "not applied (not glibc); timings use the default allocator"))

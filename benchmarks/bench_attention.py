@@ -207,7 +207,8 @@ def main(argv=None):
         if T >= TARGET_FROM_T:
             verdict(f"minitensor / numpy floor at T={T}", ratio, TARGET, "x")
         else:
-            print(f"info  minitensor / numpy floor at T={T}: {ratio:.3f}x (no target: per-call overhead, not arithmetic)")
+            print(f"info  minitensor / numpy floor at T={T}: {ratio:.3f}x (no target: "
+                  "per-call overhead, not arithmetic)")
 
 
 # ---- composed vs fused, as measured in docs/attention.md ----------------------------------------

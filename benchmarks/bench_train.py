@@ -197,7 +197,8 @@ def child(threads, repeats, number):
     data = [task.batch(cfg.batch, rng) for _ in range(20)]
     x, y = data[0]
     mt_step, mt_loss = minitensor_side(cfg)
-    steps = {"minitensor": cycling(mt_step, data), "minitensor eager": cycling(minitensor_side(cfg, replay=False)[0], data),
+    steps = {"minitensor": cycling(mt_step, data),
+             "minitensor eager": cycling(minitensor_side(cfg, replay=False)[0], data),
              "numpy floor": matmul_floor(cfg, task.vocab_size, task.block_size)}
     nodes = {"minitensor": count_nodes(mt_loss(x, y), lambda n: isinstance(n, mt.Tensor))}
     if torch is not None:

@@ -2,7 +2,8 @@
 
     python examples/train_toy_model.py                 # minGPT's sort demo: 3 layers, 3 heads, 48 dims
     python examples/train_toy_model.py --task reverse
-    python examples/train_toy_model.py --out runs/x --steps 300 && python examples/train_toy_model.py --out runs/x --resume --steps 600
+    python examples/train_toy_model.py --out runs/x --steps 300 &&
+        python examples/train_toy_model.py --out runs/x --resume --steps 600
     python examples/train_toy_model.py --task chars                 # a character model of the shipped novel
     python examples/train_toy_model.py --task chars --data my.txt --sample 500   # ... of your own text
     python examples/train_toy_model.py --task chars --generate-only --sample 1000 --temperature 0.8

@@ -46,7 +46,8 @@ def _drawn_dtype(dtype, op):
     return _dtype.for_draws(_float_dtype(dtype), op)
 
 
-def tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False) -> Tensor:
     """A new tensor that owns a copy of `data` (lists, numbers, numpy arrays, tensors)."""
     arr = np.array(_to_array(data, dtype, "tensor"), copy=True)
     return _finish(arr, requires_grad, device, "tensor")
@@ -75,20 +76,24 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 _ndarray, _make = np.ndarray, Tensor._make
 
 
-def zeros(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False) -> Tensor:
     return _finish(np.zeros(_shape(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
 
 
-def ones(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+         requires_grad: bool = False) -> Tensor:
     return _finish(np.ones(_shape(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
 
 
-def empty(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False) -> Tensor:
     """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
     return _finish(np.zeros(_shape(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
 
 
-def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+         requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
     dtype = _dtype.as_dtype(dtype)
@@ -107,25 +112,30 @@ def _like(input, dtype):
     return _dtype.as_dtype(dtype) or input.dtype
 
 
-def zeros_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False) -> Tensor:
     return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad, device, "zeros_like")
 
 
-def ones_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def ones_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
     return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad, device, "ones_like")
 
 
-def empty_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def empty_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False) -> Tensor:
     return zeros_like(input, dtype, device, requires_grad)
 
 
-def full_like(input: Tensor, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def full_like(input: Tensor, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
     dtype = _like(input, dtype)
     filled = np.full(input.shape, _fill(fill_value, dtype, "full_like"), dtype)
     return _finish(filled, requires_grad, device, "full_like")
 
 
-def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DTypeLike | None = None,
+           device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """[start, end) in steps; int64 when all arguments are integers, else the default float dtype."""
     if end is None:
         start, end = 0, start
@@ -146,7 +156,8 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DT
     return _finish(np.arange(start, end, step).astype(dtype), requires_grad, device, "arange")
 
 
-def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+             requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
     try:
         steps = operator.index(steps)  # an int or an integer tensor, never 2.5
@@ -161,7 +172,8 @@ def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = Non
     return _finish(values.astype(dtype), requires_grad, device, "linspace")
 
 
-def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+        requires_grad: bool = False) -> Tensor:
     for name, k in (("n", n), ("m", m)):
         if k is not None and k < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {k}")
@@ -184,7 +196,8 @@ def randn(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | N
 
 
 def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg | None = None,
-            dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+            dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
+            generator: Generator | None = None) -> Tensor:
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
@@ -217,12 +230,14 @@ def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None =
     return _finish(g.permutation(n).astype(dtype), requires_grad, device, "randperm")
 
 
-def rand_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def rand_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
     return _finish(_gen(None).random(input.shape).astype(_drawn_dtype(_like(input, dtype), "rand_like")),
                    requires_grad, device, "rand_like")
 
 
-def randn_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def randn_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False) -> Tensor:
     return _finish(_gen(None).standard_normal(input.shape).astype(_drawn_dtype(_like(input, dtype), "randn_like")),
                    requires_grad, device, "randn_like")
 
@@ -260,32 +275,38 @@ def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None
         raise RuntimeError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must be floats")
     probs = input._array if p is None else np.asarray(p)
     if not ((probs >= 0) & (probs <= 1)).all():  # (NaN too)
-        raise RuntimeError(f"bernoulli: expects probabilities in [0, 1], got {probs[~((probs >= 0) & (probs <= 1))].flat[0]}")
+        raise RuntimeError("bernoulli: expects probabilities in [0, 1], got "
+                           f"{probs[~((probs >= 0) & (probs <= 1))].flat[0]}")
     g = _gen(generator)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))
 
 
 # ---- `x.new_zeros(...)` & co: new tensors with x's dtype (unless `dtype=` says otherwise) -------------
 
-def new_tensor(self: Tensor, data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_tensor(self: Tensor, data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (cut from any graph), of self's dtype unless `dtype` is given."""
     return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype, device=device,
                   requires_grad=requires_grad)
 
 
-def new_zeros(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_zeros(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
     return zeros(_shape(size, "new_zeros"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-def new_ones(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_ones(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+             requires_grad: bool = False) -> Tensor:
     return ones(_shape(size, "new_ones"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-def new_empty(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_empty(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False) -> Tensor:
     return empty(_shape(size, "new_empty"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-def new_full(self: Tensor, size: Sequence[int], fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_full(self: Tensor, size: Sequence[int], fill_value: Number, dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__}")
     return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)

@@ -211,7 +211,8 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, wei
     except CheckpointError:
         raise
     except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, ValueError, OSError, KeyError,
-            NotImplementedError, RuntimeError) as e:  # zipfile: a flipped bit can ask for an unknown method or a password
+            # zipfile: a flipped bit can ask for an unknown method or a password
+            NotImplementedError, RuntimeError) as e:
         raise CheckpointError(f"load: {where} is not a readable checkpoint (truncated or corrupt?): {e}") from e
     if _META not in arrays:
         return {k: Tensor._make(v) for k, v in arrays.items()}

@@ -89,7 +89,8 @@ def _to_array(data: ArrayLike, dtype: DTypeLike | None, where: str) -> NDArray[A
     elif isinstance(data, (np.ndarray, np.generic)):  # a numpy scalar keeps its dtype, as an array does
         arr = np.asarray(data)
         if arr.dtype.kind not in "biuf":
-            raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected bool, integer or float data")
+            raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected "
+                            "bool, integer or float data")
         refuse_foreign_byte_order(arr, where)
     else:
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
@@ -375,7 +376,8 @@ class Tensor:
         return self._array.reshape(()).item()
 
     def numpy(self, force: bool = False) -> NDArray[Any]:
-        """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor that requires grad)."""
+        """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor
+        that requires grad)."""
         if self._rg and not force:
             raise RuntimeError(
                 "numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()"

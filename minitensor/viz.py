@@ -299,7 +299,8 @@ def _svg(statements, rankdir="LR"):
             _port(centre[b], size[b], across, -1 if forward else 1)
         lx, ly = x0 + 0.75 * (x1 - x0), y0 + 0.75 * (y1 - y0)  # the argument's number near the op it feeds
         lx, ly = (lx, ly - 3) if across else (lx + 6, ly + 3)  # beside the line, not on it
-        out.append(f'<g class="edge" data-from="{a}" data-to="{b}"><line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#444" '
+        out.append(f'<g class="edge" data-from="{a}" data-to="{b}">'
+                   f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#444" '
                    f'marker-end="url(#minitensor-arrow)"/><text x="{lx:.1f}" y="{ly:.1f}" font-size="9" '
                    f'fill="#a33" text-anchor="middle">{arg}</text></g>')
     for n in nodes:
@@ -308,7 +309,8 @@ def _svg(statements, rankdir="LR"):
             body = (f'<rect x="{cx - w / 2:.1f}" y="{cy - h / 2:.1f}" width="{w:.1f}" height="{h:.1f}" '
                     'fill="lightblue" stroke="#333"/>')
         else:
-            body = f'<ellipse cx="{cx:.1f}" cy="{cy:.1f}" rx="{w / 2:.1f}" ry="{h / 2:.1f}" fill="white" stroke="#333"/>'
+            body = (f'<ellipse cx="{cx:.1f}" cy="{cy:.1f}" rx="{w / 2:.1f}" ry="{h / 2:.1f}" fill="white" '
+                    'stroke="#333"/>')
             if shape[n] == "root":
                 body += (f'<ellipse cx="{cx:.1f}" cy="{cy:.1f}" rx="{w / 2 - 4:.1f}" ry="{h / 2 - 4:.1f}" fill="none" '
                          'stroke="#333"/>')

@@ -28,7 +28,8 @@ try:
 except ImportError:  # the tests use to_markdown alone, where griffe (the docs extra) is not installed
     griffe = None
 
-MARKER = re.compile(r"(?:forward|backward|vjp|jvp|double backward|gradients?|grad|jacobian)\s*(?:\([^()\n]*\))?:(?:\s|$)", re.I)
+MARKER = re.compile(r"(?:forward|backward|vjp|jvp|double backward|gradients?|grad|jacobian)"
+                    r"\s*(?:\([^()\n]*\))?:(?:\s|$)", re.I)
 NAME = r"[A-Za-z_][\w^{}'′.\[\]]*(?:\([^()]*\))?"
 EQUATION = re.compile(rf"{NAME}(?:\s*,\s*{NAME})*\s*[-+*/@]?=\s")
 _ITEM_NAME = r"(?:\*{0,2}[A-Za-z_][\w.]*|`\*{0,2}[A-Za-z_][\w.]*`)"
@@ -193,7 +194,8 @@ def to_markdown(doc):
             flush()
             out.extend(_code_blocks(lines[i:j]))
             i = j
-        elif is_formula(line, lines[i + 1] if i + 1 < len(lines) else None) and not (para and _indent(line) > _indent(para[0])):
+        elif (is_formula(line, lines[i + 1] if i + 1 < len(lines) else None)
+              and not (para and _indent(line) > _indent(para[0]))):
             flush()
             j = i + 1
             while j < len(lines) and lines[j].strip() and (_indent(lines[j]) > _indent(line) or is_formula(lines[j])):

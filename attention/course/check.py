@@ -94,7 +94,8 @@ def _error(e, module, path, what, method):
     """(status, lines) for an exception from the student's side while doing `what`."""
     if isinstance(e, NotImplementedError) and _raised_by_student(e, path):
         return "not implemented", [f"NOT IMPLEMENTED: {e}"]
-    return "fail", [f"ERROR in your code {what}:"] + ["  " + x for x in student_error(e, path, _fallback(module, method))]
+    return "fail", ([f"ERROR in your code {what}:"]
+                    + ["  " + x for x in student_error(e, path, _fallback(module, method))])
 
 
 # ---- comparing gradients ---------------------------------------------------------------------------
@@ -150,7 +151,8 @@ def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERI
             lines.append(f"  your gradient is the true one divided by the upstream gradient g ({float(upstream):.4g} "
                          "here) everywhere: multiply by g")
         elif abs(c + 1) < 1e-3:
-            lines.append("  your gradient is the true one with its sign flipped everywhere: a minus sign too many or too few")
+            lines.append("  your gradient is the true one with its sign flipped everywhere: a "
+                         "minus sign too many or too few")
         else:
             lines.append(f"  your gradient is {_factor(c)} the true one everywhere: a missing or extra factor")
     if note:
@@ -321,7 +323,8 @@ def _walk(root, g, order):
             grads = node.backward(node, pending.pop(node))
             grads = grads if isinstance(grads, tuple) else (grads,)
             for child, i in node.next_functions:
-                gi = grads[i] if isinstance(grads[i], minitensor.Tensor) else minitensor.from_numpy(np.asarray(grads[i]))
+                gi = (grads[i] if isinstance(grads[i], minitensor.Tensor)
+                      else minitensor.from_numpy(np.asarray(grads[i])))
                 if isinstance(child, minitensor.Tensor):
                     leaves[id(child)] = leaves[id(child)] + gi if id(child) in leaves else gi
                 else:

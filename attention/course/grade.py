@@ -183,7 +183,8 @@ def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT):
             msg = _receive(conn, timeout)
             if msg is _TIMED_OUT or msg is None or msg[0] == "load error":
                 if msg is _TIMED_OUT:
-                    lines = [f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
+                    lines = [f"TIMED OUT after {timeout:g} s while loading your file (an "
+                             "endless loop at its top level?)"]
                 else:
                     lines = _crash_lines(proc) if msg is None else msg[1]
                 done[n] = CaseResult(exercise, n, "did not load", lines)
@@ -266,7 +267,8 @@ def report(result, hint_tier=1):
     said = {}  # an error that every case hits is shown once
     for c in result.cases:
         if c.status != "not run":
-            out.append(f"  case {c.n + 1}/{len(result.cases)}: {c.label:<50} {_status_word(c):<16} {c.score}/{c.max_score}")
+            out.append(f"  case {c.n + 1}/{len(result.cases)}: {c.label:<50} "
+                       f"{_status_word(c):<16} {c.score}/{c.max_score}")
             key = "\n".join(c.lines)
             out += [f"    the same as case {said[key]}"] if key and key in said else ["    " + x for x in c.lines]
             said.setdefault(key, c.n + 1)
@@ -365,7 +367,8 @@ def _tier(text):
 
 
 def parser():
-    prog = "attention-grade" if os.path.basename(sys.argv[0]).startswith("attention-grade") else "python -m attention.course"
+    prog = ("attention-grade" if os.path.basename(sys.argv[0]).startswith("attention-grade")
+            else "python -m attention.course")
     ap = argparse.ArgumentParser(
         prog=prog, description="Grade exercises of the attention course (backward passes by hand), write "
         "Gradescope results or a class's CSV, or release the students' files.",
@@ -375,10 +378,12 @@ def parser():
     ap.add_argument("path", nargs="?", help="the student's file, or a folder holding <exercise>.py files")
     ap.add_argument("--list", action="store_true", help="list the exercises with their cases and points")
     ap.add_argument("--hint", type=_tier, default=None, metavar="N",
-                    help=f"show hints up to tier N (1 to {_TIERS}) on a failure, or alone with an exercise (default: 1)")
+                    help=f"show hints up to tier N (1 to {_TIERS}) on a failure, or alone "
+                         "with an exercise (default: 1)")
     ap.add_argument("--json", metavar="FILE", default=None,
                     help="also write Gradescope's results.json to FILE (default: none)")
-    ap.add_argument("--visibility", default="visible", choices=["visible", "hidden", "after_due_date", "after_published"],
+    ap.add_argument("--visibility", default="visible",
+                    choices=["visible", "hidden", "after_due_date", "after_published"],
                     help="visibility of each test in --json (default: visible)")
     ap.add_argument("--folder", metavar="DIR", default=None,
                     help="grade every sub-folder of DIR as one student's submission (default: none)")

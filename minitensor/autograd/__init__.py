@@ -35,6 +35,7 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
 
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "AnomalyError",
+    "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
+    "AnomalyError",
     "explain",
 ]

@@ -38,7 +38,8 @@ def root_gradients(outputs, grad_outputs):
         elif not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=t.dtype))
         if g.shape != t.shape:
-            raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output has shape {tuple(t.shape)}")
+            raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output "
+                               f"has shape {tuple(t.shape)}")
         accumulate(pending, t.grad_fn if t.grad_fn is not None else t, g)
     return pending
 

@@ -104,7 +104,8 @@ class LeafGrad:
 class Explanation:
     """What `explain` returns: `rows` (a list of `Step`) and `leaves` (a list of `LeafGrad`)."""
 
-    def __init__(self, rows: list[Step], leaves: list[LeafGrad], root_shape: tuple[int, ...], values: bool = False) -> None:
+    def __init__(self, rows: list[Step], leaves: list[LeafGrad], root_shape: tuple[int, ...],
+                 values: bool = False) -> None:
         self.rows, self.leaves, self.root_shape, self.values = rows, leaves, root_shape, values
 
     def __len__(self) -> int:
@@ -153,7 +154,8 @@ class Explanation:
                 "<th>inputs: shape, source, |grad|</th><th>broadcast</th></tr>")
         body = []
         for r in self.rows:
-            ins = "<br>".join(f"{i.index}: {e(str(i.shape))} from {e(i.source)}, {_num(i.grad_norm)}{_html_value(i.grad)}"
+            ins = "<br>".join(f"{i.index}: {e(str(i.shape))} from {e(i.source)}, "
+                              f"{_num(i.grad_norm)}{_html_value(i.grad)}"
                               for i in r.inputs)
             body.append(
                 f"<tr><td>{r.step}</td><td><code>{e(r.op)}</code></td>"
@@ -300,7 +302,8 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
 
     if output.grad_fn is None:
         leaves[id(output)] = output
-    captured = run_backward(root_gradients([output], [gradient]), retain_graph=True, create_graph=False, capture=[], visit=visit)
+    captured = run_backward(root_gradients([output], [gradient]), retain_graph=True, create_graph=False, capture=[],
+                            visit=visit)
     step_of = {node: k + 1 for k, (node, *_rest) in enumerate(visited)}
     # The tensor each node produced: `output` for the root, else the input of the node that used it
     # (a node keeps only a weak reference to its output).

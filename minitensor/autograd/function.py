@@ -55,7 +55,8 @@ class Function:
     #: `create_graph`). A subclass doesn't inherit them. A test proves each twin equal to its op's.
     fast_forward: Callable[..., Any] | None = None
     fast_backward: Callable[[Any, Tensor], Any] | None = None
-    hooks: list[Callable[[Tensor], Tensor | None]] | None = None  # gradient hooks registered on the output (`register_hook` on a non-leaf)
+    # gradient hooks registered on the output (`register_hook` on a non-leaf)
+    hooks: list[Callable[[Tensor], Tensor | None]] | None = None
     retain = False  # `retain_grad()` was called on the output
     # set on each node by `apply` (declared here for type checkers): the arguments of forward (None
     # once backward has freed them), the tensors saved by `save_for_backward`, the (tensor, version)

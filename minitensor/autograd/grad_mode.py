@@ -54,7 +54,8 @@ class _GradSwitch:
             def generator(*args, **kwargs):
                 gen = fn(*args, **kwargs)
                 sent, thrown = None, None
-                while True:  # each step of the generator runs under the switch; the caller's code between steps does not
+                # each step of the generator runs under the switch; the caller's code between steps does not
+                while True:
                     with _Fixed(mode):
                         try:
                             item = gen.send(sent) if thrown is None else gen.throw(thrown)

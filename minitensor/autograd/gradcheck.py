@@ -206,7 +206,8 @@ def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], eps: float
         f"numeric {n:.6g} (atol={atol}, rtol={rtol})."
     )
     raise GradcheckError(_with_blame(msg, _blame(outs, eps, atol, rtol, rng),
-                                     "every op's backward passes on its own inputs; check how the function combines them"))
+                                     "every op's backward passes on its own inputs; check how "
+                                     "the function combines them"))
 
 
 def gradgradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_outputs: Any = None, eps: float = 1e-6,

@@ -38,7 +38,7 @@ attribute descriptors, attention's check and causal-mask caches, the kernel path
 Cross-entropy's forward lost its `rows @ ones` row sums (2026-11-28) when this layer came to plug
 in from above: the step counted 109.13M instructions with them and 108.93M without (and with every
 twin registered), equal within noise.
-"""
+"""  # noqa: E501 (the table's rows: a markdown table row can't be wrapped)
 import os
 
 from . import adam, rows, vjps

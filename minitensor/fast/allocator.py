@@ -9,8 +9,8 @@ blocks in the heap and reuses them.
 This changes allocation for the whole process, so importing minitensor never does it. It is
 applied by `minitensor.tune_malloc()` (the trainer and the benchmarks call it), or at import when
 the environment has MINITENSOR_TUNE_MALLOC=1. It does nothing outside glibc. Measured on a
-training step of the default model: 1,094 minor page faults per step without it, 3 with it (instruction counts cannot see page faults; see
-docs/performance.md).
+training step of the default model: 1,094 minor page faults per step without it, 3 with it
+(instruction counts cannot see page faults; see docs/performance.md).
 """
 import ctypes
 import ctypes.util

@@ -163,7 +163,8 @@ class Replay:
             text = repr(a)
             return text if len(text) <= 30 else f"<{type(a).__name__}>"
 
-        calls = [f"  t{i} = {op.__name__}({', '.join(name(a) for a in args)})" for i, (op, _, args, _, _) in enumerate(self.tape)]
+        calls = [f"  t{i} = {op.__name__}({', '.join(name(a) for a in args)})"
+                 for i, (op, _, args, _, _) in enumerate(self.tape)]
         width = max(len(call) for call in calls)
         lines = ["forward:"] + [f"{call:<{width}}  # {tuple(out._array.shape)} {out._array.dtype}"
                                 for call, (_, _, _, out, _) in zip(calls, self.tape)]

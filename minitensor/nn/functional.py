@@ -32,7 +32,8 @@ from ..tensor import Tensor
 
 class Linear(Function):
     r"""out = x W^T + b:  out[..., o] = \sum_i x[..., i] W[o, i] + b[o]   (x (..., in), W (out, in), b (out,) or None)
-    VJP: gx = g W;   gW[o, i] = \sum over every leading dim of g[..., o] x[..., i];   gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
+    VJP: gx = g W;   gW[o, i] = \sum over every leading dim of g[..., o] x[..., i];
+         gb = unbroadcast(g, b.shape) = \sum over every leading dim of g"""
 
     @staticmethod
     @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
@@ -284,7 +285,8 @@ def _class_targets(input, rows, rest, target, op):
         raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}")
     n, c = rows.shape
     if t.shape[0] != n:
-        raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, got {tuple(np.shape(target._array if isinstance(target, Tensor) else target))}")
+        raise RuntimeError(f"{op}: expected target of shape {rest or (1,)} for input of shape {tuple(input.shape)}, "
+                           f"got {tuple(np.shape(target._array if isinstance(target, Tensor) else target))}")
     return t
 
 
@@ -294,7 +296,8 @@ def _kept_targets(t, c, ignore_index, op):
     keep = t != ignore_index
     bad = keep & ((t < 0) | (t >= c))
     if bad.any():
-        raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes (ignore_index={ignore_index})")
+        raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes "
+                         f"(ignore_index={ignore_index})")
     return keep, np.where(keep, t, 0)
 
 
@@ -326,7 +329,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
 class CrossEntropy(Function):
     r"""out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / D ('mean'):  the cross-entropy of logits x (N, C)
         against class indices t (N,), with
-        loss_i = keep_i ((1 - eps) w_{t_i} (-logp_{i,t_i}) + eps/C \sum_c w_c (-logp_{i,c})),   logp_i = x_i - log \sum_c e^{x_{i,c}},
+        loss_i = keep_i ((1 - eps) w_{t_i} (-logp_{i,t_i}) + eps/C \sum_c w_c (-logp_{i,c})),
+        logp_i = x_i - log \sum_c e^{x_{i,c}},
         keep_i = [t_i != ignore_index], w the class weights (1 without), eps the label smoothing,
         D = \sum_i keep_i w_{t_i} (1 if 0),   p = softmax(x) = e^{logp}
     VJP: gx_i = r_i keep_i (a_i p_i - q_i),  a_i = (1 - eps) w_{t_i} + eps/C \sum_c w_c,
@@ -526,7 +530,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         d = input.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         if input.shape[d] - max(-lo, 0) - max(-hi, 0) < 0:  # PyTorch crops first, then pads
-            raise RuntimeError(f"pad: padding {(lo, hi)} crops more than dim {d} of input shape {tuple(input.shape)} holds")
+            raise RuntimeError(f"pad: padding {(lo, hi)} crops more than dim {d} of input shape "
+                               f"{tuple(input.shape)} holds")
         widths[d] = (max(lo, 0), max(hi, 0))
         crop[d] = slice(max(-lo, 0), input.shape[d] - max(-hi, 0))
     if any(w < 0 for w in pad):

@@ -18,7 +18,8 @@ from ..tensor import Tensor
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity (PyTorch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+              "sigmoid")
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":

@@ -56,7 +56,8 @@ class Linear(Module):
     weight: Parameter
     bias: Parameter | None
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = _empty((out_features, in_features), dtype, device, "Linear")
@@ -89,7 +90,8 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
         if scale_grad_by_freq or sparse:
             raise NotImplementedError("Embedding: scale_grad_by_freq=True and sparse=True are not supported "
@@ -101,7 +103,8 @@ class Embedding(Module):
                 )
             padding_idx = operator.index(padding_idx) % num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = _empty((num_embeddings, embedding_dim), dtype, device, "Embedding")
             self.reset_parameters()
@@ -147,7 +150,8 @@ class LayerNorm(Module):
     bias: Parameter | None
 
     def __init__(self, normalized_shape: int | tuple[int, ...] | list[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+                 elementwise_affine: bool = True, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
@@ -404,7 +408,8 @@ class ModuleList(Module):
 
     def extend(self, modules: Iterable[Module]) -> Self:
         if not isinstance(modules, collections.abc.Iterable):
-            raise TypeError(f"ModuleList.extend should be called with an iterable of modules, got {type(modules).__name__}")
+            raise TypeError("ModuleList.extend should be called with an iterable of modules, "
+                            f"got {type(modules).__name__}")
         for m in modules:
             self.append(m)
         return self
@@ -477,7 +482,8 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, (collections.abc.Mapping, ModuleDict)) else modules
         for pair in pairs:
             if len(pair) != 2:
-                raise ValueError(f"ModuleDict.update: expected (key, module) pairs, got an element of length {len(pair)}")
+                raise ValueError("ModuleDict.update: expected (key, module) pairs, got an "
+                                 f"element of length {len(pair)}")
             self[pair[0]] = pair[1]
 
 

@@ -168,7 +168,8 @@ class Module:
         self._check_init(f"buffer '{name}'")
         self._check_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent.discard(name)
@@ -388,7 +389,8 @@ class Module:
             )
         for mod, store, name, target, arr in staged:
             if assign:
-                new = Parameter(arr, requires_grad=target.requires_grad) if store == "_parameters" else Tensor._make(arr)
+                new = (Parameter(arr, requires_grad=target.requires_grad) if store == "_parameters"
+                       else Tensor._make(arr))
                 getattr(mod, store)[name] = new
             else:
                 # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
@@ -421,7 +423,8 @@ class Module:
     else:
         def __call__(self, *args, **kwargs):
             d = self.__dict__
-            if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):  # no hooks: straight to forward
+            # no hooks: straight to forward
+            if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):
                 return self.forward(*args, **kwargs)
             for hook in list(self._forward_pre_hooks.values()):
                 res = hook(self, args)

@@ -202,7 +202,8 @@ class RNNBase(Module):
         """(w_ih, w_hh, b_ih, b_hh, w_hr) of the k-th (layer, direction); None for what it doesn't have."""
         layer, direction = divmod(k, 2 if self.bidirectional else 1)
         sfx = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        return tuple(self._parameters.get(n + sfx) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+        return tuple(self._parameters.get(n + sfx)
+                     for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _step(self, x, state, w):
         """The state after one time step: a tuple (h,), or (h, c) for the LSTM; `w` as `_weights` gives it."""

@@ -30,9 +30,11 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     elif norm_type == 2.0 and math.isfinite(total := math.sqrt(sum(float(_vdot(g._array, g._array)) for g in grads))):
         pass  # the usual case: one dot product per gradient, no temporaries (float32 sums may overflow: below)
     else:
-        total = float(sum(float(np.sum(np.abs(g._array.astype(np.float64)) ** norm_type)) for g in grads) ** (1.0 / norm_type))
+        total = float(sum(float(np.sum(np.abs(g._array.astype(np.float64)) ** norm_type)) for g in grads)
+                      ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is non-finite ({total})")
+        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
+                           f"gradients is non-finite ({total})")
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1:
         for p in params:

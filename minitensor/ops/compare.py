@@ -13,7 +13,8 @@ from ._util import broadcast_shapes, in_common_dtype, operand
 
 # (no Function here: nothing to differentiate. `_compare` makes the public comparisons below, so it
 # comes first: they are made when the module is imported)
-def _compare(name: str, fn: Callable[..., object], bitwise: bool = False) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+def _compare(name: str, fn: Callable[..., object],
+             bitwise: bool = False) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
     @quietly("over")  # a Python float beyond float32 compares as inf, as in PyTorch
     def op(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
         # both in PyTorch's promoted dtype first, as PyTorch compares them: a uint8 tensor >= -1

@@ -170,12 +170,14 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"gather: expected an integer (int64 or int32) index, got dtype {idx.dtype}")
     if max(idx.ndim, 1) != max(input.ndim, 1):  # (a 0-d tensor counts as 1-d, as in PyTorch)
-        raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+        raise RuntimeError(f"gather: index of shape {idx.shape} must have as many dims as input of "
+                           f"shape {tuple(input.shape)}")
     x, lines = input.reshape(input.shape or (1,)), idx.reshape(idx.shape or (1,))
     _check_range(lines, x.shape[d], d, "gather", RuntimeError)  # (PyTorch's gather raises a RuntimeError here)
     for i, (k, n) in enumerate(zip(lines.shape, x.shape)):
         if i != d and k > n:
-            raise RuntimeError(f"gather: index of shape {idx.shape} is larger than input of shape {tuple(input.shape)} in dim {i}")
+            raise RuntimeError(f"gather: index of shape {idx.shape} is larger than input of shape "
+                               f"{tuple(input.shape)} in dim {i}")
     grids = list(np.indices(lines.shape, sparse=True))
     grids[d] = lines
     out = getitem(x, tuple(grids))
@@ -220,7 +222,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` where `mask` is True, as a 1-d tensor (the two broadcast together first)."""
     m = raw(mask)
     if not isinstance(m, np.ndarray) or m.dtype != np.bool_:
-        raise RuntimeError(f"masked_select: expected a bool tensor for mask, got {getattr(m, 'dtype', type(m).__name__)}")
+        raise RuntimeError("masked_select: expected a bool tensor for mask, got "
+                           f"{getattr(m, 'dtype', type(m).__name__)}")
     shape = broadcast_shapes("masked_select", input.shape, m.shape) or (1,)  # (the result is 1-d anyway)
     if input.shape != shape:
         input = input.expand(*shape)
@@ -459,7 +462,8 @@ def _scatter_positions(input, dim, index, src, op):
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an int64 or int32 index, got dtype {idx.dtype}")
     if max(idx.ndim, 1) != input.ndim:  # (a 0-d index counts as 1-d, as in PyTorch; callers make input >= 1-d)
-        raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of shape {tuple(input.shape)}")
+        raise RuntimeError(f"{op}: index of shape {idx.shape} must have as many dims as input of "
+                           f"shape {tuple(input.shape)}")
     idx = idx.reshape(idx.shape or (1,))
     in_shape = tuple(input.shape)
     src_shape = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None

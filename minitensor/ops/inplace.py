@@ -80,8 +80,10 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
             f"tensor of shape {tuple(self.shape)}"
         )
     if result.dtype != self.dtype:
-        if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:  # PyTorch's rule: no float into int, no int into bool
-            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the in-place output type {self.dtype}")
+        # PyTorch's rule: no float into int, no int into bool
+        if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
+            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the "
+                               f"in-place output type {self.dtype}")
         result = cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
     np.copyto(self._array, result._array)
     self._bump_version()
@@ -125,7 +127,8 @@ def inplace_method(op: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 def _filled(t, value):
-    """t's shape filled with `value` (a number or a 0-d/broadcastable tensor), as an op: the gradient reaches value, not t."""
+    """t's shape filled with `value` (a number or a 0-d/broadcastable tensor), as an op: the gradient
+    reaches value, not t."""
     value = fill_value(operand(value, "fill_"), t.dtype, "fill_")  # t's dtype (a number must fit it), as in PyTorch
     return where(Tensor._make(np.ones((), dtype=bool)), value, t)
 
@@ -173,7 +176,8 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator 
     _dtype.for_draws(self.dtype, "uniform_")
     if not a <= b:
         raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={a} > to={b}")
-    return inplace(self, "uniform_", _filled, Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
+    return inplace(self, "uniform_", _filled,
+                   Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
@@ -185,7 +189,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Genera
     _dtype.for_draws(self.dtype, "normal_")
     if not std >= 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, but found std {std}")
-    return inplace(self, "normal_", _filled, Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
+    return inplace(self, "normal_", _filled,
+                   Tensor._make(_gen(generator).normal(mean, std, self.shape).astype(self.dtype)))
 
 
 def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:

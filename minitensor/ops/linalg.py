@@ -67,7 +67,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of (B, n, k) and (B, k, m)."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm: expects (B, n, k) and (B, k, m), got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
+        raise RuntimeError("bmm: expects (B, n, k) and (B, k, m), got shapes "
+                           f"{tuple(input.shape)} and {tuple(mat2.shape)}")
     return matmul(input, mat2)
 
 
@@ -108,7 +109,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     for term, op in zip(terms, operands):
         named = len(term.replace("...", ""))
         if op.ndim < named or ("..." not in term and op.ndim != named):
-            raise RuntimeError(f"einsum: term {term!r} of {equation!r} does not fit an operand of shape {tuple(op.shape)}")
+            raise RuntimeError(f"einsum: term {term!r} of {equation!r} does not fit an operand "
+                               f"of shape {tuple(op.shape)}")
     # the `...` dims get letters no equation uses, aligned on the right so that they broadcast
     width = max((op.ndim - len(t.replace("...", "")) for t, op in zip(terms, operands) if "..." in t), default=0)
     dots = "".join(chr(0x3B1 + i) for i in range(width))

@@ -111,7 +111,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} <= 0 samples")
     p = input._array.astype(np.float64)
     n = p.shape[-1]
-    rows = p.reshape(math.prod(p.shape[:-1]), n)  # one row for 1-d (the count written out: -1 can't be inferred with n = 0)
+    # one row for 1-d (the count written out: -1 can't be inferred with n = 0)
+    rows = p.reshape(math.prod(p.shape[:-1]), n)
     if not replacement and num_samples > n:
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} > {n} categories without replacement")
     if (p < 0).any() or not np.isfinite(p).all():

@@ -163,7 +163,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s = _wrap_dim(start_dim, input.ndim, "flatten")
     e = _wrap_dim(end_dim, input.ndim, "flatten")
     if s > e:
-        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for shape {tuple(input.shape)}")
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for "
+                           f"shape {tuple(input.shape)}")
     shape = input.shape  # the merged size written out: a -1 can't be inferred when another dim is 0
     return input.reshape(shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
@@ -214,7 +215,8 @@ def permute(input: Tensor, *dims: SizeArg) -> Tensor:
         identity = tuple(range(n))
         if sorted(dims) == list(identity):  # type: ignore[type-var]  # (ints by now)
             return input if dims == identity else Permute.apply(input, dims)
-    raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of shape {tuple(input.shape)}")
+    raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of "
+                       f"shape {tuple(input.shape)}")
 
 
 @with_formulas(Permute)
@@ -274,7 +276,8 @@ def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
     sizes = _size_arg(sizes, "expand")
     lead = len(sizes) - input.ndim
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of dims of {tuple(input.shape)}")
+        raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of "
+                           f"dims of {tuple(input.shape)}")
     for i, s in enumerate(sizes[:lead]):
         if s < 0:
             raise RuntimeError(f"expand: size {s} at index {i} of {list(sizes)} is a new leading dim of shape "
@@ -313,7 +316,8 @@ def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
     if size == input._array.shape:
         return input
     if not fits_broadcast(size, input._array.shape):
-        raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's shape {tuple(input.shape)}")
+        raise RuntimeError(f"sum_to_size: size {list(size)} is not expandable to the tensor's "
+                           f"shape {tuple(input.shape)}")
     return unbroadcast(input, size)
 
 
@@ -329,7 +333,8 @@ def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
     reps = _size_arg(sizes, "repeat")
     if len(reps) < input.ndim:
-        raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of dims of {tuple(input.shape)}")
+        raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of "
+                           f"dims of {tuple(input.shape)}")
     return Repeat.apply(input, reps)
 
 
@@ -359,7 +364,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensors_arg(tensors, "stack")
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
-        raise RuntimeError(f"stack: expects each tensor to be equal size, got shapes {[tuple(t.shape) for t in tensors]}")
+        raise RuntimeError("stack: expects each tensor to be equal size, got shapes "
+                           f"{[tuple(t.shape) for t in tensors]}")
     d = _wrap_dim(dim, tensors[0].ndim + 1, "stack")
     return cat([t.unsqueeze(d) for t in tensors], d)
 
@@ -397,7 +403,8 @@ def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int =
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
-            raise RuntimeError(f"split: sizes {sizes} do not sum to {n}, the size of dim {d} of shape {tuple(input.shape)}")
+            raise RuntimeError(f"split: sizes {sizes} do not sum to {n}, the size of dim {d} of "
+                               f"shape {tuple(input.shape)}")
     out, start = [], 0
     for s in sizes:
         out.append(narrow(input, d, start, s))
@@ -445,7 +452,8 @@ def _reshape(input: Tensor, shape: tuple[SizeArg, ...], op: str) -> Tensor:
     if min(shape, default=0) < 0:
         shape = _infer_size(shape, input, op)
     elif math.prod(shape) != size:
-        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape "
+                           f"{tuple(input.shape)} ({size} elements)")
     return Reshape.apply(input, shape)
 
 
@@ -463,7 +471,8 @@ def _infer_size(shape, input, op):
         raise RuntimeError(f"{op}: cannot reshape a tensor of 0 elements into shape {list(shape)}: the -1 could be "
                            "any size")
     if known == 0 or size % known:
-        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape {tuple(input.shape)} ({size} elements)")
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of shape "
+                           f"{tuple(input.shape)} ({size} elements)")
     return tuple(size // known if n == -1 else n for n in shape)
 
 

@@ -65,7 +65,8 @@ class LRScheduler:
             )
         self._step_count += 1
         if epoch is not None:
-            warnings.warn("passing an epoch to scheduler.step() is deprecated (as in PyTorch)", UserWarning, stacklevel=2)
+            warnings.warn("passing an epoch to scheduler.step() is deprecated (as in PyTorch)", UserWarning,
+                          stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -109,7 +110,8 @@ class LambdaLR(LRScheduler):
     def state_dict(self) -> dict[str, Any]:
         # Functions cannot be saved; a callable object's attributes can (as in PyTorch).
         out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__) for fn in self.lr_lambdas]
+        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                             for fn in self.lr_lambdas]
         return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -194,8 +196,8 @@ class LinearLR(LRScheduler):
     PyTorch's (each step multiplies by the ratio of consecutive factors).
     """
 
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,
-                 last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
+                 total_iters: int = 5, last_epoch: int = -1) -> None:
         if not 0 < start_factor <= 1.0:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1.0:
@@ -280,7 +282,8 @@ def _undo_step(s):
         s.last_epoch -= 1
 
 
-def linear_warmup(optimizer: Optimizer, warmup_steps: int, total_steps: int | None = None, last_epoch: int = -1) -> LambdaLR:
+def linear_warmup(optimizer: Optimizer, warmup_steps: int, total_steps: int | None = None,
+                  last_epoch: int = -1) -> LambdaLR:
     r"""A LambdaLR for linear warmup, optionally followed by linear decay to 0:
 
         factor(t) = (t + 1) / warmup_steps                            for t < warmup_steps

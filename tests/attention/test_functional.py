@@ -71,7 +71,8 @@ def test_basic_self_attention_rejects_1d():
 def test_sdpa_matches_numpy_reference(fused, inp):
     out, w = sdpa(inp.query, inp.key, inp.value, mask=inp.mask, fused=fused)
     allowed = None if inp.mask is None else inp.mask.numpy(force=True)
-    want_out, want_w = _np_attention(inp.query.numpy(force=True), inp.key.numpy(force=True), inp.value.numpy(force=True), allowed)
+    want_out, want_w = _np_attention(inp.query.numpy(force=True), inp.key.numpy(force=True),
+                                     inp.value.numpy(force=True), allowed)
     assert_close(out, want_out)
     assert_close(w, want_w)
 
@@ -140,7 +141,8 @@ def test_weights_are_probabilities_or_zero_rows(fused, inp):
     else:
         has_key = np.broadcast_to(inp.mask.numpy(force=True), w.shape).any(-1)
         np.testing.assert_allclose(sums, np.where(has_key, 1.0, 0.0), rtol=0, atol=1e-12)
-        assert (w.numpy(force=True)[~np.broadcast_to(inp.mask.numpy(force=True), w.shape)] == 0).all()  # exactly 0 where masked
+        # exactly 0 where masked
+        assert (w.numpy(force=True)[~np.broadcast_to(inp.mask.numpy(force=True), w.shape)] == 0).all()
 
 
 @PATHS
@@ -169,7 +171,9 @@ def test_causal_output_ignores_the_future_exactly(fused, T, data):
     for is_causal, mask in ((True, None), (False, attention.causal_mask(T))):
         out, _ = sdpa(q, k, v, mask=mask, is_causal=is_causal, fused=fused)
         # change every input after t
-        q2, k2, v2 = (mt.tensor(np.concatenate([x.numpy(force=True)[..., : t + 1, :], 5 + rng.standard_normal(x.numpy(force=True)[..., t + 1:, :].shape)], -2))
+        q2, k2, v2 = (mt.tensor(np.concatenate([x.numpy(force=True)[..., : t + 1, :],
+                                                5 + rng.standard_normal(x.numpy(force=True)[..., t + 1:, :].shape)],
+                                               -2))
                       for x in (q, k, v))
         out2, _ = sdpa(q2, k2, v2, mask=mask, is_causal=is_causal, fused=fused)
         assert np.array_equal(out.numpy(force=True)[..., : t + 1, :], out2.numpy(force=True)[..., : t + 1, :])
@@ -197,7 +201,8 @@ def test_padded_keys_get_exactly_zero_gradient_and_ignore_nan(fused, lengths, tq
     v_nan[pad[:, None, :].repeat(2, 1)] = np.inf
     k, v = mt.tensor(k_nan, requires_grad=True), mt.tensor(v_nan, requires_grad=True)
     out2, w2 = sdpa(q, k, v, mask=mask, fused=fused)
-    assert np.array_equal(out.numpy(force=True), out2.numpy(force=True)) and np.array_equal(w.numpy(force=True), w2.numpy(force=True))
+    assert (np.array_equal(out.numpy(force=True), out2.numpy(force=True))
+            and np.array_equal(w.numpy(force=True), w2.numpy(force=True)))
     gq, gk, gv = _grads(out2, (q, k, v), mt.tensor(rng.standard_normal(out2.shape)))
     for g in (gq, gk, gv):
         assert np.isfinite(g.numpy(force=True)).all()
@@ -284,7 +289,8 @@ def test_dropout_is_identity_in_eval_and_scales_in_training(fused):
     out, w = sdpa(q, k, v, dropout_p=0.5, training=False, fused=fused)
     assert np.array_equal(out.numpy(force=True), ref.numpy(force=True))
     out, w = sdpa(q, k, v, dropout_p=0.5, training=True, fused=fused)
-    assert np.array_equal(w.numpy(force=True), w_ref.numpy(force=True))     # returned weights are the ones before dropout
+    # returned weights are the ones before dropout
+    assert np.array_equal(w.numpy(force=True), w_ref.numpy(force=True))
     assert not np.allclose(out.numpy(force=True), ref.numpy(force=True))
     zero, _ = sdpa(q, k, v, dropout_p=1.0, fused=fused)
     assert (zero.numpy(force=True) == 0).all()
@@ -304,7 +310,8 @@ def test_dropout_keeps_the_expectation(fused):
 @PATHS
 @given(attention_inputs(batch=(1, 2), heads=(1, 2), q_len=(1, 4), k_len=(1, 4), head_dim=(1, 4)))
 def test_float32_stays_float32_and_matches_float64(fused, inp):
-    q, k, v = (mt.tensor(t.numpy(force=True), dtype=mt.float32, requires_grad=True) for t in (inp.query, inp.key, inp.value))
+    q, k, v = (mt.tensor(t.numpy(force=True), dtype=mt.float32, requires_grad=True)
+               for t in (inp.query, inp.key, inp.value))
     out, w = sdpa(q, k, v, mask=inp.mask, fused=fused, dropout_p=0.1)
     assert out.dtype == w.dtype == mt.float32
     out.backward(mt.ones(*out.shape))

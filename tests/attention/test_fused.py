@@ -301,7 +301,8 @@ def test_gradients_of_head_views_come_back_in_the_views_layout():
     got = fast_module._grad_product(view, a, b).numpy(force=True)
     assert got.strides == view.numpy(force=True).strides
     np.testing.assert_array_equal(got, a @ b)
-    plain = fast_module._grad_product(mt.from_numpy(np.ascontiguousarray(view.numpy(force=True))), a, b, 0.5).numpy(force=True)
+    contiguous = mt.from_numpy(np.ascontiguousarray(view.numpy(force=True)))
+    plain = fast_module._grad_product(contiguous, a, b, 0.5).numpy(force=True)
     assert plain.flags.c_contiguous
     np.testing.assert_array_equal(plain, (a @ b) * 0.5)
     broadcast = mt.from_numpy(base[:1]).transpose(1, 2)                # batch dim 1: the product is wider
@@ -314,7 +315,8 @@ def test_gradients_of_head_views_come_back_in_the_views_layout():
 
 _ATTENTION_MATH = {
     "FusedAttentionBackward": ("out = P V", "P = softmax_rows(c Q K^T + bias)",
-                               ("gV = P^T g", "dP = g V^T", "dS = P * (dP - rowsum(dP * P))", "gQ = c dS K", "gK = c dS^T Q")),
+                               ("gV = P^T g", "dP = g V^T", "dS = P * (dP - rowsum(dP * P))", "gQ = c dS K",
+                                "gK = c dS^T Q")),
     "FusedAttentionWeightsBackward": ("out = P = softmax_rows(S)", "S = c Q K^T + bias",
                                       ("dS = P * (g - rowsum(g * P))", "gQ = c dS K", "gK = c dS^T Q")),
 }
@@ -340,7 +342,8 @@ _PRINTED_BEFORE = {
     "FusedAttentionBackward": "scores, mask, softmax and the product with V in one node Arguments: query (..., Tq, d), "
                               "key (..., Tk, d), value (..., Tk, dv) as Tensors of one dtype ... It is passed as "
                               "`SharedWeights`, not as a graph input",
-    "FusedAttentionWeightsBackward": "Arguments: query (..., Tq, d), key (..., Tk, d) as Tensors of one dtype; then the "
+    "FusedAttentionWeightsBackward": "Arguments: query (..., Tq, d), key (..., Tk, d) as Tensors of one dtype; "
+                                     "then the "
                                      "constants `mask` (a `PreparedMask`) and the scale c.",
 }
 

@@ -99,7 +99,8 @@ def test_the_figure_is_not_left_open_in_pyplot(mpl):
 
 
 @pytest.mark.parametrize("bad, match", [
-    (np.zeros(5), r"show_heatmaps: expected numbers of shape \(T, S\), \(H, T, S\) or \(L, H, T, S\), got shape \(5,\)"),
+    (np.zeros(5),
+     r"show_heatmaps: expected numbers of shape \(T, S\), \(H, T, S\) or \(L, H, T, S\), got shape \(5,\)"),
     (np.zeros((1, 1, 1, 2, 2)), r"got shape \(1, 1, 1, 2, 2\)"),
     (np.array([["a", "b"]]), "dtype <U1"),
     ([np.zeros((2, 3, 3)), np.zeros((2, 4, 4))], r"the layers must have one shape \(H, T, S\), got shapes "

@@ -87,7 +87,8 @@ def test_sdpa_module_matches_function_and_drops_only_in_training():
     layer.eval()
     out, w = layer(q, k, v, mask=attention.causal_mask(5))
     ref, w_ref = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(5))
-    assert np.array_equal(out.numpy(force=True), ref.numpy(force=True)) and np.array_equal(w.numpy(force=True), w_ref.numpy(force=True))
+    assert (np.array_equal(out.numpy(force=True), ref.numpy(force=True))
+            and np.array_equal(w.numpy(force=True), w_ref.numpy(force=True)))
     layer.train()
     out_train, _ = layer(q, k, v, mask=attention.causal_mask(5))
     assert not np.allclose(out_train.numpy(force=True), ref.numpy(force=True))
@@ -101,7 +102,8 @@ def test_self_attention_parameters_are_stored_in_by_out():
     sa = SelfAttention(4, 3, d_v=2)
     assert tuple(sa.w_query.shape) == (4, 3) and tuple(sa.w_key.shape) == (4, 3) and tuple(sa.w_value.shape) == (4, 2)
     assert list(sa.state_dict()) == ["w_query", "w_key", "w_value"]
-    assert list(SelfAttention(4, 3, bias=True).state_dict()) == ["w_query", "w_key", "w_value", "b_query", "b_key", "b_value"]
+    assert list(SelfAttention(4, 3, bias=True).state_dict()) == ["w_query", "w_key", "w_value",
+                                                                 "b_query", "b_key", "b_value"]
     assert all(isinstance(p, nn.Parameter) for p in sa.parameters())
     bound = 1 / math.sqrt(4)
     assert all(np.abs(p.numpy(force=True)).max() <= bound for p in sa.parameters())
@@ -231,8 +233,10 @@ def test_mha_with_one_head_equals_self_attention_with_the_same_weights():
     mha = MultiHeadAttention(4, 1, bias=True).double()
     sa = SelfAttention(4, 4, bias=True).double()
     sa.load_state_dict({
-        "w_query": mha.w_q.weight.numpy(force=True).T, "w_key": mha.w_k.weight.numpy(force=True).T, "w_value": mha.w_v.weight.numpy(force=True).T,
-        "b_query": mha.w_q.bias.numpy(force=True), "b_key": mha.w_k.bias.numpy(force=True), "b_value": mha.w_v.bias.numpy(force=True),
+        "w_query": mha.w_q.weight.numpy(force=True).T, "w_key": mha.w_k.weight.numpy(force=True).T,
+        "w_value": mha.w_v.weight.numpy(force=True).T,
+        "b_query": mha.w_q.bias.numpy(force=True), "b_key": mha.w_k.bias.numpy(force=True),
+        "b_value": mha.w_v.bias.numpy(force=True),
     })
     x = mt.randn(2, 5, 4, dtype=mt.float64)
     out, w = mha(x, is_causal=True)
@@ -404,7 +408,8 @@ def test_a_layer_built_fused_equals_the_composed_one(kind):
         rng = np.random.default_rng(4)
         params = list(layer.parameters())
         grads = mt.autograd.grad((out, w), inputs + params,
-                                 grad_outputs=(mt.tensor(rng.standard_normal(out.shape)), mt.tensor(rng.standard_normal(w.shape))))
+                                 grad_outputs=(mt.tensor(rng.standard_normal(out.shape)),
+                                               mt.tensor(rng.standard_normal(w.shape))))
         results.append([out, w, *grads])
     for a, b in zip(*results):
         assert_close(a, b, rtol=1e-10, atol=1e-12)

@@ -156,7 +156,8 @@ def test_generate_records_no_graph_and_touches_no_gradient():
     (dict(max_new_tokens=-1), ValueError, "max_new_tokens must be an integer >= 0, got -1"),
     (dict(max_new_tokens=2.0), ValueError, "max_new_tokens must be an integer >= 0, got 2.0"),
     (dict(idx=mt.tensor([1, 2, 3])), ValueError, r"idx must have shape \(B, T\).*got shape \(3,\)"),
-    (dict(idx=mt.zeros(2, 0, dtype=mt.int64)), ValueError, r"idx must have shape.*at least one token.*got shape \(2, 0\)"),
+    (dict(idx=mt.zeros(2, 0, dtype=mt.int64)), ValueError,
+     r"idx must have shape.*at least one token.*got shape \(2, 0\)"),
     (dict(idx=mt.tensor([[1.0, 2.0]])), RuntimeError, "idx must hold integer token ids.*float32"),
     (dict(idx=[[1, 2]]), TypeError, "idx must be a Tensor.*got list"),
 ])

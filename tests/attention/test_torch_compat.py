@@ -19,19 +19,24 @@ TOL = dict(rtol=1e-9, atol=1e-10)
 
 
 def _t(x, grad=False):
-    return torch.tensor(np.asarray(x.numpy(force=True) if isinstance(x, mt.Tensor) else x), dtype=torch.float64, requires_grad=grad)
+    return torch.tensor(np.asarray(x.numpy(force=True) if isinstance(x, mt.Tensor) else x), dtype=torch.float64,
+                        requires_grad=grad)
 
 
 def _copy_mha(ours, theirs):
     with torch.no_grad():
         if theirs.in_proj_weight is not None:
-            theirs.in_proj_weight.copy_(_t(np.concatenate([ours.w_q.weight.numpy(force=True), ours.w_k.weight.numpy(force=True), ours.w_v.weight.numpy(force=True)])))
+            theirs.in_proj_weight.copy_(_t(np.concatenate([ours.w_q.weight.numpy(force=True),
+                                                           ours.w_k.weight.numpy(force=True),
+                                                           ours.w_v.weight.numpy(force=True)])))
         else:
             theirs.q_proj_weight.copy_(_t(ours.w_q.weight))
             theirs.k_proj_weight.copy_(_t(ours.w_k.weight))
             theirs.v_proj_weight.copy_(_t(ours.w_v.weight))
         if theirs.in_proj_bias is not None:
-            theirs.in_proj_bias.copy_(_t(np.concatenate([ours.w_q.bias.numpy(force=True), ours.w_k.bias.numpy(force=True), ours.w_v.bias.numpy(force=True)])))
+            theirs.in_proj_bias.copy_(_t(np.concatenate([ours.w_q.bias.numpy(force=True),
+                                                         ours.w_k.bias.numpy(force=True),
+                                                         ours.w_v.bias.numpy(force=True)])))
             theirs.out_proj.bias.copy_(_t(ours.w_o.bias))
         theirs.out_proj.weight.copy_(_t(ours.w_o.weight))
 
@@ -43,7 +48,8 @@ def _their_projection_grads(theirs, d):
         ws = [gw[:d], gw[d:2 * d], gw[2 * d:]]
     else:
         ws = [theirs.q_proj_weight.grad.numpy(), theirs.k_proj_weight.grad.numpy(), theirs.v_proj_weight.grad.numpy()]
-    grads = {"w_q.weight": ws[0], "w_k.weight": ws[1], "w_v.weight": ws[2], "w_o.weight": theirs.out_proj.weight.grad.numpy()}
+    grads = {"w_q.weight": ws[0], "w_k.weight": ws[1], "w_v.weight": ws[2],
+             "w_o.weight": theirs.out_proj.weight.grad.numpy()}
     if theirs.in_proj_bias is not None:
         gb = theirs.in_proj_bias.grad.numpy()
         grads.update({"w_q.bias": gb[:d], "w_k.bias": gb[d:2 * d], "w_v.bias": gb[2 * d:],
@@ -63,7 +69,8 @@ def test_mha_equals_torch_multihead_attention(fused, B, Tq, Tk, heads_dim, mask_
     theirs = torch.nn.MultiheadAttention(d, H, bias=bias, kdim=kvdim, vdim=kvdim, batch_first=True, dtype=torch.float64)
     _copy_mha(ours, theirs)
     kv = kvdim or d
-    q_np, k_np, v_np = rng.standard_normal((B, Tq, d)), rng.standard_normal((B, Tk, kv)), rng.standard_normal((B, Tk, kv))
+    q_np, k_np, v_np = (rng.standard_normal((B, Tq, d)), rng.standard_normal((B, Tk, kv)),
+                        rng.standard_normal((B, Tk, kv)))
     mask, attn_mask, key_padding_mask = None, None, None
     if mask_kind == "causal":
         mask = attention.causal_mask(Tq, Tk)
@@ -73,7 +80,8 @@ def test_mha_equals_torch_multihead_attention(fused, B, Tq, Tk, heads_dim, mask_
         mask = attention.padding_mask(lengths, Tk)
         key_padding_mask = torch.tensor(~mask.numpy(force=True)[:, 0, 0, :])
 
-    q, k, v = mt.tensor(q_np, requires_grad=True), mt.tensor(k_np, requires_grad=True), mt.tensor(v_np, requires_grad=True)
+    q, k, v = (mt.tensor(q_np, requires_grad=True), mt.tensor(k_np, requires_grad=True),
+               mt.tensor(v_np, requires_grad=True))
     out, w = ours(q, k, v, mask=mask)
     tq, tk, tv = _t(q_np, True), _t(k_np, True), _t(v_np, True)
     t_out, t_w = theirs(tq, tk, tv, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -95,7 +103,8 @@ def test_mha_equals_torch_multihead_attention(fused, B, Tq, Tk, heads_dim, mask_
 @pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal"])
 def test_sdpa_equals_torch_sdpa(fused, mask_kind):
     rng = np.random.default_rng(0)
-    q_np, k_np, v_np = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 2))
+    q_np, k_np, v_np = (rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)),
+                        rng.standard_normal((2, 3, 6, 2)))
     mask = None
     if mask_kind == "bool":
         mask = rng.random((2, 1, 4, 6)) > 0.4

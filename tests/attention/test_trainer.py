@@ -129,8 +129,8 @@ def test_unicode_heatmap_shades_follow_weights():
 
 def test_parse_args_defaults_are_mingpt_sort_demo():
     cfg = trainer.parse_args([])
-    assert (cfg.layers, cfg.heads, cfg.d_model, cfg.lr, cfg.beta1, cfg.beta2, cfg.weight_decay, cfg.clip, cfg.batch) == \
-        (3, 3, 48, 5e-4, 0.9, 0.95, 0.1, 1.0, 64)
+    assert (cfg.layers, cfg.heads, cfg.d_model, cfg.lr, cfg.beta1, cfg.beta2, cfg.weight_decay, cfg.clip,
+            cfg.batch) == (3, 3, 48, 5e-4, 0.9, 0.95, 0.1, 1.0, 64)
     assert cfg.out == os.path.join("runs", "sort")
 
 
@@ -463,8 +463,8 @@ def test_resuming_on_a_text_with_other_characters_or_another_block_size_is_refus
     run_chars(tmp_path, "a", text_file, steps=5)
     other = tmp_path / "other.txt"
     other.write_text(TEXT.upper(), encoding="utf-8")
-    base = ["--task", "chars", "--out", str(tmp_path / "a"), "--resume", "--steps", "8", "--layers", "1", "--heads", "2",
-            "--d-model", "16", "--batch", "8", "--no-pictures"]
+    base = ["--task", "chars", "--out", str(tmp_path / "a"), "--resume", "--steps", "8", "--layers", "1",
+            "--heads", "2", "--d-model", "16", "--batch", "8", "--no-pictures"]
     assert trainer.main(base + ["--data", str(other), "--block-size", "16"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "other characters" in err and err.count("\n") == 1
@@ -536,7 +536,8 @@ def test_chars_options_with_bad_values_are_one_error_line(args, message, capsys)
 def test_generate_only_prints_the_text_the_run_ended_with(tmp_path, text_file, capsys):
     out = str(tmp_path / "g")
     assert trainer.main(TINY_CHARS + ["--data", text_file, "--out", out, "--steps", "6", "--sample", "40"]) == 0
-    trained = capsys.readouterr().out.split("--- sample after training (40 characters) ---\n", 1)[1].split("\n---", 1)[0]
+    after = capsys.readouterr().out.split("--- sample after training (40 characters) ---\n", 1)[1]
+    trained = after.split("\n---", 1)[0]
     os.remove(text_file)  # the checkpoint alone is enough: architecture and vocabulary are in it
     assert trainer.main(["--generate-only", "--out", out, "--sample", "40"]) == 0
     assert capsys.readouterr().out == "\n" + trained + "\n"  # the prompt (a newline), then the same 40 characters

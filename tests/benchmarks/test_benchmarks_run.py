@@ -93,11 +93,14 @@ def test_bench_train(monkeypatch, capsys, torch_installed):
     assert len(re.findall(r"^numpy floor +\d", out, re.M)) == 2, out
     assert re.search(r"autograd nodes per step .*minitensor \d+", out), out
     for threads in (1, 2):
-        assert re.search(rf"^threads={threads}: minitensor / numpy floor \(its matrix products alone\) per round \d+\.\d+",
+        assert re.search(rf"^threads={threads}: minitensor / numpy floor \(its matrix products "
+                         r"alone\) per round \d+\.\d+",
                          out, re.M), out
-        assert re.search(rf"^info  minitensor / numpy floor \(the step's matrix products alone\), {threads} thread\(s\): "
+        assert re.search(r"^info  minitensor / numpy floor \(the step's matrix products "
+                         rf"alone\), {threads} thread\(s\): "
                          r"\d+\.\d+x$", out, re.M), out
-        verdict = rf"^(PASS|FAIL)  minitensor / PyTorch eager, {threads} thread\(s\) \(median of per-round ratios\): \d+\.\d+x"
+        verdict = (rf"^(PASS|FAIL)  minitensor / PyTorch eager, {threads} thread\(s\) "
+                   r"\(median of per-round ratios\): \d+\.\d+x")
         skip = f"SKIP  minitensor / PyTorch, {threads} thread(s): PyTorch is not installed"
         if torch_installed:
             assert re.search(rf"^threads={threads}: minitensor / PyTorch per round \d+\.\d+", out, re.M), out

@@ -51,7 +51,8 @@ def test_the_sample_reports_are_what_the_grader_prints(tmp_path):
     got = report(grade_exercise(EXERCISES["sdpa"], path))
     sample = _sample_after("as your value next to the")
     assert got[:len(sample)] == [line.replace("/home/me/my_exercises/sdpa.py", path) for line in sample]
-    path = _broken(tmp_path, "softmax", "return p * (g - (g * p).sum(dim=-1, keepdim=True))", "return p * undefined_name")
+    path = _broken(tmp_path, "softmax", "return p * (g - (g * p).sum(dim=-1, keepdim=True))",
+                   "return p * undefined_name")
     got = report(grade_exercise(EXERCISES["softmax"], path))
     sample = _sample_after("An error in your code is shown")
     assert got[1:1 + len(sample)] == [line.replace("/home/me/my_exercises/softmax.py", path) for line in sample]

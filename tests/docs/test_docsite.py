@@ -49,7 +49,8 @@ def test_formula_lines_become_text_blocks_and_keep_their_characters():
 
 def test_function_docstrings_written_as_equations_are_formulas():
     md = plain.to_markdown("out = a + b\nVJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)")
-    assert _fences(md) == [("```", "text", "out = a + b\nVJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)")]
+    assert _fences(md) == [("```", "text",
+                            "out = a + b\nVJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)")]
     # an indented continuation belongs to the formula above it
     md = plain.to_markdown("VJP: gx = rstd * (gxhat - mean(gxhat)\n     - xhat * mean(gxhat * xhat))\nThen prose.")
     assert _fences(md)[0][2].splitlines()[1].startswith("     - xhat")

@@ -1,4 +1,5 @@
-"""attention/walkthrough.py (examples/illustrated_self_attention.py runs it): prints the tutorial's figures, checks every gradient, fails loudly."""
+"""attention/walkthrough.py (examples/illustrated_self_attention.py runs it): prints the tutorial's
+figures, checks every gradient, fails loudly."""
 import os
 import subprocess
 import sys

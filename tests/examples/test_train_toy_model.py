@@ -57,7 +57,8 @@ def test_resume_from_a_malformed_checkpoint_is_one_error_line_and_exit_2(tmp_pat
 
 
 def test_the_thread_count_asked_for_is_the_one_the_run_uses(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     env["PYTHONPATH"] = ROOT
     for asked, want in (([], "1"), (["--threads", "2"], "2")):
         done = subprocess.run([sys.executable, "-m", "attention", "--steps", "1", "--eval-every", "1", "--out",

@@ -18,7 +18,8 @@ def torch():
 
 
 def _snapshot(*tensors):
-    return [(t.numpy(force=True).copy(), None if t.grad is None else t.grad.numpy(force=True).copy(), t._version) for t in tensors]
+    return [(t.numpy(force=True).copy(), None if t.grad is None else t.grad.numpy(force=True).copy(), t._version)
+            for t in tensors]
 
 
 def _unchanged(before, *tensors):
@@ -139,7 +140,8 @@ def test_cross_entropy_ignored_target_is_not_out_of_range():
 def test_cross_entropy_target_shape_and_dtype():
     with pytest.raises(RuntimeError, match=r"cross_entropy.*target of shape \(2,\).*\(2, 3\).*\(3,\)"):
         F.cross_entropy(mt.randn(2, 3), mt.tensor([0, 1, 2]))
-    with pytest.raises(RuntimeError, match=r"cross_entropy: a float target holds class probabilities.*\(2, 3\), got \(2,\).*int64"):
+    with pytest.raises(RuntimeError,
+                       match=r"cross_entropy: a float target holds class probabilities.*\(2, 3\), got \(2,\).*int64"):
         F.cross_entropy(mt.randn(2, 3), mt.randn(2))
 
 
@@ -314,7 +316,8 @@ INVALID = {
     "cross_entropy_0d_input": (lambda lib: lib.nn.functional.cross_entropy(lib.tensor(1.0), lib.tensor(0)),
                                RuntimeError, r"^cross_entropy: .*0-d"),
     "cross_entropy_weight_list": (lambda lib: lib.nn.functional.cross_entropy(
-        lib.zeros(2, 3), lib.tensor([0, 1]), weight=[1.0, 2.0, 3.0]), TypeError, r"^cross_entropy: weight must be a Tensor, got list"),
+        lib.zeros(2, 3), lib.tensor([0, 1]), weight=[1.0, 2.0, 3.0]),
+                                  TypeError, r"^cross_entropy: weight must be a Tensor, got list"),
     "cross_entropy_float_class_targets": (lambda lib: lib.nn.functional.cross_entropy(
         lib.zeros(2, 3), lib.tensor([0.0, 1.0])), RuntimeError,
         r"^cross_entropy: .*class probabilities.*\(2, 3\), got \(2,\).*int64"),

@@ -273,7 +273,8 @@ def test_explain_after_backward_says_how_to_get_the_report():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     loss = (x.exp() * torch.tensor([1.0, -1.0])).sum()
     loss.backward()
-    with pytest.raises(RuntimeError, match=r"explain: backward\(\) already ran.*before loss.backward\(\).*retain_graph=True"):
+    with pytest.raises(RuntimeError,
+                       match=r"explain: backward\(\) already ran.*before loss.backward\(\).*retain_graph=True"):
         explain(loss)
     kept = (x.exp() * torch.tensor([1.0, -1.0])).sum()
     kept.backward(retain_graph=True)

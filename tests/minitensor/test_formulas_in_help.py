@@ -39,7 +39,8 @@ NO_GRADIENT = {
 
 
 def _is_public_op(fn):
-    return isinstance(fn, types.FunctionType) and fn.__module__.startswith(("minitensor.ops", "minitensor.nn.functional"))
+    return (isinstance(fn, types.FunctionType)
+            and fn.__module__.startswith(("minitensor.ops", "minitensor.nn.functional")))
 
 
 def _public_ops():

@@ -41,13 +41,15 @@ def test_ops_make_inf_and_nan_without_a_warning():
         x = mt.tensor([1000.0, 0.0, -1.0], requires_grad=True)
         values = [x.exp(), x.log(), x.sqrt(), 1 / x, x ** -1.0, (-x).sigmoid()]
         sum(v.sum() for v in values[:1]).backward()
-    assert np.isinf(values[0].numpy(force=True)[0]) and np.isnan(values[1].numpy(force=True)[2]) and values[5].numpy(force=True)[0] == 0
+    assert (np.isinf(values[0].numpy(force=True)[0]) and np.isnan(values[1].numpy(force=True)[2])
+            and values[5].numpy(force=True)[0] == 0)
 
 
 def test_a_row_of_only_minus_infinity_gives_nan_or_minus_inf_without_a_warning():
     x = mt.tensor([[-np.inf, -np.inf], [1.0, 2.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        soft, log_soft, lse = x.softmax(-1).numpy(force=True), x.log_softmax(-1).numpy(force=True), x.logsumexp(-1).numpy(force=True)
+        soft, log_soft, lse = (x.softmax(-1).numpy(force=True), x.log_softmax(-1).numpy(force=True),
+                               x.logsumexp(-1).numpy(force=True))
     assert np.isnan(soft[0]).all() and np.isnan(log_soft[0]).all() and lse[0] == -np.inf  # as PyTorch
     np.testing.assert_allclose(log_soft[1], np.log(soft[1]), rtol=1e-6)

@@ -166,7 +166,8 @@ def test_layer_norm_of_a_constant_row_is_finite_with_finite_grads(dtype):
     y = F.layer_norm(x, (4,), w, b)
     assert_close(y[0], b.detach())  # (x - mu) = 0 exactly, so the output is the bias
     z = np.array([-1.5, -0.5, 0.5, 1.5]) / math.sqrt(1.25 + 1e-5)
-    assert_close(y[1], z * w.numpy(force=True) + b.numpy(force=True), rtol=1e-4 if dtype == mt.float32 else 1e-7, atol=1e-4, check_dtype=False)
+    assert_close(y[1], z * w.numpy(force=True) + b.numpy(force=True), rtol=1e-4 if dtype == mt.float32 else 1e-7,
+                 atol=1e-4, check_dtype=False)
     y.backward(mt.tensor([[1.0, -2.0, 0.5, 3.0], [0.3, 0.1, -0.2, 0.7]], dtype=dtype))
     for t in (x, w, b):
         assert t.grad.dtype == dtype and np.isfinite(t.grad.numpy(force=True)).all()
@@ -278,9 +279,11 @@ def test_bce_with_logits_has_the_gradient_sigmoid_minus_target_also_at_a_zero_lo
     t = mt.tensor([1.0, 0.0, 1.0, 0.0, 0.0, 1.0], dtype=mt.float64)
     loss = F.binary_cross_entropy_with_logits(x, t, reduction="none")
     softplus = [math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)) for v in x.numpy(force=True)]
-    np.testing.assert_allclose(loss.numpy(force=True), np.array(softplus) - x.numpy(force=True) * t.numpy(force=True), rtol=1e-12)
+    np.testing.assert_allclose(loss.numpy(force=True), np.array(softplus) - x.numpy(force=True) * t.numpy(force=True),
+                               rtol=1e-12)
     loss.backward(mt.ones(6, dtype=mt.float64))
-    np.testing.assert_allclose(x.grad.numpy(force=True), 1 / (1 + np.exp(-x.numpy(force=True))) - t.numpy(force=True), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(force=True), 1 / (1 + np.exp(-x.numpy(force=True))) - t.numpy(force=True),
+                               rtol=1e-12, atol=1e-15)
     z = mt.zeros(3, dtype=mt.float64, requires_grad=True)  # the mean over 3 zero logits
     F.binary_cross_entropy_with_logits(z, mt.ones(3, dtype=mt.float64)).backward()
     np.testing.assert_allclose(z.grad.numpy(force=True), [-0.5 / 3] * 3, rtol=1e-12)

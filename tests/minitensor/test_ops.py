@@ -288,7 +288,8 @@ def index_case(draw):
 
 def _np_key(key):
     items = key if isinstance(key, tuple) else (key,)
-    out = tuple(k.numpy(force=True) if isinstance(k, mt.Tensor) else (np.asarray(k) if isinstance(k, list) else k) for k in items)
+    out = tuple(k.numpy(force=True) if isinstance(k, mt.Tensor) else (np.asarray(k) if isinstance(k, list) else k)
+                for k in items)
     return out if isinstance(key, tuple) else out[0]
 
 
@@ -530,7 +531,8 @@ def bce_logits_case(draw):
 
 
 def _bce_logits(x, t, reduction, weight=None, pos_weight=None):
-    as_x = {k: mt.tensor(v, dtype=x.dtype) for k, v in (("weight", weight), ("pos_weight", pos_weight)) if v is not None}
+    as_x = {k: mt.tensor(v, dtype=x.dtype) for k, v in (("weight", weight), ("pos_weight", pos_weight))
+            if v is not None}
     return F.binary_cross_entropy_with_logits(x, t, as_x.pop("weight", None), reduction=reduction, **as_x)
 
 

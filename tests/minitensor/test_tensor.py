@@ -278,7 +278,8 @@ def test_multinomial_with_replacement_frequencies_follow_the_weights():
     for row, w in zip(s.numpy(force=True), weights):
         freq = np.bincount(row, minlength=4) / row.size
         assert np.abs(freq - w / w.sum()).max() < 0.015, freq
-    assert not (s.numpy(force=True)[1] == 1).any() and not (s.numpy(force=True)[1] == 2).any()  # weight 0 is never drawn
+    # weight 0 is never drawn
+    assert not (s.numpy(force=True)[1] == 1).any() and not (s.numpy(force=True)[1] == 2).any()
 
 
 def test_multinomial_without_replacement_draws_distinct_categories_in_proportion():
@@ -314,7 +315,8 @@ def test_multinomial_draws_match_torch_multinomial_statistically(replacement):
     n = 20000
     if replacement:
         ours = mt.multinomial(mt.tensor(weights), n, replacement=True, generator=mt.Generator().manual_seed(0))
-        theirs = torch.multinomial(torch.tensor(weights), n, replacement=True, generator=torch.Generator().manual_seed(0))
+        theirs = torch.multinomial(torch.tensor(weights), n, replacement=True,
+                                   generator=torch.Generator().manual_seed(0))
     else:
         rows = np.tile(weights, (n, 1))
         ours = mt.multinomial(mt.tensor(rows), 1, generator=mt.Generator().manual_seed(0))

@@ -22,7 +22,9 @@ STUB = os.path.join(os.path.dirname(tensor_module.__file__), "tensor.pyi")
 
 # dunders of every class, not Tensor's API
 _PLUMBING = {"__doc__", "__module__", "__slots__", "__weakref__", "__dict__", "__annotations__",
-             "__slotnames__", "__orig_bases__"}  # (__orig_bases__: a subclass of tuple[int, ...]; copyreg caches the slot names on the class once a tensor is copied)
+             # (__orig_bases__: a subclass of tuple[int, ...]; copyreg caches the slot names on the class once a tensor
+             # is copied)
+             "__slotnames__", "__orig_bases__"}
 # how the stub spells some names (builtins shadowed by Tensor's methods int/float/bool, `Self` for
 # "the tensor itself", and the op modules' local alias of minitensor.types.Index)
 _SPELLINGS = {"_int": "int", "_float": "float", "_bool": "bool", "Self": "Tensor", "IndexKey": "Index"}
@@ -133,7 +135,8 @@ def _compare_function(name, stub_defs, runtime):
         if (default is None) != (p.default is p.empty):
             problems.append(f"{name}: parameter {pname} has a default on one side only")
         elif default is not None and ast.literal_eval(default) != p.default:
-            problems.append(f"{name}: default of {pname} is {ast.unparse(default)} in the stub, {p.default!r} at runtime")
+            problems.append(f"{name}: default of {pname} is {ast.unparse(default)} in the "
+                            f"stub, {p.default!r} at runtime")
         if annotated and ann is not None and _normal(ast.unparse(ann)) != _normal(str(p.annotation)):
             problems.append(f"{name}: {pname} is `{ast.unparse(ann)}` in the stub, `{p.annotation}` in the op")
     if annotated and defs[0].returns is not None and sig.return_annotation is not sig.empty:
@@ -203,16 +206,21 @@ def test_the_stub_declares_size_and_device_exactly(cls):
 @pytest.mark.parametrize("edit, expected", [
     # a renamed parameter, a changed default, a method the runtime lacks, one it has that the stub
     # lost, a different annotation: each is reported
-    (("def transpose(self, dim0: _int, dim1: _int)", "def transpose(self, d0: _int, d1: _int)"), "transpose: stub parameters"),
+    (("def transpose(self, dim0: _int, dim1: _int)", "def transpose(self, d0: _int, d1: _int)"),
+     "transpose: stub parameters"),
     (("def tril(self, diagonal: _int = 0)", "def tril(self, diagonal: _int = 1)"), "default of diagonal"),
-    (("def t(self) -> Tensor: ...", "def t(self) -> Tensor: ...\n    def frobnicate(self) -> Tensor: ..."), "frobnicate: in the stub"),
+    (("def t(self) -> Tensor: ...", "def t(self) -> Tensor: ...\n    def frobnicate(self) -> Tensor: ..."),
+     "frobnicate: in the stub"),
     (("    def square(self) -> Tensor: ...\n", ""), "square: on the runtime class"),
     (("def cumsum(self, dim: _int,", "def cumsum(self, dim: str,"), "cumsum: dim is `str` in the stub"),
     (("def softmax(self, dim: _int | None = None", "def softmax(self, dim: _int | None = -1"), "default of dim"),
-    (("def add_(self, other: TensorOrNumber, alpha: Number = 1)", "def add_(self, other: TensorOrNumber, beta: Number = 1)"),
+    (("def add_(self, other: TensorOrNumber, alpha: Number = 1)",
+      "def add_(self, other: TensorOrNumber, beta: Number = 1)"),
      "add_: stub parameters"),
-    (("stable: _bool = False) -> sort_result", "stable: _bool = False) -> Tensor"), "sort: returns `Tensor` in the stub"),
-    (("def max(self, dim: _int, keepdim", "def max(self, dimension: _int, keepdim"), "max: an overload's parameter dimension"),
+    (("stable: _bool = False) -> sort_result", "stable: _bool = False) -> Tensor"),
+     "sort: returns `Tensor` in the stub"),
+    (("def max(self, dim: _int, keepdim", "def max(self, dimension: _int, keepdim"),
+     "max: an overload's parameter dimension"),
     (("    @property\n    def is_leaf", "    def is_leaf"), "is_leaf: a property at runtime"),
 ])
 def test_a_drifted_stub_is_reported(edit, expected):

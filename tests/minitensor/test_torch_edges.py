@@ -222,7 +222,8 @@ def test_a_0d_tensor_stays_0d(call):
         assert [tuple(o.shape) for o in out] == [()] * len(out)
 
 
-@pytest.mark.parametrize("shape, chunks, dim", [((0,), 2, 0), ((0, 3), 4, 0), ((3, 0), 2, 1), ((5,), 3, 0), ((4, 2), 3, 0)])
+@pytest.mark.parametrize("shape, chunks, dim",
+                         [((0,), 2, 0), ((0, 3), 4, 0), ((3, 0), 2, 1), ((5,), 3, 0), ((4, 2), 3, 0)])
 def test_chunk_of_an_empty_dim_gives_the_chunks_asked_for(shape, chunks, dim):
     got = [tuple(c.shape) for c in minitensor.zeros(*shape).chunk(chunks, dim)]
     assert got == [tuple(c.shape) for c in torch.zeros(*shape).chunk(chunks, dim)]
@@ -254,7 +255,8 @@ def test_bitwise_ops_promote_as_pytorch(op, a, b):
 def test_float_unary_ops_promote_integer_tensors_to_float(name, dtype):
     res = []
     for lib in (minitensor, torch):
-        out = getattr(lib.tensor([1, 0, 3] if dtype != "bool" else [True, False, True], dtype=getattr(lib, dtype)), name)()
+        t = lib.tensor([1, 0, 3] if dtype != "bool" else [True, False, True], dtype=getattr(lib, dtype))
+        out = getattr(t, name)()
         res.append((str(out.dtype).replace("torch.", ""), out.numpy()))
     assert res[0][0] == res[1][0]
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)

@@ -139,8 +139,10 @@ def test_matches_pytorch(name, dtype, data):
         return
     rtol, atol = (2e-5, 1e-6) if dtype == np.float32 else (1e-10, 1e-12)
     for i, (a, b) in enumerate(zip(got[0], want[0])):
-        assert a.shape == b.shape and a.dtype == b.dtype, f"{name} output {i}: {a.shape} {a.dtype}, torch {b.shape} {b.dtype}"
+        assert a.shape == b.shape and a.dtype == b.dtype, (f"{name} output {i}: {a.shape} {a.dtype}, "
+                                                           f"torch {b.shape} {b.dtype}")
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{name} output {i} of {x!r}")
     assert (got[1] is None) == (want[1] is None), f"{name}: gradient {got[1]}, torch {want[1]}"
     if got[1] is not None:
-        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{name} gradient of {x!r}")
+        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol, equal_nan=True,
+                                   err_msg=f"{name} gradient of {x!r}")

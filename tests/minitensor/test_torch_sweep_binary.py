@@ -303,7 +303,8 @@ def test_unary_on_views_and_dtypes_matches_pytorch(torch_sweep, name, data):
     else:
         x = data.draw(sw.tensors(shape))
     if name == "sort" and x.leaf.dtype.kind == "f":
-        assume(len(set(x.leaf.ravel().tolist())) == x.leaf.size)  # tied values: which index is first is PyTorch's choice
+        # tied values: which index is first is PyTorch's choice
+        assume(len(set(x.leaf.ravel().tolist())) == x.leaf.size)
     sw.check(name, UNARY[name], [x], data.draw(SEEDS))
 
 
@@ -387,9 +388,11 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     # binary ops compute in PyTorch's promoted dtype, the operands converted first
     ("int32 <= a 0-d int64 compares in int32", lambda lib, a, b: a <= b, [_t([0], "int32"), _t(2 ** 63 - 1)]),
     ("float32 == a 0-d float64 compares in float32", lambda lib, a, b: a == b, [_t([0.1], F32), _t(0.1)]),
-    ("minimum of int64 0-d and int32 in int32", lambda lib, a, b: lib.minimum(a, b), [_t(2 ** 63 - 1), _t([0], "int32")]),
+    ("minimum of int64 0-d and int32 in int32", lambda lib, a, b: lib.minimum(a, b),
+     [_t(2 ** 63 - 1), _t([0], "int32")]),
     ("clamp of int8 at a 0-d int64 in int8", lambda lib, a, b: a.clamp(min=b), [_t([1], "int8"), _t(1000)]),
-    ("float32 + 2 * int64 max scales in float32", lambda lib, a, b: lib.add(a, b, alpha=2), [_t(0.0, F32), _t(2 ** 63 - 1)]),
+    ("float32 + 2 * int64 max scales in float32", lambda lib, a, b: lib.add(a, b, alpha=2),
+     [_t(0.0, F32), _t(2 ** 63 - 1)]),
     ("a Python int wraps into uint8 in a comparison", lambda lib, a, b: a >= b, [_t([0, 5], "uint8"), _s(-1)]),
     ("a Python int from 2^63 wraps as uint64", lambda lib, a, b: a == b, [_t([1], "int8"), _s(2 ** 63 + 1)]),
     ("a Python int beyond 64 bits", lambda lib, a, b: a + b, [_t([1], "int8"), _s(2 ** 64 + 3)]),
@@ -439,7 +442,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("uint8 masked_fill -1", lambda lib, a: a.masked_fill(a == 0, -1), [_t([0, 1], "uint8")]),
     ("int8 masked_fill with a 0-d 1.5", lambda lib, a, b: a.masked_fill(a == 0, b),
      [_t([0, 1], "int8"), _t(1.5, F32, constant=True)]),
-    ("int32 masked_fill with a 0-d int64 max", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0], "int32"), _t(2 ** 63 - 1)]),
+    ("int32 masked_fill with a 0-d int64 max", lambda lib, a, b: a.masked_fill(a == 0, b),
+     [_t([0], "int32"), _t(2 ** 63 - 1)]),
     ("int masked_fill with a value that requires grad", lambda lib, a, b: a.masked_fill(a == 0, b), [_t([0]), _t(0.5)]),
     ("where with a float condition", lambda lib, c, a, b: lib.where(c, a, b), [_t([1.0]), _t([1]), _t([2])]),
     ("where with 1000 for int8", lambda lib, a: lib.where(a == 0, a, 1000), [_t([0], "int8")]),
@@ -466,9 +470,12 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("float32 @ float64", lambda lib, a, b: a @ b, [_t([[1.0, 2.0]], F32), _t([[1.0], [2.0]])]),
     ("bool @ bool", lambda lib, a, b: a @ b, [_t([[True]]), _t([[True]])]),
     # lerp, addcmul, addcdiv
-    ("lerp at weight 1 to inf", lambda lib, a, b, w: a.clone().lerp_(b, w), [_t([1.0, 2.0, -np.inf]), _t([3.0, np.inf, 1.0]), _t([0.5, 1.0, 0.0])]),
-    ("lerp with a float64 weight for float32", lambda lib, a, b, w: a.clone().lerp_(b, w), [_t([1.0], F32), _t([3.0], F32), _t([0.5])]),
-    ("addcmul_ of ints with value 0.5", lambda lib, a, b, c: a.clone().addcmul_(b, c, value=0.5), [_t([1, 2]), _t([3, 4]), _t([1, 1])]),
+    ("lerp at weight 1 to inf", lambda lib, a, b, w: a.clone().lerp_(b, w),
+     [_t([1.0, 2.0, -np.inf]), _t([3.0, np.inf, 1.0]), _t([0.5, 1.0, 0.0])]),
+    ("lerp with a float64 weight for float32", lambda lib, a, b, w: a.clone().lerp_(b, w),
+     [_t([1.0], F32), _t([3.0], F32), _t([0.5])]),
+    ("addcmul_ of ints with value 0.5", lambda lib, a, b, c: a.clone().addcmul_(b, c, value=0.5),
+     [_t([1, 2]), _t([3, 4]), _t([1, 1])]),
     ("addcdiv_ of ints", lambda lib, a, b, c: a.clone().addcdiv_(b, c), [_t([1.0, 2.0]), _t([3, 4]), _t([2, 2])]),
     ("addcmul of an empty result", lambda lib, a, b, c: lib.addcmul(a, b, c), [_t(np.zeros(0)), _t(0.0), _t(np.inf)]),
 ]

@@ -32,7 +32,8 @@ SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
 INDEX_DTYPES = st.sampled_from(["int64"] * 4 + ["int32"] * 2 + ["float32"])
 # for sums of products (the matrix products, einsum): no 1e30, as 1e30 * 1e30 + -inf is NaN or -inf
 # in float32 depending on whether the BLAS fuses the multiply-add (see test_torch_sweep_binary.py)
-SUMMED = st.one_of(*[st.floats(-4, 4, width=32)] * 4, st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30]))
+SUMMED = st.one_of(*[st.floats(-4, 4, width=32)] * 4,
+                   st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30]))
 
 
 def _summed(dtype):
@@ -96,7 +97,8 @@ def test_gather_matches_pytorch(torch_sweep, form, data):
     shape, x, dim, d = _tensor_and_dim(data, sw)
     sizes = list(shape) or [1]
     # the index: any size along dim, no larger than input elsewhere (now and then larger: an error)
-    idx_shape = [data.draw(st.integers(0, 3)) if i == d else data.draw(st.integers(0, n + (data.draw(st.integers(0, 6)) == 0)))
+    idx_shape = [data.draw(st.integers(0, 3)) if i == d
+                 else data.draw(st.integers(0, n + (data.draw(st.integers(0, 6)) == 0)))
                  for i, n in enumerate(sizes)][:len(shape)]
     if data.draw(st.integers(0, 6)) == 0:  # a wrong number of dims
         idx_shape = idx_shape + [1] if data.draw(st.booleans()) or not idx_shape else idx_shape[1:]
@@ -612,7 +614,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("scatter checks the dim before the value", lambda lib, x, i: x.scatter(1, i, value=math.inf), [_t([0]), _t([0])]),
     ("scatter_add with an empty index: src's gradient is zeros", lambda lib, x, i, s: x.scatter_add(0, i, s),
      [_t([1.0, 2.0]), _no_index(), _t(np.zeros(0))]),
-    ("scatter with reduce='multiply' of inf by 0", lambda lib, x, i, s: x.detach().scatter(0, i, s.detach(), reduce="multiply"),
+    ("scatter with reduce='multiply' of inf by 0",
+     lambda lib, x, i, s: x.detach().scatter(0, i, s.detach(), reduce="multiply"),
      [_t([np.inf, 1.0]), _t([0, 1]), _t([0.0, 2.0])]),
     # descending order of an integer dtype's minimum (negating it wrapped it onto itself)
     ("argsort descending of int64's minimum", lambda lib, x: x.argsort(descending=True, stable=True),
@@ -628,7 +631,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
      [_t(np.arange(12.0).reshape(2, 1, 2, 3)), _t(np.arange(18.0).reshape(3, 3, 2))]),
     ("einsum i... (implicit output: the ellipsis first)", lambda lib, a: lib.einsum("i...", a),
      [_t(np.arange(6.0).reshape(2, 3))]),
-    ("einsum ...i-> sums the ellipsis dims", lambda lib, a: lib.einsum("...i->", a), [_t(np.arange(6.0).reshape(2, 3))]),
+    ("einsum ...i-> sums the ellipsis dims", lambda lib, a: lib.einsum("...i->", a),
+     [_t(np.arange(6.0).reshape(2, 3))]),
     # shape ops
     ("movedim of several dims", lambda lib, x: lib.movedim(x, (0, 1), (2, 0)), [_t(np.arange(6.0).reshape(1, 2, 3))]),
     ("movedim to a repeated destination", lambda lib, x: lib.movedim(x, (0, 1), (0, 0)), [_t(np.zeros((1, 2)))]),

@@ -75,7 +75,8 @@ NO_GRADIENT = {"floor_divide", "floor_divide_method"}
 def _divisor_values(dtype):
     """Divisors: often 0 (an integer 0 is PyTorch's ZeroDivisionError), negative, +-inf, NaN."""
     if dtype.kind in "iu":
-        return st.one_of(st.integers(max(-3, np.iinfo(dtype).min), 3), st.sampled_from([0, 0, int(np.iinfo(dtype).max)]))
+        return st.one_of(st.integers(max(-3, np.iinfo(dtype).min), 3),
+                         st.sampled_from([0, 0, int(np.iinfo(dtype).max)]))
     if dtype.kind == "f":
         return st.one_of(st.floats(-4, 4, width=32), st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan]))
     return None
@@ -543,7 +544,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("tensor of a float -2.0 into uint8", lambda lib: lib.tensor([1.5, -2.0], dtype=lib.uint8), []),
     ("tensor of 1e300 is inf (no numpy warning)", lambda lib: lib.tensor([1e300, 1.0]), []),
     ("new_tensor of 300 into int8", lambda lib, a: a.new_tensor([300]), [_t([1], "int8")]),
-    ("tensor of float64 0-d tensors is float64", lambda lib, a, b: lib.tensor([a.detach(), b.detach()]), [_t(1.0), _t(2.0)]),
+    ("tensor of float64 0-d tensors is float64", lambda lib, a, b: lib.tensor([a.detach(), b.detach()]),
+     [_t(1.0), _t(2.0)]),
     ("tensor of an int and a float32 0-d tensor", lambda lib, a, b: lib.tensor([a, b.detach()]), [_t(1), _t(2.5, F32)]),
     ("short()", lambda lib, a: a.short(), [_t([1, 70000])]),
     ("char()", lambda lib, a: a.char(), [_t([1, 200])]),

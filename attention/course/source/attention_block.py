@@ -18,7 +18,7 @@ Your task, both halves:
 The grader compares your output and each gradient with what minitensor's autograd computes
 through the same six lines, composed from its ops.
 
-Grade it:   attention-grade attention_block attention_block.py        (more hints: attention-grade --hint 2 attention_block)
+Grade it:   attention-grade attention_block attention_block.py    (more hints: attention-grade --hint 2 attention_block)
 """
 import math
 

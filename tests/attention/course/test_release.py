@@ -109,7 +109,8 @@ SOURCE = '''def f(x):
 
 
 def test_a_stub_block_replaces_the_default_raise():
-    text = SOURCE + "    # BEGIN STUB\n    # y = y - 1\n    #\n    # raise NotImplementedError('write f')\n    # END STUB\n"
+    text = SOURCE + ("    # BEGIN STUB\n    # y = y - 1\n    #\n"
+                     "    # raise NotImplementedError('write f')\n    # END STUB\n")
     out = rel.strip_solutions(text, "unused")
     assert "return y * 2" not in out and "unused" not in out
     assert "    y = y - 1\n\n    raise NotImplementedError('write f')\n" in out

@@ -280,7 +280,8 @@ def test_cross_entropy_equals_its_composition_in_every_mode(layout, reduction, s
         target.reshape(-1)[::4] = -100
     weight = rng.uniform(0.25, 2.0, 5) if weighted else None
     kw = {"reduction": reduction, "label_smoothing": smoothing}
-    _check_same(lambda a: F.cross_entropy(a, mt.tensor(target), weight=None if weight is None else mt.tensor(weight), **kw),
+    _check_same(lambda a: F.cross_entropy(a, mt.tensor(target), weight=None if weight is None else mt.tensor(weight),
+                                          **kw),
                 lambda a: composed_cross_entropy(a, target, weight, **kw), [x])
 
 
@@ -386,11 +387,13 @@ def test_linear_only_some_inputs_need_a_gradient():
 def test_linear_with_a_1d_weight_works_and_mixed_dtypes_are_refused_as_in_pytorch():
     x = _t(np.arange(6.0).reshape(2, 3))
     assert_close(F.linear(x, _t([1.0, 2.0, 3.0])), [8.0, 26.0], **F64)  # (2, 3) @ (3,): PyTorch's 1-D weight
-    with pytest.raises(RuntimeError, match="^linear: input, weight and bias must have the same dtype, got float32, float64, float64"):
+    with pytest.raises(RuntimeError,
+                       match="^linear: input, weight and bias must have the same dtype, got float32, float64, float64"):
         F.linear(x.float(), _t(np.eye(3)), _t(np.zeros(3)))
     with pytest.raises(RuntimeError, match="linear: .* got float64, float64, float32"):
         F.linear(x, _t(np.eye(3)), _t(np.zeros(3)).float())
-    with pytest.raises(RuntimeError, match="matmul: expected both arguments to have the same dtype, got float32 and float64"):
+    with pytest.raises(RuntimeError,
+                       match="matmul: expected both arguments to have the same dtype, got float32 and float64"):
         x.float() @ _t(np.eye(3))
 
 

@@ -83,7 +83,8 @@ def test_normal_uniform_constant_zeros_ones():
     assert_normal(t.numpy(force=True), 0.5, mean=3.0)
     init.uniform_(t, -2.0, 4.0)
     assert t.numpy(force=True).min() >= -2.0 and t.numpy(force=True).max() < 4.0
-    assert t.numpy(force=True).mean() == pytest.approx(1.0, abs=0.02) and t.numpy(force=True).std() == pytest.approx(6 / math.sqrt(12), rel=0.02)
+    assert (t.numpy(force=True).mean() == pytest.approx(1.0, abs=0.02)
+            and t.numpy(force=True).std() == pytest.approx(6 / math.sqrt(12), rel=0.02))
     assert (init.constant_(t, 0.25).numpy(force=True) == 0.25).all()
     assert not init.zeros_(t).numpy(force=True).any()
     assert (init.ones_(t).numpy(force=True) == 1).all()

@@ -147,7 +147,8 @@ def test_softmax_module_uses_its_dim():
     x = np.random.default_rng(3).standard_normal((2, 3))
     for dim in (0, 1, -1):
         e = np.exp(x - x.max(axis=dim, keepdims=True))
-        np.testing.assert_allclose(nn.Softmax(dim=dim)(mt.tensor(x)).numpy(force=True), e / e.sum(axis=dim, keepdims=True), rtol=1e-12)
+        np.testing.assert_allclose(nn.Softmax(dim=dim)(mt.tensor(x)).numpy(force=True),
+                                   e / e.sum(axis=dim, keepdims=True), rtol=1e-12)
     assert repr(nn.Softmax(dim=-1)) == "Softmax(dim=-1)"
 
 

@@ -270,7 +270,8 @@ FOUND = [
     ("cross_entropy of a row holding +inf is NaN", lambda lib, x, t: lib.nn.functional.cross_entropy(x, t),
      [_leaf([[np.inf, 0.0]]), _leaf([1], "int64")]),
     ("cross_entropy of class probabilities refuses ignore_index >= 0",
-     lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, ignore_index=0), [_leaf([[0.0, 1.0]]), _leaf([[0.5, 0.5]])]),
+     lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, ignore_index=0),
+     [_leaf([[0.0, 1.0]]), _leaf([[0.5, 0.5]])]),
     ("cross_entropy of NaN and 1e30 logits", lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, reduction="none"),
      [_leaf([np.nan, 1e30], "float64"), _leaf(0, "int64")]),
     ("layer_norm of a float32 row whose variance overflows", lambda lib, x: lib.nn.functional.layer_norm(x, (2,)),
@@ -282,7 +283,8 @@ FOUND = [
     ("linear of inf and 0 (no numpy warning)", lambda lib, x, w: lib.nn.functional.linear(x, w),
      [_leaf([[0.0]]), _leaf([[np.inf]])]),
     ("layer_norm's backward of an inf row (no numpy warning)",
-     lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (1,), w, b), [_leaf([0.0], "float64"), _leaf([np.inf], "float64"),
+     lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (1,), w, b),
+     [_leaf([0.0], "float64"), _leaf([np.inf], "float64"),
                                                                          _leaf([0.0], "float64")]),
 ]
 

@@ -54,7 +54,8 @@ def test_binary_cross_entropy_with_logits_matches_pytorch(torch_sweep, dtype, re
     # targets in [0, 1] (soft labels too), sometimes of another shape or dtype: PyTorch's errors
     target_shape = shape if data.draw(st.integers(0, 7)) else data.draw(sw.broadcast_shapes(1))[0]
     target_dtypes = (dtype,) if data.draw(st.integers(0, 7)) else ("float32", "float64", "int64")
-    t = data.draw(sw.tensors(target_shape, target_dtypes, values=lambda d: st.floats(0, 1, width=32) if d.kind == "f" else st.integers(0, 1)))
+    t = data.draw(sw.tensors(target_shape, target_dtypes,
+                             values=lambda d: st.floats(0, 1, width=32) if d.kind == "f" else st.integers(0, 1)))
     ops, names = [x, t], []
     if with_weight:
         w_shape = data.draw(st.sampled_from([shape, shape[-1:], (), (3,)]))
@@ -203,7 +204,8 @@ FOUND = [  # (what, fn(lib, *operands), operands)
     ("pad with a float width", lambda lib, a: _F(lib).pad(a, (1.5, 1)), [_t([1.0])]),
     ("pad int8 with 300", lambda lib, a: _F(lib).pad(a, (1, 1), value=300), [_t([1], "int8")]),
     ("pad float32 with 1e300", lambda lib, a: _F(lib).pad(a, (1, 1), value=1e300), [_t([1.0])]),
-    ("pad that only crops checks no value", lambda lib, a: _F(lib).pad(a, (-1, 0), value=math.inf), [_t([1, 2], "int64")]),
+    ("pad that only crops checks no value", lambda lib, a: _F(lib).pad(a, (-1, 0), value=math.inf),
+     [_t([1, 2], "int64")]),
     ("pad by nothing checks no value", lambda lib, a: _F(lib).pad(a, (), value=math.inf), [_t(0, "int64")]),
     ("pad by nothing of an empty tensor", lambda lib, a: _F(lib).pad(a, (), value=math.inf), [_t([], "int64")]),
     ("one_hot of an empty tensor, 0 classes", lambda lib, a: _F(lib).one_hot(a, 0), [_t([], "int64")]),

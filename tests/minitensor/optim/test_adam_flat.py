@@ -67,4 +67,5 @@ def test_flat_state_is_per_parameter_views_and_the_snapshot_is_a_copy():
     snapshot = opt.state_dict()["state"][0]["exp_avg"].numpy(force=True).copy()
     opt.step()
     np.testing.assert_array_equal(opt.state_dict()["state"][0]["exp_avg"].numpy(force=True).shape, snapshot.shape)
-    assert not np.array_equal(opt.state[params[0]]["exp_avg"].numpy(force=True), snapshot)  # moved on; the snapshot did not
+    # moved on; the snapshot did not
+    assert not np.array_equal(opt.state[params[0]]["exp_avg"].numpy(force=True), snapshot)

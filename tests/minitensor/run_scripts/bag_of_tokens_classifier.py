@@ -47,7 +47,8 @@ with torch.no_grad():
 
 loader = DataLoader(Sequences(40), batch_size=8, drop_last=True)
 batch = next(iter(loader))
-print("batch:", sorted(batch), batch["tokens"].shape, batch["tokens"].dtype == torch.int64, batch["label"].dtype == torch.int64)
+print("batch:", sorted(batch), batch["tokens"].shape, batch["tokens"].dtype == torch.int64,
+      batch["label"].dtype == torch.int64)
 
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)

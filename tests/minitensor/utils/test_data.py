@@ -63,7 +63,8 @@ def samples(lib):
 def test_default_collate_matches_torch(torch):
     from torch.utils.data import default_collate as torch_collate
     for key in samples(mt)[0]:
-        assert_same_batch(default_collate([s[key] for s in samples(mt)]), torch_collate([s[key] for s in samples(torch)]))
+        assert_same_batch(default_collate([s[key] for s in samples(mt)]),
+                          torch_collate([s[key] for s in samples(torch)]))
     assert_same_batch(default_collate(samples(mt)), torch_collate(samples(torch)))
 
 
@@ -76,7 +77,8 @@ def test_default_collate_errors():
         default_collate([np.array(["a"]), np.array(["b"])])
 
 
-@pytest.mark.parametrize("n, batch_size, drop_last", [(10, 3, False), (10, 3, True), (9, 3, True), (2, 5, False), (2, 5, True)])
+@pytest.mark.parametrize("n, batch_size, drop_last",
+                         [(10, 3, False), (10, 3, True), (9, 3, True), (2, 5, False), (2, 5, True)])
 def test_unshuffled_batches_and_len_match_torch(torch, n, batch_size, drop_last):
     x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
     y = np.arange(n) % 3
@@ -141,7 +143,8 @@ def test_tensor_dataset_and_subset():
         Dataset()[0]
 
 
-@pytest.mark.parametrize("n, lengths", [(10, [3, 7]), (10, [0.3, 0.3, 0.4]), (11, [0.5, 0.5]), (7, [0.1, 0.2, 0.7]), (5, [5, 0])])
+@pytest.mark.parametrize("n, lengths",
+                         [(10, [3, 7]), (10, [0.3, 0.3, 0.4]), (11, [0.5, 0.5]), (7, [0.1, 0.2, 0.7]), (5, [5, 0])])
 def test_random_split_lengths_match_torch(torch, n, lengths):
     ours = random_split(range(n), lengths, generator=mt.Generator().manual_seed(0))
     theirs = torch.utils.data.random_split(range(n), lengths, generator=torch.Generator().manual_seed(0))
