@@ -2,7 +2,7 @@
 # checkout into with `pip install -e '.[test]'`; .ci/run makes a fresh one and calls these).
 #
 #   make lint            ruff: lint and import order (settings in ruff.toml)
-#   make test-fast       the suite without the tests marked slow, fewer examples per property
+#   make test-fast       the suite without the tests marked slow, 3 examples per property (about a minute)
 #   make test            the whole suite
 #   make typecheck       mypy over both packages and a strict user script (needs '.[typecheck]')
 #   make docs            the documentation site, built with mkdocs --strict (needs '.[docs]')

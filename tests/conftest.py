@@ -18,9 +18,9 @@ settings.register_profile(
     "ci", derandomize=True, max_examples=25, deadline=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-# `make test-fast`: every property test still runs, each on fewer examples (the op table's
-# forward, gradient and float32 checks of every op stay in the fast suite)
-settings.register_profile("fast", parent=settings.get_profile("ci"), max_examples=10)
+# `make test-fast`: every property test still runs, each on 3 examples (the op table's forward,
+# gradient, float32 and double-backward checks of every op stay in the fast suite)
+settings.register_profile("fast", parent=settings.get_profile("ci"), max_examples=3)
 settings.register_profile(
     "dev", max_examples=200, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -66,3 +66,13 @@ def _graph_node_names(t):
 def node_names():
     """A function: the names of the nodes of the graph that made a tensor."""
     return _graph_node_names
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With `-m "not slow"` (`make test-fast`), a test file marked slow as a whole is not even
+    imported: its collection (PyTorch, long parametrized sweeps) would cost more than the rest."""
+    if config.getoption("markexpr") != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return "\npytestmark = pytest.mark.slow" in collection_path.read_text() or None

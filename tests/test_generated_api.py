@@ -10,6 +10,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow  # runs the generator in a subprocess (`make check-generated` runs it too)
 def test_the_generated_stub_and_init_are_up_to_date():
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_api.py"), "--check"],
                          capture_output=True, text=True, cwd=ROOT)

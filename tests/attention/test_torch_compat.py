@@ -15,6 +15,9 @@ import attention  # noqa: E402
 import minitensor as mt  # noqa: E402
 from minitensor.testing import assert_close  # noqa: E402
 
+# a comparison with PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 TOL = dict(rtol=1e-9, atol=1e-10)
 
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from attention import walkthrough
 
@@ -73,6 +74,7 @@ def test_a_wrong_gradient_makes_the_script_fail(capsys, monkeypatch):
     assert "MISMATCH" in out and "FAILED" in out and "finite differences" in out
 
 
+@pytest.mark.slow  # runs the walkthrough twice in subprocesses
 def test_the_installed_command_and_python_m_run_the_same_walkthrough():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run([sys.executable, "-m", "attention.walkthrough"], capture_output=True, text=True,

@@ -57,6 +57,7 @@ def test_tutorial_checkpoint_resumes_training_exactly(tmp_path, map_location):
     assert train(mt, resumed, resumed_opt, 2) == train(mt, model, opt, 2)  # bit for bit
 
 
+@pytest.mark.slow  # a comparison with PyTorch
 def test_checkpoint_structure_matches_torch(tmp_path):
     torch = pytest.importorskip("torch")
     loaded = {}

@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import minitensor as mt
 from minitensor.testing import assert_close, default_tolerances, strategies as mst
@@ -159,6 +159,7 @@ def test_matmul_shapes_are_valid_for_matmul(shapes):
 def test_matmul_shapes_include_1d_and_batched_operands():
     seen = set()
 
+    @settings(max_examples=25)  # a coverage check: as many draws as the ci profile, whatever the profile
     @given(mst.matmul_shapes())
     def collect(shapes):
         a, b = shapes.input_shapes

@@ -8,6 +8,9 @@ import pytest
 import minitensor
 import minitensor.nn.functional as mF
 
+# a comparison with PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 tF = torch.nn.functional
 

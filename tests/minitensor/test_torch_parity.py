@@ -12,6 +12,9 @@ import minitensor
 import minitensor.nn.functional as mF
 from minitensor.testing import assert_close, strategies as mst
 
+# a comparison with PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 torch = pytest.importorskip("torch")
 tF = torch.nn.functional
 

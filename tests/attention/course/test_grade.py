@@ -32,6 +32,7 @@ HANG_ON_1D = "        while p.ndim == 1:\n            pass\n" + SOLUTION_LINE
 EXIT_ON_1D = "        import os\n        if p.ndim == 1:\n            os._exit(3)\n" + SOLUTION_LINE
 
 
+@pytest.mark.slow  # grades in subprocesses
 def test_an_endless_loop_in_a_backward_times_out_its_case_and_the_others_are_graded(tmp_path):
     result = grader.grade_exercise(EXERCISES["softmax"], _softmax_with(tmp_path, HANG_ON_1D), timeout=2)
     assert [c.status for c in result.cases] == ["timed out", "pass", "pass", "pass", "pass"]
@@ -125,6 +126,7 @@ def _check_gradescope_schema(results):
     assert results["max_score"] == sum(t["max_score"] for t in results["tests"])
 
 
+@pytest.mark.slow  # grades in subprocesses
 def test_gradescope_results_json_for_a_submission_folder(tmp_path):
     submission = tmp_path / "submission"
     _softmax_with(submission, HANG_ON_1D)
@@ -214,6 +216,7 @@ def test_help_shows_every_default(capsys):
         assert text in out, text
 
 
+@pytest.mark.slow  # grades in subprocesses
 def test_the_command_runs_from_any_folder(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     path = _softmax_with(tmp_path, SOLUTION_LINE, "mine.py")
@@ -234,6 +237,7 @@ def test_the_console_script_calls_main():
     assert getattr(importlib.import_module(module), func) is grader.main
 
 
+@pytest.mark.slow  # grades in subprocesses
 def test_spawn_where_fork_is_not_used_grades_the_same(monkeypatch, tmp_path):
     monkeypatch.setattr(grader, "_START_METHOD", "spawn")  # macOS and Windows
     result = grader.grade_exercise(EXERCISES["softmax"], _softmax_with(tmp_path, EXIT_ON_1D))

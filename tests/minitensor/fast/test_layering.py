@@ -161,6 +161,7 @@ def test_the_plain_path_in_this_process_gives_the_same_step():
     _assert_same(plain, speedy)
 
 
+@pytest.mark.slow  # runs a model step in a subprocess
 def test_minitensor_plain_leaves_the_speed_layer_out_and_the_step_is_the_same(tmp_path):
     script = tmp_path / "step.py"
     script.write_text(STEP)

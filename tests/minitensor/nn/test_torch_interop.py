@@ -10,6 +10,9 @@ torch = pytest.importorskip("torch")
 
 import minitensor as mt  # noqa: E402
 
+# a comparison with PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 
 def tree(lib):
     nn = lib.nn

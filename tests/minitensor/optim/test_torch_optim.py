@@ -8,6 +8,9 @@ torch = pytest.importorskip("torch")
 
 import minitensor as mt  # noqa: E402
 
+# a comparison with PyTorch: the full suite (and CI) runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(7)
 INIT = [RNG.standard_normal((4, 3)), RNG.standard_normal(3)]
 GRADS = [[RNG.standard_normal(w.shape) for w in INIT] for _ in range(5)]
