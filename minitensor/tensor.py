@@ -134,7 +134,7 @@ def refuse_foreign_byte_order(arr: NDArray[Any], where: str) -> None:
                          "first: arr.astype(arr.dtype.newbyteorder('='))")
 
 
-def _beyond_int64(data, arr, dtype, where):
+def _beyond_int64(data: Any, arr: NDArray[Any], dtype: DTypeLike | None, where: str) -> NDArray[Any]:
     """Python ints beyond int64 (numpy holds them as uint64, objects, or float64 beside floats or
     small ints): PyTorch reads each int as a C long long unless the tensor is float (asked for, or
     inferred from a float in the data) or bool, so elsewhere they are its overflow error."""
@@ -149,7 +149,7 @@ def _beyond_int64(data, arr, dtype, where):
     raise ValueError(f"{where}: overflow when unpacking long long: {big[0]} does not fit in int64")
 
 
-def _list_dtype(seq):
+def _list_dtype(seq: Any) -> Any:
     """PyTorch's dtype for a list holding numpy scalars: each keeps its own dtype (np.float64(1.) is
     float64) and Python numbers theirs (bool, int64, the default float), promoted together; None
     when the list holds no numpy scalar (numpy's inference, with floats at the default dtype, is it)."""
@@ -172,7 +172,7 @@ def _list_dtype(seq):
     return out
 
 
-def _flat(seq):
+def _flat(seq: Any) -> Iterator[Any]:
     for x in seq:
         if isinstance(x, (list, tuple)):
             yield from _flat(x)
@@ -180,7 +180,7 @@ def _flat(seq):
             yield x
 
 
-def _untensor(seq):
+def _untensor(seq: Any) -> Any:
     return [(_untensor(x) if isinstance(x, (list, tuple)) else (x._array if isinstance(x, Tensor) else x)) for x in seq]
 
 
@@ -193,7 +193,7 @@ class VersionCounter:
     __slots__ = ("value",)
     value: int
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.value = 0
 
 
@@ -485,7 +485,7 @@ def _raw(x: Any) -> Any:
 
 
 class _HookHandle:
-    def __init__(self, hooks, hook):
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
         self._hooks, self._hook = hooks, hook
 
     def remove(self) -> None:
@@ -522,7 +522,7 @@ def _size_arg(size: Sequence[Any], op: str) -> tuple[int, ...]:
         raise TypeError(f"{op}: expected ints or one tuple of ints, got {size!r}") from None
 
 
-def _format(t):
+def _format(t: Tensor) -> str:
     arr = t._array
     kind = arr.dtype.kind
     if kind == "f" and arr.size and np.isfinite(arr).all() and (arr == np.round(arr)).all() and np.abs(arr).max() < 1e8:
