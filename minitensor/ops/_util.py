@@ -34,8 +34,10 @@ def tensor_input(x, op, name="input"):
     return x
 
 
-def operator_method(cls: Any, name: str, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
-    """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two.
+def operator_method(cls: Any, name: str, reflected: bool = False,
+                    check: Callable[[Any, Any], None] | None = None) -> Callable[[Tensor, Any], Tensor]:
+    """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two, after
+    `check(a, b)` (the op's argument checks, which PyTorch makes before it computes) when given.
 
     A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
     turns anything else into one or refuses it with a clear error.
@@ -43,10 +45,16 @@ def operator_method(cls: Any, name: str, reflected: bool = False) -> Callable[[T
     apply = cls.apply
     if reflected:
         def method(self: Tensor, other: TensorOrNumber) -> Tensor:
-            return apply(other if type(other) in _PLAIN else operand(other, name), self)
+            other = other if type(other) in _PLAIN else operand(other, name)
+            if check is not None:
+                check(other, self)
+            return apply(other, self)
     else:
         def method(self: Tensor, other: TensorOrNumber) -> Tensor:
-            return apply(self, other if type(other) in _PLAIN else operand(other, name))
+            other = other if type(other) in _PLAIN else operand(other, name)
+            if check is not None:
+                check(self, other)
+            return apply(self, other)
     method.__name__ = method.__qualname__ = f"__r{name}__" if reflected else f"__{name}__"
     return method
 

@@ -253,7 +253,7 @@ _sub = _binary(Sub, "sub")
 @with_formulas(Sub)
 def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
-    _no_bool_subtraction(input, other)
+    check_subtraction(input, other)
     return _sub(input, _scaled("sub", input, other, alpha))
 
 
@@ -288,7 +288,7 @@ def minimum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
 def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     input, exponent = operand(input, "pow"), operand(exponent, "pow")
-    _check_power(input, exponent)
+    check_power(input, exponent)
     return Pow.apply(input, exponent)
 
 
@@ -399,9 +399,11 @@ def _power(a, b):
     return _numpy_binary("pow", _float_power, a, b)
 
 
-def _check_power(a, b):
+def check_power(a, b):
     """PyTorch's refusals of a power: of bool tensors (a bool to a Python bool power is allowed), of
     integers to a negative Python integer power, of a Python exponent that doesn't fit the integer dtype."""
+    if isinstance(a, Tensor) and a._array.dtype.kind == "f":
+        return  # a float base: a float power, which PyTorch computes for any exponent
     want = _dtype.result_dtype(raw(a), raw(b))
     if want == _dtype.bool_ and type(b) is not bool:
         raise RuntimeError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
@@ -462,7 +464,7 @@ def _is_bool(x):
     return isinstance(x, bool) or (isinstance(x, Tensor) and x._array.dtype == _dtype.bool_)
 
 
-def _no_bool_subtraction(a, b):
+def check_subtraction(a, b):
     """PyTorch refuses `-` with a bool operand (a mask is inverted with `~`, not `1 - mask` of bools)."""
     if _is_bool(a) and _is_bool(b):
         raise RuntimeError("sub: subtraction, the `-` operator, with two bool tensors is not supported; "

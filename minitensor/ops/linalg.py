@@ -51,7 +51,7 @@ class Matmul(Function):
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with numpy's rules for 1-D and batched inputs."""
     input, other = operand(input, "matmul"), operand(other, "matmul")
-    _check_operands(np.asarray(raw(input)), np.asarray(raw(other)))
+    check_matmul(input, other)
     return Matmul.apply(input, other)
 
 
@@ -163,6 +163,11 @@ def _diagonal(x: Tensor, term: str, equation: str) -> tuple[Tensor, str]:
         # an arange along the letter's own dim of the result; the repeats index with the same one
         key.append(np.arange(n).reshape([-1 if u == c else 1 for u in unique]))
     return x[tuple(key)], unique
+
+
+def check_matmul(a: Any, b: Any) -> None:
+    """matmul's argument checks on its two operands (tensors, or a number that fails the first)."""
+    _check_operands(np.asarray(raw(a)), np.asarray(raw(b)))
 
 
 def _check_operands(x, y):

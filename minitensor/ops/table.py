@@ -59,10 +59,11 @@ def function(name: str, fn: Callable[..., Any], *aliases: str) -> Row:
     return Row(name, fn, aliases, method=False)
 
 
-def operators(name: str, cls: type) -> list[Row]:
-    """`x (op) y` and `y (op) x`: the two dunder methods of a binary op node class."""
-    return [method(f"__{name}__", operator_method(cls, name)),
-            method(f"__r{name}__", operator_method(cls, name, reflected=True))]
+def operators(name: str, cls: type, check: Callable[[Any, Any], None] | None = None) -> list[Row]:
+    """`x (op) y` and `y (op) x`: the two dunder methods of a binary op node class, each running the
+    op's argument checks `check(a, b)` first when given (they live outside forward)."""
+    return [method(f"__{name}__", operator_method(cls, name, check=check)),
+            method(f"__r{name}__", operator_method(cls, name, reflected=True, check=check))]
 
 
 def checked_operators(name: str, fn: Callable[..., Any]) -> list[Row]:
@@ -86,7 +87,7 @@ OPS: list[Row] = [
     op("addcmul", A.addcmul, inplace=True),
     op("addcdiv", A.addcdiv, inplace=True),
     *operators("add", A.Add), *operators("mul", A.Mul), *operators("truediv", A.Div),
-    *checked_operators("sub", A.sub), *checked_operators("pow", A.pow),
+    *operators("sub", A.Sub, check=A.check_subtraction), *operators("pow", A.Pow, check=A.check_power),
     *checked_operators("mod", A.remainder), *checked_operators("floordiv", A.floor_divide),
     # ---- unary math (ops/unary.py) ---------------------------------------------------------
     op("neg", U.neg, "negative", inplace=True),
@@ -218,7 +219,7 @@ OPS: list[Row] = [
     function("where", I.where),
     # ---- linear algebra (ops/linalg.py) ----------------------------------------------------------
     op("matmul", L.matmul),
-    *checked_operators("matmul", L.matmul),
+    *operators("matmul", L.Matmul, check=L.check_matmul),
     op("mm", L.mm),
     op("bmm", L.bmm),
     op("dot", L.dot),
