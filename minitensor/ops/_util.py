@@ -35,28 +35,44 @@ def tensor_input(x, op, name="input"):
 
 
 def operator_method(cls: Any, name: str, reflected: bool = False,
-                    check: Callable[[Any, Any], None] | None = None) -> Callable[[Tensor, Any], Tensor]:
+                    check: Callable[[Any, Any], None] | None = None,
+                    prepare: Callable[[Any, Any], tuple[Any, Any]] | None = None,
+                    elementwise: bool = True) -> Callable[[Tensor, Any], Tensor]:
     """`tensor (op) other`, or with `reflected` `other (op) tensor`, as `cls.apply` on the two, after
-    `check(a, b)` (the op's argument checks, which PyTorch makes before it computes) when given.
+    `check(a, b)` (the op's argument checks, which PyTorch makes before it computes) and
+    `prepare(a, b)` (the operands in the op's dtype) when given. An `elementwise` op that can't
+    broadcast its operands raises PyTorch's error naming both shapes (`apply_elementwise`).
 
     A Tensor or a Python float or int (the common cases) goes to `cls.apply` as it is; `operand`
     turns anything else into one or refuses it with a clear error.
     """
     apply = cls.apply
-    if reflected:
-        def method(self: Tensor, other: TensorOrNumber) -> Tensor:
-            other = other if type(other) in _PLAIN else operand(other, name)
-            if check is not None:
-                check(other, self)
-            return apply(other, self)
-    else:
-        def method(self: Tensor, other: TensorOrNumber) -> Tensor:
-            other = other if type(other) in _PLAIN else operand(other, name)
-            if check is not None:
-                check(self, other)
-            return apply(self, other)
+
+    def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+        other = other if type(other) in _PLAIN else operand(other, name)
+        a, b = (other, self) if reflected else (self, other)
+        if check is not None:
+            check(a, b)
+        if prepare is not None:
+            a, b = prepare(a, b)
+        try:
+            return apply(a, b)
+        except ValueError:
+            if elementwise:
+                broadcast_shapes(name, np.shape(raw(a)), np.shape(raw(b)))
+            raise
     method.__name__ = method.__qualname__ = f"__r{name}__" if reflected else f"__{name}__"
     return method
+
+
+def apply_elementwise(cls: Any, name: str, a: Any, b: Any) -> Tensor:
+    """`cls.apply(a, b)` for an elementwise op: where numpy can't broadcast the two, PyTorch's error
+    naming both shapes (checked only after a failure, so the common case costs nothing)."""
+    try:
+        return cls.apply(a, b)
+    except ValueError:
+        broadcast_shapes(name, np.shape(raw(a)), np.shape(raw(b)))
+        raise
 
 
 def binary_method(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, TensorOrNumber], Tensor]:

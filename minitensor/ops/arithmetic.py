@@ -23,8 +23,17 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ..types import DType, Number, TensorOrNumber
-from ._util import broadcast_shapes, float_only, in_common_dtype, operand, raw, tensor_input, unbroadcast
-from .conversion import cast
+from ._util import (
+    apply_elementwise,
+    broadcast_shapes,
+    float_only,
+    in_common_dtype,
+    operand,
+    raw,
+    tensor_input,
+    unbroadcast,
+)
+from .conversion import cast, prepare_division, prepare_operands
 from .indexing import where
 from .unary import log
 
@@ -39,7 +48,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("add", np.add, a, b)
+        return _add_arrays(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -57,7 +66,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("sub", np.subtract, a, b)
+        return _subtract_arrays(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -73,7 +82,7 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("mul", np.multiply, a, b)
+        return _multiply_arrays(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -90,7 +99,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("div", _divide, a, b, _true_division_dtype(a, b))
+        return _divide(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -131,7 +140,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("maximum", np.maximum, a, b)
+        return _maximum_arrays(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -147,7 +156,7 @@ class Minimum(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _numpy_binary("minimum", np.minimum, a, b)
+        return _minimum_arrays(raw(a), raw(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -231,8 +240,10 @@ class Lerp(Function):
 # ---- the public functions ------------------------------------------------------------------------
 
 def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    prepare = prepare_division if cls is Div else prepare_operands  # (`sub` checks its bools first itself)
+
     def fn(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
-        return cls.apply(operand(input, name), operand(other, name))
+        return apply_elementwise(cls, name, *prepare(operand(input, name), operand(other, name)))
 
     fn.__name__ = name
     return with_formulas(cls)(fn)
@@ -275,13 +286,15 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
 def maximum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """The elementwise larger of input and other (two tensors of different dtypes are compared in their
     promoted dtype, as PyTorch compares them)."""
-    return Maximum.apply(*_promoted("maximum", input, other))
+    a, b = prepare_operands(operand(input, "maximum"), operand(other, "maximum"))
+    return apply_elementwise(Maximum, "maximum", a, b)
 
 
 @with_formulas(Minimum)
 def minimum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """The elementwise smaller of input and other (compared in the promoted dtype, as `maximum`)."""
-    return Minimum.apply(*_promoted("minimum", input, other))
+    a, b = prepare_operands(operand(input, "minimum"), operand(other, "minimum"))
+    return apply_elementwise(Minimum, "minimum", a, b)
 
 
 @with_formulas(Pow)
@@ -289,7 +302,7 @@ def pow(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
     """input ** exponent (either may be a number)."""
     input, exponent = operand(input, "pow"), operand(exponent, "pow")
     check_power(input, exponent)
-    return Pow.apply(input, exponent)
+    return apply_elementwise(Pow, "pow", input, exponent)
 
 
 @with_formulas(RoundedDiv)
@@ -358,16 +371,18 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 
 # ---- edge cases and dtype rules, named -----------------------------------------------------------
 
-@quietly("over", "invalid")  # inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
-def _numpy_binary(name, fn, a, b, dtype=None):
-    """fn on the operands' data, both converted to PyTorch's result dtype (or `dtype`) first, as
-    PyTorch computes, with an error naming the shapes."""
-    (x, y), _ = in_common_dtype(a, b, dtype=dtype)
-    try:
-        return np.asarray(fn(x, y))
-    except ValueError:
-        broadcast_shapes(name, np.shape(x), np.shape(y))
-        raise
+# inf - inf, inf * 0, overflow: NaN and inf, silently as in PyTorch
+_add_arrays = quiet(np.add, "over", "invalid")
+_subtract_arrays = quiet(np.subtract, "over", "invalid")
+_multiply_arrays = quiet(np.multiply, "over", "invalid")
+_maximum_arrays = quiet(np.maximum, "invalid")
+_minimum_arrays = quiet(np.minimum, "invalid")
+
+
+def prepare_subtraction(a, b):
+    """`-`'s operands: PyTorch's refusals of bools first (`check_subtraction`), then as `prepare_operands`."""
+    check_subtraction(a, b)
+    return prepare_operands(a, b)
 
 
 def _raise_to(a, b):
@@ -393,10 +408,10 @@ def _power(a, b):
     if want == _dtype.bool_:  # (`pow` let through only a Python bool exponent)
         return a._array if b else np.ones_like(a._array)
     if want.kind in "iu":
-        return _numpy_binary("pow", _integer_power, a, b)
+        return _integer_power(*in_common_dtype(a, b)[0])
     if type(b) in (int, float) and _exponent_changes(b, want):
         return _float_power(raw(a).astype(np.float64), b).astype(want)
-    return _numpy_binary("pow", _float_power, a, b)
+    return _float_power(*in_common_dtype(a, b)[0])
 
 
 def check_power(a, b):
@@ -442,12 +457,6 @@ def _log_of_base(a, b, dtype):
     return Tensor._make(np.where(b._array >= 0, 0.0, -np.inf).astype(dtype))
 
 
-def _true_division_dtype(a, b):
-    """The dtype `/` computes in: integers divide as the default float dtype (1 / 2 is 0.5), converted
-    to it first; None (the promoted dtype) otherwise."""
-    return None if _dtype.result_dtype(raw(a), raw(b)).kind == "f" else _dtype.get_default_dtype()
-
-
 def _integer_power(a, b):
     """a ** b for integer arrays, as PyTorch: a negative exponent gives 1 / a^|b| rounded toward 0,
     which is 1 for a = 1, +-1 for a = -1 and 0 otherwise (numpy refuses negative powers)."""
@@ -483,16 +492,6 @@ def _exponent_changes(v, dtype):
     if type(v) is int:
         return not np.isfinite(kept) or int(kept) != v
     return (kept == 0) != (v == 0) or bool(np.isinf(kept)) != math.isinf(v)
-
-
-def _promoted(op, a, b):
-    """The two operands, a tensor converted to the operands' promoted dtype where it has another
-    (a Cast node, so its gradient flows back in its own dtype); Python numbers stay numbers."""
-    a, b = operand(a, op), operand(b, op)
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype:
-        want = _dtype.result_dtype(raw(a), raw(b))
-        a, b = cast(a, want), cast(b, want)
-    return a, b
 
 
 def _extreme_vjp(ctx, g, a_loses, b_loses, tie):

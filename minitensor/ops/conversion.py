@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from ..tensor import Tensor, check_device, device as device_type
+from ..tensor import Tensor, _raw as raw, check_device, device as device_type
 from ..types import DeviceLike, DType, DTypeLike
 
 
@@ -87,3 +87,47 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 def clone(input: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged."""
     return Cast.apply(input, input.dtype, True)
+
+
+# ---- the operands of a binary op, in its result dtype -------------------------------------------
+
+def prepare_operands(a, b, want=None):
+    """The operands of a binary op in PyTorch's result dtype (or `want`), so the op's forward computes
+    in it: a tensor of another dtype gets a Cast node (its gradient flows back in its own dtype), a
+    Python int wraps into an integer dtype (-1 is 255 next to uint8). numpy would compute otherwise:
+    int8 * 2.5 in float64 where PyTorch gives float32, float32 * a 0-d float64 tensor in float64."""
+    if want is None:
+        if _in_one_dtype(a, b):
+            return a, b
+        want = _dtype.result_dtype(raw(a), raw(b))
+
+    def converted(x):
+        if isinstance(x, Tensor):
+            return cast(x, want)
+        if type(x) is int:  # (an np.ndarray when it wraps: its one value, now in range)
+            wrapped = _dtype.wrapped_int(x, want)
+            return wrapped if type(wrapped) is int else wrapped.item()
+        return x
+    return converted(a), converted(b)
+
+
+def prepare_division(a, b):
+    """`/`'s operands: as `prepare_operands`, but integers and bools divide in the default float
+    dtype (1 / 2 is 0.5), each converted to it directly (a 0-d int64 next to int32 is not cut to 32 bits)."""
+    if _in_one_dtype(a, b) and (a if isinstance(a, Tensor) else b)._array.dtype.kind == "f":
+        return a, b
+    want = _dtype.result_dtype(raw(a), raw(b))
+    return prepare_operands(a, b, want if want.kind == "f" else _dtype.get_default_dtype())
+
+
+def _in_one_dtype(a, b):
+    """Whether the two operands are already in their result dtype, in the common cases: two tensors of
+    one dtype, or a float tensor first and a Python float or 64-bit int."""
+    if not isinstance(a, Tensor):
+        return False
+    if isinstance(b, Tensor):
+        return a._array.dtype == b._array.dtype
+    return a._array.dtype.kind == "f" and (type(b) is float or type(b) is int and _INT64_MIN <= b <= _INT64_MAX)
+
+
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1

@@ -59,11 +59,14 @@ def function(name: str, fn: Callable[..., Any], *aliases: str) -> Row:
     return Row(name, fn, aliases, method=False)
 
 
-def operators(name: str, cls: type, check: Callable[[Any, Any], None] | None = None) -> list[Row]:
+def operators(name: str, cls: type, check: Callable[[Any, Any], None] | None = None,
+              prepare: Callable[[Any, Any], tuple[Any, Any]] | None = None, elementwise: bool = True) -> list[Row]:
     """`x (op) y` and `y (op) x`: the two dunder methods of a binary op node class, each running the
-    op's argument checks `check(a, b)` first when given (they live outside forward)."""
-    return [method(f"__{name}__", operator_method(cls, name, check=check)),
-            method(f"__r{name}__", operator_method(cls, name, reflected=True, check=check))]
+    op's argument checks `check(a, b)` and bringing the operands to the op's dtype with
+    `prepare(a, b)` first when given (both live outside forward)."""
+    kw = dict(check=check, prepare=prepare, elementwise=elementwise)
+    return [method(f"__{name}__", operator_method(cls, name, **kw)),
+            method(f"__r{name}__", operator_method(cls, name, reflected=True, **kw))]
 
 
 def checked_operators(name: str, fn: Callable[..., Any]) -> list[Row]:
@@ -86,8 +89,9 @@ OPS: list[Row] = [
     op("lerp", A.lerp, inplace=True),
     op("addcmul", A.addcmul, inplace=True),
     op("addcdiv", A.addcdiv, inplace=True),
-    *operators("add", A.Add), *operators("mul", A.Mul), *operators("truediv", A.Div),
-    *operators("sub", A.Sub, check=A.check_subtraction), *operators("pow", A.Pow, check=A.check_power),
+    *operators("add", A.Add, prepare=A.prepare_operands), *operators("mul", A.Mul, prepare=A.prepare_operands),
+    *operators("truediv", A.Div, prepare=A.prepare_division),
+    *operators("sub", A.Sub, prepare=A.prepare_subtraction), *operators("pow", A.Pow, check=A.check_power),
     *checked_operators("mod", A.remainder), *checked_operators("floordiv", A.floor_divide),
     # ---- unary math (ops/unary.py) ---------------------------------------------------------
     op("neg", U.neg, "negative", inplace=True),
@@ -219,7 +223,7 @@ OPS: list[Row] = [
     function("where", I.where),
     # ---- linear algebra (ops/linalg.py) ----------------------------------------------------------
     op("matmul", L.matmul),
-    *operators("matmul", L.Matmul, check=L.check_matmul),
+    *operators("matmul", L.Matmul, check=L.check_matmul, elementwise=False),
     op("mm", L.mm),
     op("bmm", L.bmm),
     op("dot", L.dot),

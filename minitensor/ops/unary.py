@@ -244,12 +244,12 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, lo, hi):
-        return np.clip(*_clamp_operands(x, lo, hi))
+        return np.clip(x._array, raw(lo), raw(hi))  # (one dtype: `clamp` converted the three)
 
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.inputs
-        to_x, to_lo, to_hi = _clamp_routes(*_clamp_operands(x, lo, hi))
+        to_x, to_lo, to_hi = _clamp_routes(x._array, raw(lo), raw(hi))
 
         def routed(where, shape):  # g where `where` holds, summed back to the input's shape
             return unbroadcast(g * Tensor._make(where.astype(g.dtype)), shape)
@@ -333,9 +333,8 @@ def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber 
             raise TypeError(f"clamp: {name} must be a number or a Tensor, got {type(bound).__name__} {bound!r}")
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    _clamp_operands(input, min, max)  # (refuses bool bounds PyTorch refuses and numbers that don't fit the dtype)
     broadcast_shapes("clamp", input.shape, *(np.shape(raw(v)) for v in (min, max) if v is not None))
-    return Clamp.apply(input, min, max)  # tensor bounds stay tensors: they get gradients too
+    return Clamp.apply(*_clamp_operands(input, min, max))  # tensor bounds stay tensors: they get gradients too
 
 
 
@@ -388,19 +387,19 @@ def _gelu_slope(x, approximate, tanh, erf, exp):
 
 
 def _clamp_operands(x, lo, hi):
-    """The data of x and of the bounds given, in PyTorch's result dtype of the three (as PyTorch
-    compares them); a number bound must fit that dtype (an int8 tensor can't be clamped at 1000)."""
+    """x and the bounds given, in PyTorch's result dtype of the three, as PyTorch compares them (a
+    tensor of another dtype by a Cast node, so its gradient flows back in its own dtype); a number
+    bound must fit that dtype (an int8 tensor can't be clamped at 1000) and becomes the number that
+    dtype holds (-1 is 255 for uint8)."""
     want = _dtype.result_dtype(*(raw(v) for v in (x, lo, hi) if v is not None))
     one_tensor_bound = (lo is None) != (hi is None) and isinstance(hi if lo is None else lo, Tensor)
     if want == _dtype.bool_ and not one_tensor_bound:  # PyTorch clamps bools at one tensor bound only
         raise RuntimeError("clamp: not implemented for bool tensors with these bounds (convert with .long())")
 
     def converted(v):
-        if v is None:
-            return None
-        if isinstance(v, Tensor):
-            return v._array if v._array.dtype == want else v._array.astype(want)
-        return _dtype.scalar_to(v, want, "clamp")
+        if v is None or isinstance(v, Tensor):
+            return v if v is None else cast(v, want)
+        return _dtype.scalar_to(v, want, "clamp").item()
     return converted(x), converted(lo), converted(hi)
 
 
