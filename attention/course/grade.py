@@ -10,10 +10,13 @@ r"""The grader: points per case, each case under a time limit, reports for a stu
 
 (`python -m attention.course ...` is the same command.) What is checked in a case is in
 `check.py`. The student's code never runs in the grader's own process: each exercise is graded
-in a child process, and a case that takes longer than --timeout seconds is stopped there (the
-child is killed and a new one carries on with the next case). So an endless loop in a backward
-costs its case, and a crash (os._exit, a segfault) costs its case: the other cases, and the other
-students of a --folder, are graded as usual.
+in a child process (confined as `sandbox.py` says) that sends back values only, over the
+channel of `channel.py`, whose messages are checked strictly and never unpickled; every verdict
+is computed here from those values. A case that takes longer than --timeout seconds is
+stopped (the child is killed, and the rest of that exercise skipped with one line); a crash
+(os._exit, a segfault) or a malformed message costs its case, and a new child carries on. So
+the other cases, and the other students of a --folder, are graded as usual. What this does not
+protect against is in docs/course.md: the student's code runs as the grader's user.
 
 Exit status: 0 when every case passes, 1 otherwise, 2 for a usage error.
 """
@@ -363,12 +366,12 @@ def find_file(folder, name):
     return None
 
 
-def grade_submission(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT):
+def grade_submission(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAULT_MEMORY):
     """One student's folder: each exercise's file graded (or scored 0 when it is missing)."""
     results = []
     for e in exercises:
         path = find_file(folder, e.name)
-        results.append(missing(e) if path is None else grade_exercise(e, path, seed, timeout))
+        results.append(missing(e) if path is None else grade_exercise(e, path, seed, timeout, memory))
     return results
 
 
@@ -439,12 +442,12 @@ def gradescope(results, visibility="visible", hint_tier=1):
             "tests": tests}
 
 
-def grade_folder(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, out=print):
+def grade_folder(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, out=print, memory=DEFAULT_MEMORY):
     """Every sub-folder of `folder` is one student: {student: [ExerciseResult]}, in name order."""
     grades = {}
     for student in sorted(d for d in os.listdir(folder)
                           if os.path.isdir(os.path.join(folder, d)) and not d.startswith((".", "__"))):
-        grades[student] = grade_submission(os.path.join(folder, student), exercises, seed, timeout)
+        grades[student] = grade_submission(os.path.join(folder, student), exercises, seed, timeout, memory)
         rs = grades[student]
         out(f"{student}: {sum(r.score for r in rs)}/{sum(r.max_score for r in rs)} ("
             + ", ".join(f"{r.exercise.name} {r.score}/{r.max_score}"
@@ -528,6 +531,8 @@ def parser():
     ap.add_argument("--force", action="store_true", help="with --release: overwrite files that exist")
     ap.add_argument("--timeout", type=_positive(float, "float"), default=DEFAULT_TIMEOUT, metavar="S",
                     help=f"seconds each case may take (default: {DEFAULT_TIMEOUT:g})")
+    ap.add_argument("--memory", type=_positive(int, "int"), default=DEFAULT_MEMORY, metavar="MB",
+                    help=f"megabytes the student's code may allocate, on POSIX (default: {DEFAULT_MEMORY})")
     ap.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)")
     return ap
 
@@ -604,7 +609,7 @@ def main(argv=None):
             print(f"wrote {p}")
         return 0
     if a.folder:
-        grades = grade_folder(a.folder, exercises, a.seed, a.timeout)
+        grades = grade_folder(a.folder, exercises, a.seed, a.timeout, memory=a.memory)
         if not grades:
             print(f"{a.folder} has no sub-folders: put each student's files in a folder of their own")
         if a.csv:
@@ -617,9 +622,9 @@ def main(argv=None):
             print("\n".join("  " + h for h in hint_lines(ex, tier)))
         return 0
     if os.path.isdir(a.path):
-        results = grade_submission(a.path, exercises, a.seed, a.timeout)
+        results = grade_submission(a.path, exercises, a.seed, a.timeout, a.memory)
     else:
-        results = [grade_exercise(exercises[0], a.path, a.seed, a.timeout)]
+        results = [grade_exercise(exercises[0], a.path, a.seed, a.timeout, a.memory)]
     for r in results:
         print("\n".join(report(r, tier)))
     if len(results) > 1:

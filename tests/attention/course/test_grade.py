@@ -190,6 +190,7 @@ def test_list_shows_every_exercise_with_its_points(capsys):
     (["softmax", __file__, "--timeout", "inf"], "argument --timeout: must be a number above 0, got inf"),
     (["softmax", __file__, "--timeout", "soon"], "argument --timeout: expected a number, got 'soon'"),
     (["softmax", __file__, "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["softmax", __file__, "--memory", "0"], "argument --memory: must be a number above 0, got 0"),
     (["--hint", "4", "softmax"], "argument --hint: hints come in tiers 1 to 3, got 4"),
     (["--csv", "out.csv"], "argument --csv: needs --folder"),
     (["--folder", "no_such_folder"], "argument --folder: no folder no_such_folder"),
@@ -216,7 +217,8 @@ def test_help_shows_every_default(capsys):
         grader.main(["--help"])
     assert info.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
-    for text in ("(default: 20)", "(default: 0)", "(default: 1)", "(default: visible)", "(default: none)",
+    for text in ("(default: 20)", "(default: 2048)", "(default: 0)", "(default: 1)", "(default: visible)",
+                 "(default: none)",
                  "(default with --folder and --release: all)"):
         assert text in out, text
 
