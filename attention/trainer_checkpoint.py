@@ -110,7 +110,7 @@ def chars_model_shapes(vocab_size: int, block_size: int, layers: int, d_model: i
     without building it (the test suite checks this against a built model's state_dict)."""
     shapes: dict[str, tuple[int, ...]] = {"tok_emb.weight": (vocab_size, d_model),
                                           "pos_emb.weight": (block_size, d_model)}
-    block = {"ln1.weight": (d_model,), "ln1.bias": (d_model,)}
+    block: dict[str, tuple[int, ...]] = {"ln1.weight": (d_model,), "ln1.bias": (d_model,)}
     for proj in ("w_q", "w_k", "w_v", "w_o"):
         block.update({f"attn.{proj}.weight": (d_model, d_model), f"attn.{proj}.bias": (d_model,)})
     block.update({"ln2.weight": (d_model,), "ln2.bias": (d_model,), "mlp.fc1.weight": (4 * d_model, d_model),

@@ -392,7 +392,7 @@ def graph_nodes(root):
     return _Nodes(inputs)
 
 
-class _Nodes(list):
+class _Nodes(list[Function]):
     def __init__(self, inputs):
         super().__init__(inputs)
         self.inputs = inputs

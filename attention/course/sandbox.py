@@ -23,7 +23,7 @@ import tempfile
 try:
     import resource
 except ImportError:  # Windows: no POSIX limits (docs/course.md says what that leaves)
-    resource = None
+    resource = None  # type: ignore[assignment]
 
 FILE_BYTES = 1 << 20  # the largest file the student's code may write (in the scratch folder)
 
