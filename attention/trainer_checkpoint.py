@@ -99,9 +99,64 @@ def load_checkpoint(path: str, cfg: Config, model: DecoderLM, optimizer: mt.opti
     return step, losses, evals
 
 
+# The largest architecture --generate-only builds from a checkpoint's config. A config is the file's
+# word, not a fact: block_size=2**40 or layers=10**7 would allocate or loop before any weight is read.
+ARCHITECTURE_LIMITS = {"block_size": 2 ** 16, "layers": 512, "heads": 1024, "d_model": 2 ** 14}
+VOCAB_LIMIT = 2 ** 20
+
+
+def chars_model_shapes(vocab_size: int, block_size: int, layers: int, d_model: int) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every weight of `DecoderLM(vocab_size, block_size, layers, d_model=d_model)`,
+    without building it (the test suite checks this against a built model's state_dict)."""
+    shapes: dict[str, tuple[int, ...]] = {"tok_emb.weight": (vocab_size, d_model),
+                                          "pos_emb.weight": (block_size, d_model)}
+    block: dict[str, tuple[int, ...]] = {"ln1.weight": (d_model,), "ln1.bias": (d_model,)}
+    for proj in ("w_q", "w_k", "w_v", "w_o"):
+        block.update({f"attn.{proj}.weight": (d_model, d_model), f"attn.{proj}.bias": (d_model,)})
+    block.update({"ln2.weight": (d_model,), "ln2.bias": (d_model,), "mlp.fc1.weight": (4 * d_model, d_model),
+                  "mlp.fc1.bias": (4 * d_model,), "mlp.fc2.weight": (d_model, 4 * d_model), "mlp.fc2.bias": (d_model,)})
+    for i in range(layers):
+        shapes.update({f"blocks.{i}.{k}": v for k, v in block.items()})
+    shapes.update({"ln_f.weight": (d_model,), "ln_f.bias": (d_model,), "head.weight": (vocab_size, d_model)})
+    return shapes
+
+
+def check_chars_architecture(path: str, saved: Any, chars: Any, weights: Any) -> None:
+    """Refuse a checkpoint whose config is out of bounds or doesn't describe its own weights, before
+    anything is built: a CheckpointError naming the file and the first thing that is wrong."""
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"{path}: its config is a {type(saved).__name__}, not a record of settings")
+    for key, limit in ARCHITECTURE_LIMITS.items():
+        value = saved.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+            raise CheckpointError(f"{path}: its config has {key}={value!r}; --generate-only builds models with "
+                                  f"{key} from 1 to {limit}")
+    if saved["d_model"] % saved["heads"]:
+        raise CheckpointError(f"{path}: its config has heads={saved['heads']}, which don't divide "
+                              f"d_model={saved['d_model']}")
+    if (not isinstance(chars, list) or not 1 <= len(chars) <= VOCAB_LIMIT
+            or not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) != len(chars)):
+        raise CheckpointError(f"{path}: its vocabulary is not a list of distinct characters")
+    if not isinstance(weights, dict) or not all(isinstance(v, mt.Tensor) for v in weights.values()):
+        raise CheckpointError(f"{path}: its model entry is not a state_dict of tensors")
+    layers = len({k.split(".")[1] for k in weights if k.startswith("blocks.")})
+    if layers != saved["layers"]:
+        raise CheckpointError(f"{path}: its config says layers={saved['layers']}, its weights hold {layers} blocks")
+    want = chars_model_shapes(len(chars), saved["block_size"], saved["layers"], saved["d_model"])
+    for name in sorted(set(want) | set(weights), key=lambda n: (n not in want, n)):
+        got = tuple(weights[name].shape) if name in weights else None
+        if got != want.get(name):
+            what = "missing" if got is None else f"of shape {got}"
+            expected = "not part of the model" if name not in want else f"of shape {want[name]}"
+            raise CheckpointError(f"{path}: weight '{name}' is {what}, but its config "
+                                  f"(block_size={saved['block_size']}, layers={saved['layers']}, "
+                                  f"d_model={saved['d_model']}, {len(chars)} characters) makes it {expected}")
+
+
 def load_chars_model(path: str) -> tuple[DecoderLM, list[str]]:
     """The chars model a checkpoint holds and its vocabulary, for --generate-only: the checkpoint
-    brings the architecture, so no data file and no settings are needed to rebuild it."""
+    brings the architecture, so no data file and no settings are needed to rebuild it. Its config is
+    checked against limits and against its own weights before anything is built."""
     ck = mt.load(path)
     if not isinstance(ck, dict) or "config" not in ck or "model" not in ck:
         raise CheckpointError(f"{path}: not a training checkpoint (no config or model entry)")
@@ -111,11 +166,12 @@ def load_chars_model(path: str) -> tuple[DecoderLM, list[str]]:
             raise CommandError(f"{path}: holds a model of the {saved.get('task')!r} task; --generate-only writes "
                                "text with a --task chars model")
         chars = json.loads(ck["vocab"])
+        check_chars_architecture(path, saved, chars, ck["model"])
         model = DecoderLM(len(chars), saved["block_size"], n_layer=saved["layers"], n_head=saved["heads"],
                           d_model=saved["d_model"], fused=True)
         model.load_state_dict(ck["model"])
-    except CommandError:
+    except (CommandError, CheckpointError):
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError) as e:
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError, RecursionError) as e:
         raise CheckpointError(f"{path}: does not hold a usable chars model ({type(e).__name__}: {e})") from e
     return model, chars

@@ -13,11 +13,15 @@ in the target's folder, flushes and fsyncs it, then `os.replace`s it over the ta
 POSIX and Windows) and fsyncs the folder, so a crash at any moment leaves either the old file or
 the new one, never half of one. A save killed outright (kill -9) leaves its temporary file behind;
 the next successful save of the same target removes such leftovers. Any unreadable file raises
-`CheckpointError` naming the path.
+`CheckpointError` naming the path, and so does a hostile one: a header claiming a shape larger
+than the bytes its member holds is refused before anything is allocated, metadata nested too
+deeply to walk is refused, and a big-endian array is read into the machine's own byte order (so
+its dtype is `float64`, never `>f8`).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -214,6 +218,8 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, wei
             # zipfile: a flipped bit can ask for an unknown method or a password
             NotImplementedError, RuntimeError) as e:
         raise CheckpointError(f"load: {where} is not a readable checkpoint (truncated or corrupt?): {e}") from e
+    except MemoryError as e:  # the size checks make this unlikely; still the file's fault, so said as such
+        raise CheckpointError(f"load: {where} asks for more memory than there is: {e}") from e
     if _META not in arrays:
         return {k: Tensor._make(v) for k, v in arrays.items()}
     meta_bytes = arrays.pop(_META)
@@ -225,6 +231,8 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, wei
             raise ValueError(f"format version {meta.get('version')!r}; this minitensor reads version {_VERSION}")
         used: set[str] = set()
         obj = _decode(meta["root"], arrays, used)
+    except RecursionError as e:  # json and _decode both recurse once per level of nesting
+        raise CheckpointError(f"load: {where} has metadata nested too deeply to read") from e
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(f"load: {where} has unreadable metadata: {e}") from e
     stray = sorted(set(arrays) - used)
@@ -239,7 +247,9 @@ def _read_npz(f, where):
         raise CheckpointError(f"load: {where} is a single .npy array, not an .npz checkpoint")
     with z:
         out = {}
+        members = set(z.zip.namelist())
         for name in z.files:
+            _check_claimed_size(z.zip, name + ".npy" if name + ".npy" in members else name, name, where)
             arr = z[name]
             if not isinstance(arr, np.ndarray):  # numpy hands back a member not named .npy as raw bytes
                 raise CheckpointError(f"load: {where} holds member '{name}', which is not a .npy array")
@@ -247,8 +257,39 @@ def _read_npz(f, where):
                 raise CheckpointError(
                     f"load: {where} holds entry '{name}' of dtype {arr.dtype}; only numeric arrays are allowed"
                 )
-            out[name] = arr
+            # a file written on a big-endian machine (or by hand) holds '>f8': the same numbers, read
+            # into this machine's order, so a float64 array's dtype is float64 like every other
+            out[name] = arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
         return out
+
+
+_DEFLATE_RATIO = 1032  # deflate never expands a byte of compressed data into more than about this many
+
+
+def _check_claimed_size(zf, member, name, where):
+    """Refuse a member whose .npy header claims more data than the member holds, before numpy
+    allocates it: a forged header of shape (2**40,) would otherwise be a MemoryError, not an error
+    naming the file."""
+    info = zf.getinfo(member)
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
+        raise CheckpointError(f"load: {where} entry '{name}' claims {info.file_size} bytes from "
+                              f"{info.compress_size} compressed ones; the file is corrupt or forged")
+    with zf.open(member) as fp:
+        if fp.read(6) != b"\x93NUMPY":
+            return  # not a .npy: the caller names it
+        fp.seek(0)
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:  # (3, 0) only differs in allowing UTF-8 field names; numpy reads it privately
+            shape, _, dtype = np.lib.format._read_array_header(fp, version)
+        held = info.file_size - fp.tell()
+    claimed = math.prod(shape) * dtype.itemsize
+    if claimed > held:
+        raise CheckpointError(f"load: {where} entry '{name}' claims shape {tuple(shape)} of {dtype} "
+                              f"({claimed} bytes) but holds only {held} bytes; the file is corrupt or forged")
 
 
 def _decode(node, arrays, used):

@@ -7,7 +7,8 @@ r"""A course kit: exercises that have students write backward passes, a grader, 
   NotImplementedError with hint 1.
 - `check.py`: one case checked, with one (yours, true) pair per wrong input, a note when the two
   differ by a constant factor, and errors shown at the student's own file and line.
-- `grade.py`: each case under a time limit in a child process; the report, Gradescope's
+- `grade.py`: each case under a time limit, the student's code in a child process that sends
+  back values only (`channel.py`: the checked messages; `sandbox.py`: the child's limits); the report, Gradescope's
   results.json, and a class's CSV; the `attention-grade` command (also `python -m attention.course`).
 
 The guide for students and teachers is docs/course.md.

@@ -14,8 +14,14 @@ The true gradient of a 'backward' exercise comes from central differences,
 
 in float64 with eps = 1e-6 (error about 1e-9) and u a random upstream gradient: with u all ones
 the gradient of a softmax would be 0 whatever the backward returns.
+
+Split in two (see `grade.py`): the `run_*` functions call the student's code, in the child
+process, and describe what came back as values (arrays, error lines); the `judge_*` functions,
+in the grader's process, check those values (through `channel.py`'s strict checks) against
+references computed there. So nothing the student's code does can reach a verdict.
 """
 import inspect
+import itertools
 import os
 import traceback
 
@@ -23,6 +29,21 @@ import numpy as np
 
 import minitensor
 from minitensor.autograd import Function, grad, no_grad
+
+from .channel import (
+    Malformed,
+    clip,
+    clip_lines,
+    decode,
+    encode,
+    expect_array,
+    expect_bool,
+    expect_dict,
+    expect_int,
+    expect_lines,
+    expect_shape,
+    expect_text,
+)
 
 EPS = 1e-6
 # against finite differences (error ~1e-9, and more where the output is large); against autograd
@@ -90,12 +111,21 @@ def _fallback(module, method):
     return getattr(found[0], method) if found else None
 
 
-def _error(e, module, path, what, method):
-    """(status, lines) for an exception from the student's side while doing `what`."""
-    if isinstance(e, NotImplementedError) and _raised_by_student(e, path):
-        return "not implemented", [f"NOT IMPLEMENTED: {e}"]
-    return "fail", ([f"ERROR in your code {what}:"]
-                    + ["  " + x for x in student_error(e, path, _fallback(module, method))])
+def describe_error(e, module, path, method):
+    """In the child: an exception from the student's side as values (their lines, and whether it
+    is their own NotImplementedError, i.e. a stub not written yet)."""
+    return {"lines": clip_lines(student_error(e, path, _fallback(module, method))),
+            "not_implemented": isinstance(e, NotImplementedError) and _raised_by_student(e, path),
+            "message": clip(str(e))}
+
+
+def _error_verdict(record, what, path):
+    """In the grader: (status, lines) for an error record the child sent."""
+    expect_dict(record, ("lines", "not_implemented", "message"), path)
+    lines = expect_lines(record["lines"], f"{path}.lines")
+    if expect_bool(record["not_implemented"], f"{path}.not_implemented"):
+        return "not implemented", [f"NOT IMPLEMENTED: {expect_text(record['message'], f'{path}.message')}"]
+    return "fail", [f"ERROR in your code {what}:"] + ["  " + x for x in lines]
 
 
 # ---- comparing gradients ---------------------------------------------------------------------------
@@ -197,56 +227,140 @@ def _describe_input(exercise, i):
     return f"input '{exercise.arg_names[i]}' (argument {i})"
 
 
-# ---- the three kinds of exercise -------------------------------------------------------------------
+# ---- the student's side, in the child ------------------------------------------------------------
 
-def check_case(exercise, module, path, case, seed):
-    """Grade one case: (status, lines)."""
+def arguments(args):
+    """The case's arguments as the child receives them: arrays for tensors, the rest as they are."""
+    return [("tensor", a.numpy(force=True)) if isinstance(a, minitensor.Tensor) else ("value", a) for a in args]
+
+
+def from_arguments(sent):
+    return [minitensor.from_numpy(v.copy()) if kind == "tensor" else v for kind, v in sent]
+
+
+def run_forward(module, path, entry, args):
+    """Call the student's function once: its output as float64 values, or its error."""
+    try:
+        got = getattr(module, entry)(*args)
+        if not isinstance(got, minitensor.Tensor):
+            return {"error": None, "type": clip(type(got).__name__), "values": None}
+        return {"error": None, "type": "Tensor", "values": np.array(got.numpy(force=True), dtype=np.float64)}
+    except Exception as e:  # noqa: BLE001 (whatever the student's code raises is reported, not raised)
+        return {"error": describe_error(e, module, path, "forward"), "type": None, "values": None}
+
+
+def run_gradients(module, path, entry, args, floats, u):
+    """The node that made the output (its name and module), then the gradients of <u, out> for the
+    float inputs, as computed by the student's backward."""
+    fn = getattr(module, entry)
+    out = {"probe_error": None, "node": None, "grad_error": None, "grads": None}
+    try:
+        probe = fn(*[a.detach().requires_grad_(True) if i in floats else a for i, a in enumerate(args)])
+        node = probe.grad_fn
+        if node is None:
+            return out
+        out["node"] = [clip(node.name()), clip(type(node).__module__)]
+    except Exception as e:  # noqa: BLE001 (say, .numpy() on an input that requires grad)
+        out["probe_error"] = describe_error(e, module, path, "forward")
+        return out
+    if type(node).__module__ != module.__name__:
+        return out
+    try:
+        out["grads"] = _gradients(fn, args, floats, u)
+    except Exception as e:  # noqa: BLE001
+        out["grad_error"] = describe_error(e, module, path, "backward")
+    return out
+
+
+def _order_limit(n_nodes):
+    return 2 * n_nodes + 100  # an order with a few duplicates is still described in full
+
+
+def run_order(module, path, entry, case, seed):
+    """Call topological_order on the case's graph; describe each entry of what it returned by its
+    index in the graph (`graph_nodes` numbers them the same way in the grader)."""
+    root = case.make(np.random.default_rng(seed))[0].grad_fn
+    nodes = graph_nodes(root)
+    index = {id(n): k for k, n in enumerate(nodes)}
+    try:
+        order = getattr(module, entry)(root)
+        if not isinstance(order, (list, tuple)) and hasattr(order, "__iter__"):
+            order = list(itertools.islice(order, _order_limit(len(nodes)) + 1))  # a generator is a fine answer
+    except Exception as e:  # noqa: BLE001
+        return {"error": describe_error(e, module, path, None), "returned": None, "length": 0, "entries": []}
+    if not isinstance(order, (list, tuple)):
+        return {"error": None, "returned": clip(type(order).__name__), "length": 0, "entries": []}
+    entries = []
+    for n in order[:_order_limit(len(nodes))]:
+        if isinstance(n, minitensor.Tensor):
+            entries.append(["leaf", [int(d) for d in n.shape]])
+        elif isinstance(n, Function):
+            entries.append(["node", index[id(n)]] if id(n) in index else ["foreign", clip(type(n).__name__)])
+        else:
+            entries.append(["other", clip(type(n).__name__)])
+    return {"error": None, "returned": "list", "length": len(order), "entries": entries}
+
+
+# ---- the grader's side: verdicts from those values --------------------------------------------------
+
+def judge_case(exercise, case, seed, module_name, call):
+    """Grade one case: (status, lines). `call(kind, payload)` has the student's side run (in a child
+    process, or here for `check_case`) and returns its decoded record; every verdict is computed here
+    from those values against references computed here. A record that is not exactly what was asked
+    for raises Malformed."""
     rng = np.random.default_rng(seed)
-    fn = getattr(module, exercise.entry)
     if exercise.kind == "order":
-        return _check_order(exercise, module, path, fn, case, rng)
-    return _check_function(exercise, module, path, fn, case, rng)
+        return _judge_order(exercise, case, rng, call("order", seed))
+    return _judge_function(exercise, case, rng, module_name, call)
 
 
-def _check_function(exercise, module, path, fn, case, rng):
+def _judge_function(exercise, case, rng, module_name, call):
     args = case.make(rng)
     floats = [i for i, a in enumerate(args) if isinstance(a, minitensor.Tensor) and a.dtype.kind == "f"]
+    given = exercise.kind == "backward"
 
     # 1. the forward, against the reference made of minitensor's ops
-    try:
-        got = fn(*args)
-    except Exception as e:  # noqa: BLE001 (whatever the student's code raises is reported, not raised)
-        return _error(e, module, path, "in the forward", "forward")
+    record = expect_dict(call("forward", arguments(args)), ("error", "type", "values"))
+    if record["error"] is not None:
+        return _error_verdict(record["error"], "in the forward", "error")
     want = exercise.reference(*args)
-    given = exercise.kind == "backward"
-    if not isinstance(got, minitensor.Tensor) or tuple(got.shape) != tuple(want.shape):
-        shape = tuple(got.shape) if isinstance(got, minitensor.Tensor) else type(got).__name__
+    if record["values"] is None:
+        shape = expect_text(record["type"], "type")
+    else:
+        yours = expect_array(record["values"], "values")
+        shape = yours.shape
+    if shape != tuple(want.shape):
         return "fail", [f"WRONG FORWARD: your output is {shape}, the right one has shape {tuple(want.shape)}"
                         + ("; the forward was given: restore it" if given else "")]
-    yours, true = got.numpy(force=True).astype(np.float64), want.numpy(force=True).astype(np.float64)
+    true = want.numpy(force=True).astype(np.float64)
     if not np.allclose(yours, true, rtol=1e-7, atol=1e-9):
         diff = np.abs(yours - true)
         j = tuple(int(x) for x in np.unravel_index(int(np.argmax(np.where(np.isnan(diff), np.inf, diff))), true.shape))
         return "fail", [f"WRONG FORWARD: element {_fmt_index(j)} of your output is {yours[j]:.6g}, it should be "
                         f"{true[j]:.6g}" + ("; the forward was given: restore it" if given else "")]
 
-    # 2. the output must come from the student's own Function (composing library ops would be no exercise)
-    try:
-        probe = fn(*[a.detach().requires_grad_(True) if i in floats else a for i, a in enumerate(args)])
-    except Exception as e:  # noqa: BLE001 (say, .numpy() on an input that requires grad)
-        return _error(e, module, path, "in the forward, on inputs that require grad", "forward")
-    node = probe.grad_fn
-    if node is None or type(node).__module__ != module.__name__:
-        made = "no graph node" if node is None else f"'{node.name()}' of {type(node).__module__}"
+    # 2. the output must come from the student's own Function (composing library ops would be no
+    # exercise). The child reports the node: a lie here gains nothing the gradients don't check
+    u = np.asarray(rng.standard_normal(tuple(want.shape)))
+    record = expect_dict(call("gradients", (floats, u)), ("probe_error", "node", "grad_error", "grads"))
+    if record["probe_error"] is not None:
+        return _error_verdict(record["probe_error"], "in the forward, on inputs that require grad", "probe_error")
+    node = record["node"]
+    if node is not None and (not isinstance(node, list) or len(node) != 2):
+        raise Malformed("node should be [name, module]")
+    if node is None or expect_text(node[1], "node[1]") != module_name:
+        made = "no graph node" if node is None else f"'{expect_text(node[0], 'node[0]')}' of {node[1]}"
         return "fail", [f"NOT YOUR FUNCTION: the output was made by {made}, not by a Function defined in your file; "
                         "the exercise is to write that Function's backward"]
 
     # 3. every float input's gradient, one (yours, true) pair for each that is wrong
-    u = np.asarray(rng.standard_normal(tuple(want.shape)))
-    try:
-        analytic = _gradients(fn, args, floats, u)
-    except Exception as e:  # noqa: BLE001
-        return _error(e, module, path, "in the backward", "backward")
+    if record["grad_error"] is not None:
+        return _error_verdict(record["grad_error"], "in the backward", "grad_error")
+    grads = record["grads"]
+    if not isinstance(grads, list) or len(grads) != len(floats):
+        raise Malformed(f"grads should be a list of {len(floats)} gradients")
+    analytic = [None if g is None else expect_array(g, f"grads[{k}]", args[i].shape)
+                for k, (i, g) in enumerate(zip(floats, grads))]
     if exercise.kind == "backward":
         # differences of the reference: its forward equals theirs (checked above), and it prints nothing
         truth, tol = "finite differences", NUMERIC_TOL
@@ -262,8 +376,9 @@ def _check_function(exercise, module, path, fn, case, rng):
     return ("fail" if lines else "pass"), lines
 
 
-def _nodes(root):
-    """Every node reachable from `root`, and for each the nodes that made its inputs."""
+def graph_nodes(root):
+    """Every node reachable from `root` (a list, the same order in the child and in the grader),
+    and for each the nodes that made its inputs (a dict)."""
     inputs, stack = {root: []}, [root]
     while stack:
         node = stack.pop()
@@ -274,20 +389,53 @@ def _nodes(root):
             if child not in inputs:
                 inputs[child] = []
                 stack.append(child)
-    return inputs
+    return _Nodes(inputs)
+
+
+class _Nodes(list[Function]):
+    def __init__(self, inputs):
+        super().__init__(inputs)
+        self.inputs = inputs
+
+
+class _Entry:
+    """An entry of the student's order that is no node of the graph: a leaf, a node from elsewhere,
+    or something else."""
+
+    def __init__(self, kind, what):
+        self.kind, self.what = kind, what
+
+    def name(self):
+        return str(self.what)
+
+
+def _entries(record, nodes):
+    expect_dict(record, ("error", "returned", "length", "entries"))
+    length = expect_int(record["length"], "length")
+    if not isinstance(record["entries"], list) or len(record["entries"]) != min(length, _order_limit(len(nodes))):
+        raise Malformed("entries should describe the order's entries")
+    order = []
+    for k, e in enumerate(record["entries"]):
+        if not isinstance(e, list) or len(e) != 2 or e[0] not in ("leaf", "node", "foreign", "other"):
+            raise Malformed(f"entries[{k}] should be [kind, what]")
+        if e[0] == "node":
+            order.append(nodes[expect_int(e[1], f"entries[{k}][1]", 0, len(nodes) - 1)])
+        elif e[0] == "leaf":
+            order.append(_Entry("leaf", expect_shape(e[1], f"entries[{k}][1]")))
+        else:
+            order.append(_Entry(e[0], expect_text(e[1], f"entries[{k}][1]")))
+    return order
 
 
 def _order_problems(order, inputs):
     """What is wrong with `order` as a topological order of the graph `inputs`, in words."""
-    if not isinstance(order, (list, tuple)):
-        return [f"topological_order returned a {type(order).__name__}, not a list of nodes"]
-    leaves = [n for n in order if isinstance(n, minitensor.Tensor)]
+    leaves = [n for n in order if isinstance(n, _Entry) and n.kind == "leaf"]
     if leaves:
-        return [f"your order holds a leaf tensor of shape {tuple(leaves[0].shape)}: list only nodes (grad_fn "
+        return [f"your order holds a leaf tensor of shape {leaves[0].what}: list only nodes (grad_fn "
                 "objects); a leaf has no backward to run"]
-    others = [n for n in order if not isinstance(n, Function)]
+    others = [n for n in order if isinstance(n, _Entry) and n.kind == "other"]
     if others:
-        return [f"your order holds a {type(others[0]).__name__}, not a node: list the grad_fn objects"]
+        return [f"your order holds a {others[0].what}, not a node: list the grad_fn objects"]
     problems, position = [], {}
     for k, node in enumerate(order):
         if node in position:
@@ -309,12 +457,9 @@ def _order_problems(order, inputs):
     return problems
 
 
-def _walkable(order):
-    return isinstance(order, (list, tuple)) and all(isinstance(n, Function) for n in order)
-
-
 def _walk(root, g, order):
-    """Backpropagate through the graph in `order` as given (run twice, out of turn or never)."""
+    """Backpropagate through the graph in `order` as given (run twice, out of turn or never). Only
+    the library's own nodes run: the order is all the student contributed."""
     pending, leaves = {root: g}, {}
     with no_grad():
         for node in order:
@@ -332,19 +477,22 @@ def _walk(root, g, order):
     return leaves
 
 
-def _check_order(exercise, module, path, fn, case, rng):
+def _judge_order(exercise, case, rng, record):
     out, leaves = case.make(rng)
     u = minitensor.from_numpy(np.asarray(rng.standard_normal(tuple(out.shape))))
     root = out.grad_fn
-    try:
-        order = fn(root)
-        if not isinstance(order, (list, tuple)) and hasattr(order, "__iter__"):
-            order = list(order)  # a generator is a fine answer
-    except Exception as e:  # noqa: BLE001
-        return _error(e, module, path, "in topological_order", None)
-    inputs = _nodes(root)
-    problems = _order_problems(order, inputs)
-    if problems and not _walkable(order):
+    nodes = graph_nodes(root)
+    order = _entries(record, nodes)
+    if record["error"] is not None:
+        return _error_verdict(record["error"], "in topological_order", "error")
+    if record["returned"] != "list":
+        return "fail", [f"topological_order returned a {expect_text(record['returned'], 'returned')}, not a list "
+                        "of nodes"]
+    if record["length"] > _order_limit(len(nodes)):
+        return "fail", [f"your order has {record['length']} entries, for a graph of {len(nodes)} nodes: each node "
+                        "must be in it once"]
+    problems = _order_problems(order, nodes.inputs)
+    if problems and any(isinstance(n, _Entry) and n.kind != "foreign" for n in order):
         return "fail", problems
     yours = _walk(root, u, order)
     true = grad([out], list(leaves.values()), grad_outputs=[u], retain_graph=True)
@@ -356,3 +504,23 @@ def _check_order(exercise, module, path, fn, case, rng):
                                tol=AUTOGRAD_TOL, zero_note=False)
     lines += problems
     return ("fail" if lines else "pass"), lines
+
+
+def check_case(exercise, module, path, case, seed):
+    """Grade one case in this process, against a module already imported here: (status, lines).
+
+    The same two halves as `grade.py` runs, joined by the same encoding and checks; but the
+    student's code runs here, so use this for a trusted module only (the grader never does)."""
+    state = {}
+
+    def call(kind, payload):
+        if kind == "forward":
+            state["args"] = from_arguments(payload)
+            record = run_forward(module, path, exercise.entry, state["args"])
+        elif kind == "gradients":
+            record = run_gradients(module, path, exercise.entry, state["args"], *payload)
+        else:
+            record = run_order(module, path, exercise.entry, case, payload)
+        return decode(encode(record))
+
+    return judge_case(exercise, case, seed, module.__name__, call)

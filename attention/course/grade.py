@@ -10,10 +10,13 @@ r"""The grader: points per case, each case under a time limit, reports for a stu
 
 (`python -m attention.course ...` is the same command.) What is checked in a case is in
 `check.py`. The student's code never runs in the grader's own process: each exercise is graded
-in a child process, and a case that takes longer than --timeout seconds is stopped there (the
-child is killed and a new one carries on with the next case). So an endless loop in a backward
-costs its case, and a crash (os._exit, a segfault) costs its case: the other cases, and the other
-students of a --folder, are graded as usual.
+in a child process (confined as `sandbox.py` says) that sends back values only, over the
+channel of `channel.py`, whose messages are checked strictly and never unpickled; every verdict
+is computed here from those values. A case that takes longer than --timeout seconds is
+stopped (the child is killed, and the rest of that exercise skipped with one line); a crash
+(os._exit, a segfault) or a malformed message costs its case, and a new child carries on. So
+the other cases, and the other students of a --folder, are graded as usual. What this does not
+protect against is in docs/course.md: the student's code runs as the grader's user.
 
 Exit status: 0 when every case passes, 1 otherwise, 2 for a usage error.
 """
@@ -21,20 +24,40 @@ import argparse
 import contextlib
 import csv
 import importlib.util
-import io
 import json
 import math
 import multiprocessing
 import os
+import shutil
+import signal
 import sys
+import tempfile
+import time
 import warnings
 
-from . import release as _release
-from .check import check_case, student_error
+from . import check, release as _release, sandbox
+from .channel import (
+    CLOSED,
+    MAX_PRINTED,
+    TIMED_OUT,
+    Malformed,
+    Reader,
+    clip,
+    clip_lines,
+    decode,
+    expect_dict,
+    expect_int,
+    expect_lines,
+    expect_text,
+    send,
+)
+from .check import describe_error, from_arguments, judge_case, run_forward, run_gradients, run_order, student_error
 from .exercises import EXERCISES, find
 
 DEFAULT_TIMEOUT = 20.0
+DEFAULT_MEMORY = 2048  # MB the student's code may allocate (address space beyond what the child starts with)
 _PRINTED_LINES = 10  # of what the student's code printed, shown under its case
+MAX_PRINTED_TOTAL = 20000  # characters of output shown for one exercise, whatever its cases printed
 
 
 class CaseResult:
@@ -80,9 +103,13 @@ class ExerciseResult:
 
 # ---- running the student's code in a child process -------------------------------------------------
 
-def load_student(path):
+def module_name(path):
+    return "student_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+
+
+def load_student(path, name=None):
     """Import the student's file as a module of its own."""
-    name = "student_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    name = name or module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # so the student's file may use dataclasses, pickling ...
@@ -90,128 +117,238 @@ def load_student(path):
     return module
 
 
-def _printed(buffer):
+def _printed(text, dropped=0):
     """What the student's code printed, for the report (their prints are how they debug)."""
-    text = buffer.getvalue().rstrip("\n")
+    text = text.rstrip("\n")
     if not text:
         return []
-    lines = text.splitlines()
+    lines = [clip(x) for x in text.splitlines()]
     more = [f"  ... ({len(lines) - _PRINTED_LINES} more lines)"] if len(lines) > _PRINTED_LINES else []
+    if dropped:
+        more.append(f"  ... ({dropped} more characters not kept: the grader keeps {MAX_PRINTED} a case)")
     return ["your code printed:"] + ["  " + x for x in lines[:_PRINTED_LINES]] + more
 
 
-def _child(name, path, first, seed, conn):
-    """In the child: load the student's file, then grade cases first, first + 1, ..., one message each."""
+def _child(name, path, student, scratch, cpu_seconds, memory_bytes, requests, replies):
+    """In the child: confine itself, load the student's file, then run what the grader asks (one
+    case's forward, its gradients, an order) and send back the values, never a verdict."""
     exercise = find(name)
-    buffer = io.StringIO()
+    sandbox.limit(scratch, cpu_seconds, memory_bytes, keep_fds=(requests.fileno(), replies.fileno()))
+    captured = sandbox.Captured(MAX_PRINTED)
+    sys.stdout = sys.stderr = captured
+
+    def reply(kind, case, record):
+        send(replies, {"t": kind, "case": case, "printed": captured.text(), "dropped": captured.dropped,
+                       "record": record})
+        captured.__init__(MAX_PRINTED)
+
     try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            module = load_student(path)
+        module = load_student(path, student)
     except BaseException as e:  # noqa: BLE001 (a SyntaxError, an import error, sys.exit at the top ...)
-        conn.send(("load error", ["could not load your file:"] + ["  " + x for x in student_error(e, path)]
-                   + _printed(buffer)))
+        reply("load error", None, clip_lines(["could not load your file:"]
+                                             + ["  " + x for x in student_error(e, path)]))
         return
     if not callable(getattr(module, exercise.entry, None)):
-        conn.send(("load error", [f"your file defines no function '{exercise.entry}': keep the name the "
-                                  "exercise file uses"]))
+        reply("load error", None, [f"your file defines no function '{exercise.entry}': keep the name the "
+                                   "exercise file uses"])
         return
-    conn.send(("loaded", None))
-    for n in range(first, len(exercise.cases)):
-        buffer = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-                status, lines = check_case(exercise, module, path, exercise.cases[n], seed + n)
-        except BaseException as e:  # noqa: BLE001 (sys.exit or KeyboardInterrupt raised by the student's code)
-            status, lines = "fail", ["ERROR in your code:"] + ["  " + x for x in student_error(e, path)]
-        conn.send(("case", n, status, lines + _printed(buffer)))
-        if status == "not implemented":
+    reply("loaded", None, None)
+    args = None
+    while True:
+        request = requests.recv()  # from the grader: trusted
+        if request[0] == "stop":
             return
+        kind, n, payload = request
+        try:
+            if kind == "forward":
+                args = from_arguments(payload)
+                record = run_forward(module, path, exercise.entry, args)
+            elif kind == "gradients":
+                record = run_gradients(module, path, exercise.entry, args, *payload)
+            else:
+                record = run_order(module, path, exercise.entry, exercise.cases[n], payload)
+        except BaseException as e:  # noqa: BLE001 (sys.exit or KeyboardInterrupt raised by the student's code)
+            kind, record = "error", describe_error(e, module, path, None)
+        reply(kind, n, record)
 
 
-_TIMED_OUT = object()
 _START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 
-def _receive(conn, timeout):
-    """The child's next message, None when it died first, _TIMED_OUT when it took too long."""
-    if not conn.poll(timeout):
-        return _TIMED_OUT
-    try:
-        return conn.recv()
-    except (EOFError, OSError):
-        return None
+class _TimedOut(Exception):
+    pass
 
 
-def _start(name, path, first, seed):
-    # fork: the child starts at once, with minitensor already imported. Elsewhere spawn, which
-    # imports it again (slower, the same results): macOS has fork, but its system libraries
-    # (Accelerate, numpy's BLAS there) are not safe to use in a forked child
-    ctx = multiprocessing.get_context(_START_METHOD)
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(name, path, first, seed, send), daemon=True)
-    with warnings.catch_warnings():
-        # Python 3.12+ warns that forking a process with threads (BLAS's) may deadlock; the child
-        # runs only the grader and the student's code, and numpy's BLAS resets itself at fork
-        warnings.simplefilter("ignore", DeprecationWarning)
-        proc.start()
-    send.close()  # the child holds the only sending end now, so its death reads as end of file
-    return proc, receive
+class _Closed(Exception):
+    pass
 
 
-def _stop(proc, conn):
-    if proc.is_alive():
-        proc.kill()
-    proc.join()
-    conn.close()
+class _Child:
+    """One child process grading one exercise's cases from `first` on, and the grader's end of it."""
 
+    def __init__(self, exercise, path, first, timeout, memory):
+        # fork: the child starts at once, with minitensor already imported. Elsewhere spawn, which
+        # imports it again (slower, the same results): macOS has fork, but its system libraries
+        # (Accelerate, numpy's BLAS there) are not safe to use in a forked child
+        ctx = multiprocessing.get_context(_START_METHOD)
+        self.path = path
+        self.scratch = tempfile.mkdtemp(prefix="attention-grade-")
+        receive_requests, self.requests = ctx.Pipe(duplex=False)
+        self.replies, send_replies = ctx.Pipe(duplex=False)
+        cpu_seconds = math.ceil(timeout * (len(exercise.cases) - first + 1))
+        self.proc = ctx.Process(target=_child, daemon=True, args=(
+            exercise.name, path, module_name(path), self.scratch, cpu_seconds, memory * 2 ** 20,
+            receive_requests, send_replies))
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that forking a process with threads (BLAS's) may deadlock; the child
+            # runs only the grader and the student's code, and numpy's BLAS resets itself at fork
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.proc.start()
+        receive_requests.close()
+        send_replies.close()  # the child holds the only sending end now, so its death reads as end of file
+        self.reader = Reader(self.replies)
 
-def _crash_lines(proc):
-    proc.join(5)
-    code = proc.exitcode
-    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
-    return [f"CRASHED: the process running your code {how} (os._exit? a crash inside numpy?)"]
-
-
-def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT):
-    """Grade the file at `path` on every case of `exercise`; return an ExerciseResult."""
-    path = os.path.abspath(path)
-    done = {}
-    n = 0
-    while n < len(exercise.cases):
-        proc, conn = _start(exercise.name, path, n, seed)
+    def ask(self, request):
         try:
-            msg = _receive(conn, timeout)
-            if msg is _TIMED_OUT or msg is None or msg[0] == "load error":
-                if msg is _TIMED_OUT:
-                    lines = [f"TIMED OUT after {timeout:g} s while loading your file (an "
-                             "endless loop at its top level?)"]
-                else:
-                    lines = _crash_lines(proc) if msg is None else msg[1]
-                done[n] = CaseResult(exercise, n, "did not load", lines)
-                for k in range(n + 1, len(exercise.cases)):
-                    done[k] = CaseResult(exercise, k, "not run", ["not run: your file did not load"])
-                break
-            while n < len(exercise.cases):
-                msg = _receive(conn, timeout)
-                if msg is _TIMED_OUT:
-                    done[n] = CaseResult(exercise, n, "timed out", [
-                        f"TIMED OUT after {timeout:g} s ({exercise.timeout_note})"])
-                elif msg is None:
-                    done[n] = CaseResult(exercise, n, "crashed", _crash_lines(proc))
-                else:
-                    _, k, status, lines = msg
-                    done[k] = CaseResult(exercise, k, status, lines)
-                    if status == "not implemented":
-                        for rest in range(k + 1, len(exercise.cases)):
-                            done[rest] = CaseResult(exercise, rest, "not run", ["not run: not implemented yet"])
-                        n = len(exercise.cases)
-                        break
-                n += 1
-                if msg is _TIMED_OUT or msg is None:
-                    break  # a new child carries on with the next case
+            self.requests.send(request)
+        except OSError:
+            pass  # a dead child: the reply that never comes says so
+
+    def receive(self, kinds, case, seconds):
+        """The record of the next reply, which must be of one of `kinds` for `case`, and what the
+        student's code printed meanwhile; raises _TimedOut, _Closed or Malformed."""
+        raw = self.reader.receive(time.monotonic() + seconds)
+        if raw is TIMED_OUT:
+            raise _TimedOut
+        if raw is CLOSED:
+            raise _Closed
+        msg = expect_dict(decode(raw), ("t", "case", "printed", "dropped", "record"))
+        if msg["t"] not in kinds or msg["case"] != case or type(msg["case"]) is not type(case):
+            raise Malformed(f"a reply ({clip(repr(msg['t']), 40)}, case {clip(repr(msg['case']), 40)}) where "
+                            f"{kinds[0]!r}" + (f" of case {case + 1}" if case is not None else "") + " was due")
+        printed = expect_text(msg["printed"], "printed", MAX_PRINTED)
+        return msg["t"], msg["record"], _printed(printed, expect_int(msg["dropped"], "dropped"))
+
+    def stop(self):
+        if self.proc.pid is not None and hasattr(os, "killpg"):
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # with whatever the student's code started
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.requests.close()
+        self.replies.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def crash_lines(self):
+        self.proc.join(5)
+        code = self.proc.exitcode
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+        return [f"CRASHED: the process running your code {how} (os._exit? a crash inside numpy? out of memory?)"]
+
+
+def _case(child, exercise, n, seed, timeout):
+    """Grade case n with the student's side in `child`: (status, lines). Every verdict is reached
+    here, from the values the child sends."""
+    left, printed = [timeout], []  # the time limit counts the student's side only
+
+    def call(kind, payload):
+        child.ask((kind, n, payload))
+        start = time.monotonic()
+        try:
+            got, record, lines = child.receive((kind, "error"), n, left[0])
         finally:
-            _stop(proc, conn)
-    return ExerciseResult(exercise, path, [done[k] for k in range(len(exercise.cases))])
+            left[0] -= time.monotonic() - start
+        printed.extend(lines)
+        if got == "error":
+            raise _StudentExit(record)
+        return record
+
+    try:
+        status, lines = judge_case(exercise, exercise.cases[n], seed + n, module_name(child.path), call)
+    except _StudentExit as e:
+        status, lines = check._error_verdict(e.record, "", "record")
+        lines[0] = "ERROR in your code:"
+    return status, lines + printed
+
+
+class _StudentExit(Exception):
+    """The student's code raised what no case catches (sys.exit ...): the child's record of it."""
+
+    def __init__(self, record):
+        super().__init__()
+        self.record = record
+
+
+def _malformed(e):
+    return [f"MALFORMED: the process running your code sent the grader a message it cannot use ({e}); "
+            "this case scores 0"]
+
+
+def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAULT_MEMORY):
+    """Grade the file at `path` on every case of `exercise`; return an ExerciseResult.
+
+    The student's code runs in a child process (limits in `sandbox.py`) that sends back values
+    only; each case's verdict is computed here. A case that runs out of time skips the rest of the
+    exercise; a crash or a malformed message costs its case, and a new child goes on."""
+    path = os.path.abspath(path)
+    cases, done, n, shown = exercise.cases, {}, 0, 0
+
+    def skip(first, line):
+        for k in range(first, len(cases)):
+            done[k] = CaseResult(exercise, k, "not run", [line])
+
+    while n < len(cases):
+        child = _Child(exercise, path, n, timeout, memory)
+        try:
+            try:
+                kind, record, printed = child.receive(("loaded", "load error"), None, timeout)
+                lines = None if kind == "loaded" else expect_lines(record, "record") + printed
+            except _TimedOut:
+                lines = [f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
+            except _Closed:
+                lines = child.crash_lines()
+            except Malformed as e:
+                done[n] = CaseResult(exercise, n, "malformed", _malformed(e))
+                n += 1
+                continue
+            if lines is not None:
+                done[n] = CaseResult(exercise, n, "did not load", lines)
+                skip(n + 1, "not run: your file did not load")
+                break
+            while n < len(cases):
+                try:
+                    status, lines = _case(child, exercise, n, seed, timeout)
+                except _TimedOut:
+                    done[n] = CaseResult(exercise, n, "timed out",
+                                         [f"TIMED OUT after {timeout:g} s ({exercise.timeout_note})"])
+                    skip(n + 1, f"not run: case {n + 1} timed out, so the rest of '{exercise.name}' is skipped")
+                    n = len(cases)
+                    break
+                except _Closed:
+                    done[n] = CaseResult(exercise, n, "crashed", child.crash_lines())
+                    n += 1
+                    break  # a new child carries on with the next case
+                except Malformed as e:
+                    done[n] = CaseResult(exercise, n, "malformed", _malformed(e))
+                    n += 1
+                    break
+                except Exception as e:  # noqa: BLE001 (a bug of the grader's own must not stop a class)
+                    status, lines = "error", [f"GRADER ERROR: {type(e).__name__}: {clip(str(e))} (please report it)"]
+                if shown + sum(map(len, lines)) > MAX_PRINTED_TOTAL:  # the first line is the grader's verdict
+                    lines = lines[:1] + [f"(the rest is not shown: the grader shows at most {MAX_PRINTED_TOTAL} "
+                                         "characters of output for one exercise)"]
+                shown += sum(map(len, lines))
+                done[n] = CaseResult(exercise, n, status, lines)
+                n += 1
+                if status == "not implemented":
+                    skip(n, "not run: not implemented yet")
+                    n = len(cases)
+        finally:
+            if n >= len(cases):
+                child.ask(("stop",))
+            child.stop()
+    return ExerciseResult(exercise, path, [done[k] for k in range(len(cases))])
 
 
 def missing(exercise):
@@ -229,12 +366,12 @@ def find_file(folder, name):
     return None
 
 
-def grade_submission(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT):
+def grade_submission(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAULT_MEMORY):
     """One student's folder: each exercise's file graded (or scored 0 when it is missing)."""
     results = []
     for e in exercises:
         path = find_file(folder, e.name)
-        results.append(missing(e) if path is None else grade_exercise(e, path, seed, timeout))
+        results.append(missing(e) if path is None else grade_exercise(e, path, seed, timeout, memory))
     return results
 
 
@@ -305,12 +442,12 @@ def gradescope(results, visibility="visible", hint_tier=1):
             "tests": tests}
 
 
-def grade_folder(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, out=print):
+def grade_folder(folder, exercises, seed=0, timeout=DEFAULT_TIMEOUT, out=print, memory=DEFAULT_MEMORY):
     """Every sub-folder of `folder` is one student: {student: [ExerciseResult]}, in name order."""
     grades = {}
     for student in sorted(d for d in os.listdir(folder)
                           if os.path.isdir(os.path.join(folder, d)) and not d.startswith((".", "__"))):
-        grades[student] = grade_submission(os.path.join(folder, student), exercises, seed, timeout)
+        grades[student] = grade_submission(os.path.join(folder, student), exercises, seed, timeout, memory)
         rs = grades[student]
         out(f"{student}: {sum(r.score for r in rs)}/{sum(r.max_score for r in rs)} ("
             + ", ".join(f"{r.exercise.name} {r.score}/{r.max_score}"
@@ -394,6 +531,8 @@ def parser():
     ap.add_argument("--force", action="store_true", help="with --release: overwrite files that exist")
     ap.add_argument("--timeout", type=_positive(float, "float"), default=DEFAULT_TIMEOUT, metavar="S",
                     help=f"seconds each case may take (default: {DEFAULT_TIMEOUT:g})")
+    ap.add_argument("--memory", type=_positive(int, "int"), default=DEFAULT_MEMORY, metavar="MB",
+                    help=f"megabytes the student's code may allocate, on POSIX (default: {DEFAULT_MEMORY})")
     ap.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)")
     return ap
 
@@ -470,7 +609,7 @@ def main(argv=None):
             print(f"wrote {p}")
         return 0
     if a.folder:
-        grades = grade_folder(a.folder, exercises, a.seed, a.timeout)
+        grades = grade_folder(a.folder, exercises, a.seed, a.timeout, memory=a.memory)
         if not grades:
             print(f"{a.folder} has no sub-folders: put each student's files in a folder of their own")
         if a.csv:
@@ -483,9 +622,9 @@ def main(argv=None):
             print("\n".join("  " + h for h in hint_lines(ex, tier)))
         return 0
     if os.path.isdir(a.path):
-        results = grade_submission(a.path, exercises, a.seed, a.timeout)
+        results = grade_submission(a.path, exercises, a.seed, a.timeout, a.memory)
     else:
-        results = [grade_exercise(exercises[0], a.path, a.seed, a.timeout)]
+        results = [grade_exercise(exercises[0], a.path, a.seed, a.timeout, a.memory)]
     for r in results:
         print("\n".join(report(r, tier)))
     if len(results) > 1:

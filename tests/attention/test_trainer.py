@@ -557,3 +557,59 @@ def test_generate_only_refuses_a_missing_or_toy_checkpoint_and_unknown_prompt_ch
     run_chars(tmp_path, "c", text_file, steps=2)
     assert trainer.main(["--generate-only", "--out", str(tmp_path / "c"), "--prompt", "THE"]) == 2
     assert "characters the model never saw: 'EHT'" in capsys.readouterr().err
+
+
+# ---- --generate-only with a hostile checkpoint: refused before anything is built (issue 31) --------
+def _forged_chars_checkpoint(folder, **config):
+    """A checkpoint --generate-only reads (config, vocab, model), its config overridden by `config`."""
+    import minitensor as mt
+    from attention.lm import DecoderLM
+
+    os.makedirs(folder, exist_ok=True)
+    chars = ["\n", "a", "b"]
+    model = DecoderLM(len(chars), 4, n_layer=1, n_head=2, d_model=4)
+    saved = {"task": "chars", "block_size": 4, "layers": 1, "heads": 2, "d_model": 4, **config}
+    mt.save({"model": model.state_dict(), "config": json.dumps(saved), "vocab": json.dumps(chars)},
+            os.path.join(folder, "checkpoint.npz"))
+
+
+@pytest.mark.parametrize("config, message", [
+    (dict(block_size=2 ** 40), "its config has block_size=1099511627776; --generate-only builds models with "
+                               "block_size from 1 to 65536"),
+    (dict(layers=10 ** 7), "its config has layers=10000000; --generate-only builds models with layers from 1 to 512"),
+    (dict(d_model="4"), "its config has d_model='4'"),
+    (dict(heads=True), "its config has heads=True"),
+    (dict(heads=3), "heads=3, which don't divide d_model=4"),
+    (dict(layers=2), "its config says layers=2, its weights hold 1 blocks"),
+    (dict(block_size=8), "weight 'pos_emb.weight' is of shape (4, 4), but its config (block_size=8, layers=1, "
+                         "d_model=4, 3 characters) makes it of shape (8, 4)"),
+    (dict(d_model=8, heads=2), "weight 'blocks.0.attn.w_k.bias' is of shape (4,)"),
+])
+def test_generate_only_refuses_a_hostile_config_before_building_anything(tmp_path, capsys, monkeypatch, config,
+                                                                         message):
+    from attention import trainer_checkpoint
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was built from a config that was not checked")
+
+    monkeypatch.setattr(trainer_checkpoint, "DecoderLM", never)
+    _forged_chars_checkpoint(tmp_path / "bad", **config)
+    assert trainer.main(["--generate-only", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "checkpoint.npz: " in err and message in err and err.count("\n") == 1, err
+
+
+def test_generate_only_reads_a_checked_forged_checkpoint_that_is_consistent(tmp_path, capsys):
+    _forged_chars_checkpoint(tmp_path / "ok")
+    assert trainer.main(["--generate-only", "--out", str(tmp_path / "ok"), "--sample", "5"]) == 0
+    assert len(capsys.readouterr().out) == 1 + 5 + 1
+
+
+@pytest.mark.parametrize("vocab, block, layers, d_model", [(3, 4, 1, 4), (7, 5, 3, 8)])
+def test_the_shapes_checked_are_those_of_a_built_model(vocab, block, layers, d_model):
+    from attention.lm import DecoderLM
+    from attention.trainer_checkpoint import chars_model_shapes
+
+    built = {k: tuple(v.shape) for k, v in DecoderLM(vocab, block, n_layer=layers, n_head=2, d_model=d_model)
+             .state_dict().items()}
+    assert chars_model_shapes(vocab, block, layers, d_model) == built

@@ -361,3 +361,43 @@ def test_a_save_killed_mid_write_leaves_a_temp_file_the_next_save_removes(tmp_pa
     mt.save({"w": mt.full((3,), 2.0)}, path)
     assert os.listdir(tmp_path) == ["model.ckpt"]
     assert mt.load(path)["w"].tolist() == [2.0, 2.0, 2.0]
+
+
+# ---- hostile files: a forged header, deep metadata, a big-endian array (issue 31) ------------------
+def _npz_with_member(path, name, header, payload=b""):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        with zf.open(name, "w") as member:
+            np.lib.format.write_array_header_1_0(member, header)
+            member.write(payload)
+
+
+@pytest.mark.parametrize("shape", [(2 ** 40,), (2 ** 20, 2 ** 20), (3,)])
+def test_a_header_claiming_more_than_its_member_holds_is_a_checkpoint_error(tmp_path, shape):
+    path = tmp_path / "forged.npz"
+    _npz_with_member(path, "w.npy", {"descr": "<f8", "fortran_order": False, "shape": shape}, b"\0" * 16)
+    with pytest.raises(CheckpointError, match=r"forged\.npz.*'w'.*claims shape .* holds only 16 bytes"):
+        mt.load(path)
+
+
+def test_metadata_nested_too_deeply_is_a_checkpoint_error(tmp_path):
+    path = tmp_path / "deep.ckpt"
+    depth = 100_000
+    root = '{"t": "list", "items": [' * depth + "]}" * depth
+    meta = '{"format": "minitensor.checkpoint", "version": 1, "root": ' + root + "}"
+    np.savez(path, __minitensor__=np.frombuffer(meta.encode(), dtype=np.uint8))
+    os.replace(str(path) + ".npz", path)
+    with pytest.raises(CheckpointError, match=r"deep\.ckpt.*nested too deeply"):
+        mt.load(path)
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i8", ">c16"])
+def test_a_big_endian_array_loads_in_native_order_with_its_numbers(tmp_path, dtype):
+    values = (np.arange(6).reshape(2, 3) - 2.5 if dtype[1] in "fc" else np.arange(6).reshape(2, 3) - 2).astype(dtype)
+    path = tmp_path / "big.npz"
+    np.savez(path, w=values)
+    loaded = mt.load(path)["w"]
+    assert loaded.dtype == np.dtype(dtype).newbyteorder("=") and loaded.numpy().dtype.isnative
+    np.testing.assert_array_equal(loaded.numpy(), values)
+    assert str(loaded.dtype) in ("float64", "float32", "int64", "complex128")

@@ -29,16 +29,21 @@ def _softmax_with(folder, backward_body, name="softmax.py"):
 
 # case 1 of softmax is the only 1-D input: these bugs hit it alone
 HANG_ON_1D = "        while p.ndim == 1:\n            pass\n" + SOLUTION_LINE
+HANG_ON_LAST = "        while p.shape[-1] == 6:\n            pass\n" + SOLUTION_LINE  # case 5, (2, 6), alone
 EXIT_ON_1D = "        import os\n        if p.ndim == 1:\n            os._exit(3)\n" + SOLUTION_LINE
 
 
 @pytest.mark.slow  # grades in subprocesses
-def test_an_endless_loop_in_a_backward_times_out_its_case_and_the_others_are_graded(tmp_path):
+def test_an_endless_loop_in_a_backward_times_out_its_case_and_skips_the_rest_with_one_line(tmp_path):
+    # skipping, not running every later case into the same loop: a loop costs one time limit, not five
     result = grader.grade_exercise(EXERCISES["softmax"], _softmax_with(tmp_path, HANG_ON_1D), timeout=2)
-    assert [c.status for c in result.cases] == ["timed out", "pass", "pass", "pass", "pass"]
-    assert result.score == 4 and result.max_score == 5
+    assert [c.status for c in result.cases] == ["timed out"] + ["not run"] * 4
+    assert result.score == 0 and result.max_score == 5 and result.summary() == "1 timed out"
     out = "\n".join(grader.report(result))
-    assert "TIMED OUT after 2 s (an endless loop?)" in out and "result: FAILED, 4/5 cases pass, 4/5 points" in out
+    assert "TIMED OUT after 2 s (an endless loop?)" in out and "result: FAILED, 0/5 cases pass, 0/5 points" in out
+    assert "  cases 2-5: not run: case 1 timed out, so the rest of 'softmax' is skipped" in out.splitlines()
+    result = grader.grade_exercise(EXERCISES["softmax"], _softmax_with(tmp_path, HANG_ON_LAST), timeout=2)
+    assert [c.status for c in result.cases] == ["pass"] * 4 + ["timed out"] and result.score == 4
 
 
 def test_a_crashing_case_costs_that_case_only(tmp_path):
@@ -78,7 +83,7 @@ def test_an_error_points_at_the_students_file_and_line_not_the_graders(tmp_path)
 
 
 def _class_folder(tmp_path):
-    """alice solves softmax, bob's backward hangs on one case, carol's file loops at import,
+    """alice solves softmax, bob's backward hangs on case 1 (which skips the rest), carol's file loops at import,
     dan's crashes on one case, erin handed in nothing; everyone's gelu is the stub."""
     subs = tmp_path / "submissions"
     _softmax_with(subs / "alice", SOLUTION_LINE)
@@ -103,7 +108,7 @@ def test_grading_a_folder_writes_one_row_per_student_and_no_submission_stops_the
     assert [r["student"] for r in rows] == ["alice", "bob", "carol", "dan", "erin"]
     assert list(rows[0]) == ["student", "softmax", "gelu", "total", "max_score", "notes"]
     scores = {r["student"]: (int(r["softmax"]), int(r["gelu"]), int(r["total"]), int(r["max_score"])) for r in rows}
-    assert scores == {"alice": (5, 0, 5, 8), "bob": (4, 0, 4, 8), "carol": (0, 0, 0, 8), "dan": (4, 0, 4, 8),
+    assert scores == {"alice": (5, 0, 5, 8), "bob": (0, 0, 0, 8), "carol": (0, 0, 0, 8), "dan": (4, 0, 4, 8),
                       "erin": (0, 0, 0, 8)}
     notes = {r["student"]: r["notes"] for r in rows}
     assert notes["alice"] == "gelu: not implemented"
@@ -129,7 +134,7 @@ def _check_gradescope_schema(results):
 @pytest.mark.slow  # grades in subprocesses
 def test_gradescope_results_json_for_a_submission_folder(tmp_path):
     submission = tmp_path / "submission"
-    _softmax_with(submission, HANG_ON_1D)
+    _softmax_with(submission, HANG_ON_LAST)
     rel.release(str(submission), ["gelu"])
     results_json = tmp_path / "results.json"
     status = grader.main(["softmax,gelu,embedding", str(submission), "--json", str(results_json), "--timeout", "2",
@@ -141,9 +146,9 @@ def test_gradescope_results_json_for_a_submission_folder(tmp_path):
     names = [t["name"] for t in results["tests"]]
     assert names[0] == "softmax 1/5: x (5,)" and len(names) == 5 + 3 + 4
     assert {t["visibility"] for t in results["tests"]} == {"after_due_date"}
-    first = results["tests"][0]
-    assert first["score"] == 0 and "TIMED OUT" in first["output"] and "hint 2: " in first["output"]
-    assert [t["score"] for t in results["tests"][1:5]] == [1, 1, 1, 1]
+    fifth = results["tests"][4]
+    assert fifth["score"] == 0 and "TIMED OUT" in fifth["output"] and "hint 2: " in fifth["output"]
+    assert [t["score"] for t in results["tests"][:4]] == [1, 1, 1, 1]
     assert "no file embedding.py" in results["tests"][-1]["output"]
     assert "softmax: 4/5" in results["output"]
 
@@ -185,6 +190,7 @@ def test_list_shows_every_exercise_with_its_points(capsys):
     (["softmax", __file__, "--timeout", "inf"], "argument --timeout: must be a number above 0, got inf"),
     (["softmax", __file__, "--timeout", "soon"], "argument --timeout: expected a number, got 'soon'"),
     (["softmax", __file__, "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["softmax", __file__, "--memory", "0"], "argument --memory: must be a number above 0, got 0"),
     (["--hint", "4", "softmax"], "argument --hint: hints come in tiers 1 to 3, got 4"),
     (["--csv", "out.csv"], "argument --csv: needs --folder"),
     (["--folder", "no_such_folder"], "argument --folder: no folder no_such_folder"),
@@ -211,7 +217,8 @@ def test_help_shows_every_default(capsys):
         grader.main(["--help"])
     assert info.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
-    for text in ("(default: 20)", "(default: 0)", "(default: 1)", "(default: visible)", "(default: none)",
+    for text in ("(default: 20)", "(default: 2048)", "(default: 0)", "(default: 1)", "(default: visible)",
+                 "(default: none)",
                  "(default with --folder and --release: all)"):
         assert text in out, text
 
