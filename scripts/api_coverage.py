@@ -138,8 +138,17 @@ def minitensor_has(names_by_namespace: dict[str, list[str]]) -> dict[str, set[st
             except ImportError:  # the runner maps no minitensor module onto it: none of its names
                 found[namespace] = set()
                 continue
-            found[namespace] = {n for n in names if hasattr(obj, n)}
+            found[namespace] = {n for n in names if _has(obj, n)}
     return found
+
+
+def _has(obj, name: str) -> bool:
+    """hasattr, except that a lookup failing with any error means the script cannot use the name."""
+    try:
+        getattr(obj, name)
+    except Exception:
+        return False
+    return True
 
 
 # --- the figures ----------------------------------------------------------------------------------

@@ -69,6 +69,16 @@ def test_the_lookup_sees_what_a_script_sees():
     assert sys.modules.get("torch") is before
 
 
+def test_a_namespace_counts_once_the_runner_maps_it(monkeypatch):
+    """Modules minitensor gains (minitensor.linalg, ...) count as soon as run.MODULES maps them."""
+    from minitensor import run as runner
+
+    assert cov.minitensor_has({"torch.fft": ["relu"]}) == {"torch.fft": set()}
+    monkeypatch.setitem(runner.MODULES, "torch.fft", "minitensor.nn.functional")
+    monkeypatch.setattr(runner, "_STAND_INS", {})  # the runner's cache of stand-ins, fresh for this test
+    assert cov.minitensor_has({"torch.fft": ["relu", "fft"]}) == {"torch.fft": {"relu"}}
+
+
 def test_the_doc_shows_figures_for_every_namespace():
     body = DOC.split("\n## Coverage of PyTorch's API\n")[1].split("\n### Out of scope\n")[0]
     shown = re.findall(r"^\| `(torch[\w.]*)` \| \d+ \| \d+ \| [\d.]+ \| \d+ \|$", body, flags=re.M)
