@@ -9,6 +9,7 @@
 #   make notebooks       every notebook run top to bottom in a fresh kernel (needs '.[notebooks]')
 #   make wheel           the built wheel installed in a fresh venv and used from another folder
 #   make check-generated files written by a script are up to date with their sources
+#   make coverage        how much of PyTorch's API minitensor has, per namespace (needs PyTorch)
 #
 # PYTHON=... picks another interpreter; JOBS=1 runs the suite in one process (JOBS=2 is the
 # default: pytest-xdist, which the test extra installs, pays on this project's 2-core machines).
@@ -16,7 +17,7 @@ PYTHON ?= python
 JOBS ?= 2
 PYTEST = $(PYTHON) -m pytest $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 
-.PHONY: help lint test-fast test typecheck docs notebooks wheel check-generated
+.PHONY: help lint test-fast test typecheck docs notebooks wheel check-generated coverage
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -49,3 +50,8 @@ wheel:
 check-generated:
 	$(PYTHON) notebooks/make_exercise_notebooks.py --check
 	$(PYTHON) scripts/gen_api.py --check
+
+# PyTorch's public names per namespace, and how many of them minitensor has (scripts/api_coverage.py;
+# the out-of-scope names are the table in docs/pytorch_compatibility.md). Figures only: no threshold yet
+coverage:
+	$(PYTHON) scripts/api_coverage.py
