@@ -34,8 +34,8 @@ def _numpy_batch(batch):
     for a in arrays:
         if a.dtype.kind not in "biufc":
             raise TypeError(
-                f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found numpy arrays "
-                f"of dtype {a.dtype}"
+                "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                f"found numpy arrays of dtype {a.dtype}"
             )
     err = _shapes_error([a.shape for a in arrays])
     if err is not None:
