@@ -446,14 +446,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
-        self.T_cur = last_epoch
+        self.T_cur: float = last_epoch
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
         return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base in self.base_lrs]
 
-    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+    def step(self, epoch: float | None = None) -> None:
         """Advance one step, or jump to `epoch` (which may be fractional)."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`", UserWarning,

@@ -90,7 +90,7 @@ class StackDataset(Dataset):
 class ConcatDataset(Dataset):
     """The datasets one after another: index i past the first dataset's end goes on into the next."""
 
-    def __init__(self, datasets: Iterable[SizedDataset]) -> None:
+    def __init__(self, datasets: Iterable[Any]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("datasets should not be an empty iterable")

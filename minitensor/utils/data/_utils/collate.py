@@ -7,7 +7,7 @@ default_collate merges samples position by position:
 from __future__ import annotations
 
 import collections.abc
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         if type(elem) is dict:
             return merged
         try:
-            return type(elem)(merged)  # an OrderedDict (or another mapping type) stays one
+            return cast(Any, type(elem))(merged)  # an OrderedDict (or another mapping type) stays one
         except TypeError:  # a mapping type that cannot be built from a dict
             return merged
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a namedtuple
