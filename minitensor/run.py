@@ -52,6 +52,12 @@ MODULES = {
     "torch.optim.lr_scheduler": "minitensor.optim.lr_scheduler",
     "torch.utils": "minitensor.utils",
     "torch.utils.data": "minitensor.utils.data",
+    # the data package's modules, by the paths tutorials import them from (h-optimdata)
+    "torch.utils.data.dataloader": "minitensor.utils.data.dataloader",
+    "torch.utils.data.dataset": "minitensor.utils.data.dataset",
+    "torch.utils.data.sampler": "minitensor.utils.data.sampler",
+    "torch.utils.data._utils": "minitensor.utils.data._utils",
+    "torch.utils.data._utils.collate": "minitensor.utils.data._utils.collate",
     "torch.autograd": "minitensor.autograd",
     "torch.random": "minitensor.random",
     "torch.cuda": "minitensor.cuda",

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT
+from .optimizer import Optimizer, ParamsT, _check_fused_foreach
 
 
 class Adam(Optimizer):
@@ -33,8 +33,10 @@ class Adam(Optimizer):
         if differentiable:
             raise NotImplementedError(f"{type(self).__name__}: differentiable=True is not supported")
         # foreach/fused/capturable only choose PyTorch kernels; these updates are vectorised numpy.
+        _check_fused_foreach(fused, foreach)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_group(self, group):

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
@@ -126,6 +127,12 @@ class Optimizer:
         raise NotImplementedError
 
     @staticmethod
+    def _scalar_dtype():
+        """The dtype of scalar state (NAdam's mu_product, ASGD's eta and mu): float64 when the default dtype
+        is float64, else float32, as PyTorch's, so their rounding (and so the updates) equal PyTorch's."""
+        return np.float64 if _dtype.get_default_dtype() == _dtype.float64 else np.float32
+
+    @staticmethod
     def _grad(p, maximize):
         """p's gradient as an ndarray of p's dtype and shape (negated when maximizing)."""
         g = p.grad._array
@@ -137,7 +144,8 @@ class Optimizer:
 
     # ---- state dicts -------------------------------------------------------------------------
     def _state_spec(self, group):
-        """key -> 'array' | 'array_or_none' | 'step' for the per-parameter state under these options."""
+        """key -> 'array' | 'array_or_none' | 'step' | 'scalar' | 'any' for the per-parameter state under these
+        options ('scalar': a 0-dim tensor; 'any': kept as given, e.g. LBFGS's history lists)."""
         return {}
 
     def state_dict(self) -> dict[str, Any]:
@@ -156,10 +164,7 @@ class Optimizer:
         for g in self.param_groups:
             for p in g["params"]:
                 if p in self.state and self.state[p]:
-                    state[index[id(p)]] = {
-                        k: (Tensor._make(np.array(v._array, copy=True)) if isinstance(v, Tensor) else v)
-                        for k, v in self.state[p].items()
-                    }
+                    state[index[id(p)]] = {k: _snapshot(v) for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -223,6 +228,8 @@ class Optimizer:
                 problems.append(f"state[{raw_key!r}] is a {type(entry).__name__}, expected a dict")
                 continue
             spec = self._state_spec(group_of[id(p)]) if id(p) in group_of else {}
+            if spec is None:  # free-form state (LBFGS): every entry is kept as given
+                spec = {k: "any" for k in entry}
             missing = [k for k in spec if k not in entry]
             extra = [k for k in entry if k not in spec]
             if missing or extra:
@@ -261,6 +268,38 @@ class Optimizer:
         return "\n".join(lines)
 
 
+def _check_fused_foreach(fused, foreach):
+    """PyTorch's one rule on its kernel-choice flags (which choose nothing here: numpy updates are one path)."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_not_differentiable(name, differentiable):
+    if differentiable:
+        raise NotImplementedError(
+            f"{name}: differentiable=True is not supported (minitensor's updates run outside the graph)"
+        )
+
+
+def _snapshot(value):
+    """A copy of one state value that later steps do not change (tensors copied, lists copied item by item)."""
+    if isinstance(value, Tensor):
+        return Tensor._make(np.array(value._array, copy=True))
+    if isinstance(value, list):
+        return [_snapshot(v) for v in value]
+    return value
+
+
+def _lerp_(a, b, weight):
+    """a += weight * (b - a) in place, by the two formulas PyTorch's lerp uses (the second for weight >= 0.5),
+    so moving averages round as PyTorch's do."""
+    if weight < 0.5:
+        a += weight * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - weight)
+    return a
+
+
 def _as_index(key):
     if isinstance(key, (bool, np.bool_)):
         return None
@@ -284,6 +323,17 @@ def _convert_state(value, kind, p):
         if not whole:
             return None, f"expected a non-negative whole step count, got {value!r}"
         return int(step), None
+    if kind == "any":
+        return _snapshot(value), None
+    if kind == "scalar":
+        raw = value._array if isinstance(value, Tensor) else value
+        try:
+            arr = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None, f"expected a number, got {type(value).__name__}"
+        if arr.size != 1:
+            return None, f"expected a single number, got an array of shape {arr.shape}"
+        return Tensor._make(np.array(arr.reshape(()), dtype=Optimizer._scalar_dtype())), None
     if value is None and kind == "array_or_none":
         return None, None
     raw = value._array if isinstance(value, Tensor) else value

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, required
+from .optimizer import Optimizer, ParamsT, _check_fused_foreach, required
 
 
 class SGD(Optimizer):
@@ -27,8 +27,11 @@ class SGD(Optimizer):
         if differentiable:
             raise NotImplementedError("SGD: differentiable=True is not supported (updates run outside the graph)")
         # foreach/fused only choose PyTorch kernels; every update here is already vectorised numpy.
+        _check_fused_foreach(fused, foreach)
+        # kept in each group (and its state dict) as in PyTorch, though they change nothing here
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
         super().__init__(params, defaults)
 
     def _check_group(self, group):

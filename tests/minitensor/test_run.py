@@ -94,7 +94,7 @@ def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
     ("from torch.nn import Linear, Conv2d", "torch.nn.Conv2d"),
     ("import torch.nn.functional as F; F.unfold(torch.ones(1))", "torch.nn.functional.unfold"),
     ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
-    ("from torch.utils.data import IterableDataset", "torch.utils.data.IterableDataset"),
+    ("from torch.utils.data import DistributedSampler", "torch.utils.data.DistributedSampler"),
     ("from torch.nn.utils.rnn import pack_padded_sequence", "torch.nn.utils.rnn"),  # packed sequences
 ])
 def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):

@@ -129,7 +129,7 @@ def test_sampler_collate_fn_and_errors():
     with pytest.raises(ValueError, match="mutually exclusive"):
         DataLoader(ds, sampler=[0], shuffle=True)
     with pytest.raises(ValueError, match="batch_sampler"):
-        DataLoader(ds, batch_sampler=[[0, 1]])
+        DataLoader(ds, batch_size=2, batch_sampler=[[0, 1]])
 
 
 def test_tensor_dataset_and_subset():
