@@ -1,5 +1,6 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers, init, utils."""
-from . import functional, init, utils  # noqa: F401
+from . import activation as _activation, functional, init, loss as _loss, utils  # noqa: F401
+from .activation import *  # noqa: F401,F403
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -21,6 +22,7 @@ from .layers import (  # noqa: F401
     Softmax,
     Tanh,
 )
+from .loss import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .multihead import MultiheadAttention  # noqa: F401
 from .parameter import Parameter  # noqa: F401
@@ -40,4 +42,5 @@ __all__ = [
     "MultiheadAttention",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
+    *_activation.MODULES, *_loss.MODULES,
 ]

@@ -100,7 +100,7 @@ def silu(input: Tensor) -> Tensor:
     return tensor_input(input, "silu") * sigmoid(input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: F811
     """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch).
 
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
@@ -654,11 +654,53 @@ def _repeat_heads(t, heads):
     return t.unsqueeze(-3).expand(*lead, h, heads // h, s, e).reshape(*lead, heads, s, e)
 
 
+# ---- the families that live in their own modules (each defines its functions and Modules; they import
+# this module's helpers, so they are imported last) -------------------------------------------------
+from . import activation as _activation, loss as _loss  # noqa: E402
+from .activation import (  # noqa: E402, F401
+    celu,
+    elu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
+from .loss import (  # noqa: E402, F401
+    binary_cross_entropy,
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
     "binary_cross_entropy_with_logits", "normalize", "cosine_similarity",
     "scaled_dot_product_attention",
+    *_activation.FUNCTIONS, *_loss.FUNCTIONS,
 ]
 
 
