@@ -1,5 +1,6 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers, init, utils."""
-from . import activation as _activation, functional, init, loss as _loss, utils  # noqa: F401
+# functional first: it re-exports the functions of the family modules below, which import its helpers
+from . import functional, init, utils  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .layers import (  # noqa: F401
     GELU,
@@ -42,5 +43,5 @@ __all__ = [
     "MultiheadAttention",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
-    *_activation.MODULES, *_loss.MODULES,
+    *functional._activation.MODULES, *functional._loss.MODULES,
 ]
