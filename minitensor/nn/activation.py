@@ -125,11 +125,11 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     r"""x hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between.
 
-    forward: out = 0 where x < -3,  x (x + 3) / 6 where -3 <= x <= 3,  x where x > 3
-    VJP:     gx = 0, (2x + 3) / 6 g, g on those three pieces (PyTorch's values at -3 and 3)
+    forward: out = 0 where x <= -3,  x (x + 3) / 6 where -3 < x < 3,  x where x >= 3
+    VJP:     gx = 0, (2x + 3) / 6 g, g on those three pieces (so 0 at -3 and g at 3, as PyTorch)
     """
     x = _float_input(input, "hardswish")
-    return where(x < -3, x * 0, where(x <= 3, x * (x + 3) / 6, x))
+    return where(x <= -3, x * 0, where(x < 3, x * (x + 3) / 6, x))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

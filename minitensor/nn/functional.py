@@ -465,7 +465,8 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     r"""BCE from logits, -w [p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))], written as PyTorch
     computes it: (1 - t) x + l softplus(-x) with l = 1 + (p - 1) t, since -log sigmoid(x) = softplus(-x)
@@ -477,6 +478,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     """
     op = "binary_cross_entropy_with_logits"
     input, target = tensor_input(input, op), tensor_input(target, op)
+    if size_average is not None or reduce is not None:  # PyTorch's deprecated flags, as the reduction they mean
+        reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
     for name, t in (("input", input), ("target", target)):
