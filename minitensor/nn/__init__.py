@@ -24,8 +24,10 @@ from .layers import (  # noqa: F401
     Tanh,
 )
 from .loss import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .multihead import MultiheadAttention  # noqa: F401
+from .normalization import *  # noqa: F401,F403
 from .parameter import Parameter  # noqa: F401
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (  # noqa: F401
@@ -43,5 +45,6 @@ __all__ = [
     "MultiheadAttention",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
-    *functional._activation.MODULES, *functional._loss.MODULES,
+    *functional._activation.MODULES, *functional._loss.MODULES, *functional._normalization.MODULES,
+    *functional._misc.MODULES,
 ]

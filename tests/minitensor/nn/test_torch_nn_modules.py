@@ -157,6 +157,39 @@ FUNCTIONS = [
      [X, _int(4, 3), _prob(4)], (0,)),
     ("multi_margin_loss 1-d", lambda lib, x, t: _F(lib).multi_margin_loss(x, t, reduction="none"),
      [_r(4), np.array(2)]),
+    # normalisation
+    ("batch_norm training", lambda lib, x, w, b: _F(lib).batch_norm(x, None, None, w, b, training=True),
+     [_r(4, 3, 2), _r(3), _r(3)]),
+    ("batch_norm eval", lambda lib, x, m, v, w: _F(lib).batch_norm(x, m, v, w, eps=0.1),
+     [_r(4, 3), _r(3), _prob(3), _r(3)], (0, 3)),
+    ("instance_norm", lambda lib, x, w, b: _F(lib).instance_norm(x, weight=w, bias=b), [_r(2, 3, 5), _r(3), _r(3)]),
+    ("group_norm", lambda lib, x, w, b: _F(lib).group_norm(x, 2, w, b), [_r(2, 4, 3), _r(4), _r(4)]),
+    ("rms_norm", lambda lib, x, w: _F(lib).rms_norm(x, [4], w), [X, _r(4)]),
+    ("rms_norm eps 2 dims", lambda lib, x: _F(lib).rms_norm(x, (3, 4), eps=0.5), [_r(2, 3, 4)]),
+    ("local_response_norm", lambda lib, x: _F(lib).local_response_norm(x, 3, alpha=0.5, beta=0.7, k=1.5),
+     [_r(2, 5, 3)]),
+    ("local_response_norm 4-d", lambda lib, x: _F(lib).local_response_norm(x, 2), [_r(1, 4, 2, 3)]),
+    # shapes, resampling, padding
+    ("bilinear", lambda lib, a, b, w, c: _F(lib).bilinear(a, b, w, c), [_r(2, 3, 4), _r(2, 3, 5), _r(6, 4, 5), _r(6)]),
+    ("pixel_shuffle", lambda lib, x: _F(lib).pixel_shuffle(x, 2), [_r(2, 8, 2, 3)]),
+    ("pixel_unshuffle", lambda lib, x: _F(lib).pixel_unshuffle(x, 2), [_r(1, 2, 4, 6)]),
+    ("channel_shuffle", lambda lib, x: _F(lib).channel_shuffle(x, 3), [_r(2, 6, 2)]),
+    ("interpolate nearest size", lambda lib, x: _F(lib).interpolate(x, size=7), [_r(2, 3, 4)]),
+    ("interpolate nearest scale 2d", lambda lib, x: _F(lib).interpolate(x, scale_factor=(2, 1.5)), [_r(1, 2, 3, 4)]),
+    ("interpolate nearest down", lambda lib, x: _F(lib).interpolate(x, size=(2, 3)), [_r(1, 2, 5, 7)]),
+    ("interpolate linear", lambda lib, x: _F(lib).interpolate(x, size=7, mode="linear"), [_r(2, 3, 4)]),
+    ("interpolate linear corners", lambda lib, x: _F(lib).interpolate(x, scale_factor=2.5, mode="linear",
+                                                                      align_corners=True), [_r(2, 3, 4)]),
+    ("interpolate bilinear", lambda lib, x: _F(lib).interpolate(x, size=(5, 3), mode="bilinear"), [_r(1, 2, 3, 4)]),
+    ("interpolate bilinear corners", lambda lib, x: _F(lib).interpolate(x, scale_factor=2, mode="bilinear",
+                                                                        align_corners=True), [_r(1, 2, 3, 4)]),
+    ("interpolate bilinear down", lambda lib, x: _F(lib).interpolate(x, size=(2, 3), mode="bilinear"),
+     [_r(1, 2, 5, 7)]),
+    ("pad reflect", lambda lib, x: _F(lib).pad(x, (2, 1), mode="reflect"), [_r(2, 4)]),
+    ("pad reflect 2d crop", lambda lib, x: _F(lib).pad(x, (1, -1, 2, 2), mode="reflect"), [_r(1, 2, 3, 4)]),
+    ("pad replicate", lambda lib, x: _F(lib).pad(x, (3, 1, 0, 2), mode="replicate"), [_r(2, 3, 4)]),
+    ("pad circular", lambda lib, x: _F(lib).pad(x, (3, 2), mode="circular"), [_r(1, 2, 3)]),
+    ("pad circular 2d", lambda lib, x: _F(lib).pad(x, (1, 2, 2, 0), mode="circular"), [_r(1, 2, 3, 3)]),
     ("cosine_similarity", lambda lib, a, b: _F(lib).cosine_similarity(a, b), [X, _r(3, 4)]),
     ("normalize", lambda lib, a: _F(lib).normalize(a, p=1.0, dim=0), [X]),
 ]
@@ -216,6 +249,40 @@ MODULES = [
     ("TripletMarginLoss", lambda nn: nn.TripletMarginLoss(), [X, _r(3, 4), _r(3, 4)]),
     ("MultiLabelSoftMarginLoss", lambda nn: nn.MultiLabelSoftMarginLoss(), [X, (_r(3, 4) > 0).astype(float)]),
     ("MultiMarginLoss", lambda nn: nn.MultiMarginLoss(), [X, _int(4, 3)]),
+    ("BatchNorm1d", lambda nn: nn.BatchNorm1d(3), [_r(4, 3)]),
+    ("BatchNorm1d 3-d no affine", lambda nn: nn.BatchNorm1d(3, affine=False, momentum=None), [_r(4, 3, 2)]),
+    ("BatchNorm2d", lambda nn: nn.BatchNorm2d(2, eps=0.01), [_r(2, 2, 3, 3)]),
+    ("BatchNorm2d eval", lambda nn: nn.BatchNorm2d(2).eval(), [_r(2, 2, 3, 3)]),
+    ("BatchNorm2d no stats", lambda nn: nn.BatchNorm2d(2, track_running_stats=False).eval(), [_r(2, 2, 3, 3)]),
+    ("InstanceNorm1d", lambda nn: nn.InstanceNorm1d(3), [_r(2, 3, 4)]),
+    ("InstanceNorm1d unbatched affine", lambda nn: nn.InstanceNorm1d(3, affine=True), [_r(3, 4)]),
+    ("InstanceNorm2d stats", lambda nn: nn.InstanceNorm2d(2, track_running_stats=True, affine=True),
+     [_r(2, 2, 3, 3)]),
+    ("GroupNorm", lambda nn: nn.GroupNorm(2, 4), [_r(2, 4, 3)]),
+    ("RMSNorm", lambda nn: nn.RMSNorm(4), [X]),
+    ("RMSNorm eps", lambda nn: nn.RMSNorm([3, 4], eps=1e-3, elementwise_affine=False), [_r(2, 3, 4)]),
+    ("LocalResponseNorm", lambda nn: nn.LocalResponseNorm(3), [_r(2, 4, 3)]),
+    ("Flatten", lambda nn: nn.Flatten(), [_r(2, 3, 4)]),
+    ("Unflatten", lambda nn: nn.Unflatten(1, (2, 2)), [_r(3, 4)]),
+    ("Dropout1d eval", lambda nn: nn.Dropout1d().eval(), [_r(2, 3, 4)]),
+    ("Dropout2d p0", lambda nn: nn.Dropout2d(p=0.0), [_r(2, 3, 4, 2)]),
+    ("AlphaDropout eval", lambda nn: nn.AlphaDropout(0.2).eval(), [_r(2, 3)]),
+    ("Identity", lambda nn: nn.Identity(3, k=4), [_r(2, 3)]),
+    ("Bilinear", lambda nn: nn.Bilinear(3, 4, 2), [_r(5, 3), _r(5, 4)]),
+    ("PixelShuffle", lambda nn: nn.PixelShuffle(2), [_r(1, 4, 2, 3)]),
+    ("PixelUnshuffle", lambda nn: nn.PixelUnshuffle(3), [_r(1, 1, 3, 6)]),
+    ("ChannelShuffle", lambda nn: nn.ChannelShuffle(2), [_r(1, 4, 2, 2)]),
+    ("Upsample", lambda nn: nn.Upsample(scale_factor=2), [_r(1, 2, 3)]),
+    ("Upsample bilinear", lambda nn: nn.Upsample(size=(4, 5), mode="bilinear", align_corners=False),
+     [_r(1, 2, 3, 3)]),
+    ("ZeroPad1d", lambda nn: nn.ZeroPad1d((1, 2)), [_r(2, 3)]),
+    ("ZeroPad2d", lambda nn: nn.ZeroPad2d(1), [_r(1, 2, 3)]),
+    ("ConstantPad1d", lambda nn: nn.ConstantPad1d(2, 3.5), [_r(2, 3)]),
+    ("ConstantPad2d", lambda nn: nn.ConstantPad2d((1, 0, 2, 1), -1.0), [_r(1, 2, 3)]),
+    ("ReflectionPad1d", lambda nn: nn.ReflectionPad1d(2), [_r(1, 2, 4)]),
+    ("ReflectionPad2d", lambda nn: nn.ReflectionPad2d((1, 2, 0, 1)), [_r(1, 2, 3, 4)]),
+    ("ReplicationPad1d", lambda nn: nn.ReplicationPad1d((3, 0)), [_r(1, 2, 2)]),
+    ("ReplicationPad2d", lambda nn: nn.ReplicationPad2d(2), [_r(2, 2, 3)]),
     ("CosineSimilarity", lambda nn: nn.CosineSimilarity(dim=0), [X, _r(3, 4)]),
     ("PairwiseDistance", lambda nn: nn.PairwiseDistance(p=3.0), [X, _r(3, 4)]),
 ]
@@ -255,7 +322,7 @@ def test_module_constructor_signature_matches_pytorch(name):
 
 F_NAMES = sorted({c[0].split(" ")[0] for c in FUNCTIONS} - {"cosine_similarity", "normalize", "l1_loss"})
 NO_SIGNATURE = {"softplus", "logsigmoid", "prelu", "hardshrink", "softshrink", "pairwise_distance", "softsign",
-                "tanhshrink"}
+                "tanhshrink", "bilinear", "channel_shuffle", "pixel_shuffle", "pixel_unshuffle"}
 
 
 @pytest.mark.parametrize("name", F_NAMES)
@@ -286,6 +353,24 @@ ERRORS = [
     ("margin_ranking ndim", lambda lib: _F(lib).margin_ranking_loss(lib.zeros(2, 3), lib.zeros(2, 3), lib.zeros(3))),
     ("triplet margin", lambda lib: lib.nn.TripletMarginLoss(margin=0.0)),
     ("multi_margin weight", lambda lib: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2))),
+    ("batch_norm one value", lambda lib: _F(lib).batch_norm(lib.zeros(1, 3), None, None, training=True)),
+    ("batch_norm features", lambda lib: _F(lib).batch_norm(lib.zeros(2, 3), lib.zeros(4), lib.ones(4))),
+    ("BatchNorm2d dims", lambda lib: lib.nn.BatchNorm2d(3)(lib.zeros(2, 3))),
+    ("BatchNorm1d dims", lambda lib: lib.nn.BatchNorm1d(3)(lib.zeros(2, 3, 4, 5))),
+    ("GroupNorm divisible", lambda lib: lib.nn.GroupNorm(3, 4)),
+    ("group_norm divisible", lambda lib: _F(lib).group_norm(lib.zeros(2, 4), 3)),
+    ("local_response_norm dims", lambda lib: _F(lib).local_response_norm(lib.zeros(2, 4), 2)),
+    ("pixel_shuffle channels", lambda lib: _F(lib).pixel_shuffle(lib.zeros(1, 3, 2, 2), 2)),
+    ("channel_shuffle groups", lambda lib: _F(lib).channel_shuffle(lib.zeros(1, 5, 2), 2)),
+    ("interpolate both", lambda lib: _F(lib).interpolate(lib.zeros(1, 2, 3), size=4, scale_factor=2.0)),
+    ("interpolate neither", lambda lib: _F(lib).interpolate(lib.zeros(1, 2, 3))),
+    ("interpolate nearest corners", lambda lib: _F(lib).interpolate(lib.zeros(1, 2, 3), size=4, align_corners=True)),
+    ("interpolate linear 4-d", lambda lib: _F(lib).interpolate(lib.zeros(1, 2, 3, 3), size=4, mode="linear")),
+    ("pad reflect too wide", lambda lib: _F(lib).pad(lib.zeros(1, 2, 3), (3, 3), mode="reflect")),
+    ("pad reflect 1-d", lambda lib: _F(lib).pad(lib.zeros(3), (1, 1), mode="reflect")),
+    ("pad circular wraps twice", lambda lib: _F(lib).pad(lib.zeros(1, 2, 3), (4, 0), mode="circular")),
+    ("dropout1d dims", lambda lib: _F(lib).dropout1d(lib.zeros(1, 2, 3, 4))),
+    ("dropout2d p", lambda lib: _F(lib).dropout2d(lib.zeros(1, 2, 3, 4), p=1.5)),
 ]
 
 
@@ -308,3 +393,52 @@ def test_rrelu_training_draws_slopes_in_range_with_minitensors_generator():
     np.testing.assert_array_equal(mt.nn.RReLU(0.1, 0.3)(x).numpy(force=True), out.numpy(force=True))
     out.backward(mt.ones(2000))
     np.testing.assert_allclose(x.grad.numpy(), slopes)  # the gradient uses the same slopes
+
+
+@pytest.mark.parametrize("momentum", [0.1, None, 0.5])
+@pytest.mark.parametrize("name, shape", [("BatchNorm1d", (5, 3)), ("BatchNorm2d", (2, 3, 2, 2)),
+                                         ("InstanceNorm1d", (2, 3, 4))])
+def test_running_statistics_match_pytorch(name, shape, momentum):
+    """Three training steps (momentum=None: the cumulative average), then eval() uses the running statistics."""
+    kw = {"track_running_stats": True} if name.startswith("Instance") else {}
+    if momentum is None and name.startswith("Instance"):
+        return  # PyTorch's InstanceNorm takes a float momentum only
+    ours, theirs = _both(lambda nn: getattr(nn, name)(3, momentum=momentum, **kw))
+    for step in range(3):
+        _compare(None, [_r(*shape) * (step + 1) + step], modules=(ours, theirs))
+    theirs_buffers = dict(theirs.named_buffers())
+    for key, buf in ours.named_buffers():
+        np.testing.assert_allclose(_np(buf), _np(theirs_buffers[key]), rtol=1e-12, err_msg=key)
+        assert str(buf.dtype) == str(theirs_buffers[key].dtype).split(".")[-1]
+    ours.eval(), theirs.eval()
+    _compare(None, [_r(*shape)], modules=(ours, theirs))
+
+
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d"])
+def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest(name):
+    x = mt.ones(40, 50, 3, 2, requires_grad=True) if name == "dropout2d" else mt.ones(40, 50, 6, requires_grad=True)
+    out = getattr(mt.nn.functional, name)(x, p=0.25)
+    per_channel = out.numpy(force=True).reshape(40, 50, -1)
+    assert set(np.unique(per_channel)) <= {0.0, np.float32(1 / 0.75)}
+    assert (per_channel.min(axis=2) == per_channel.max(axis=2)).all()  # a channel is dropped whole
+    assert 0.15 < (per_channel[..., 0] == 0).mean() < 0.35
+    out.backward(mt.ones(*out.shape))
+    np.testing.assert_array_equal(x.grad.numpy(), out.numpy(force=True))
+
+
+def test_alpha_dropout_keeps_mean_and_variance_of_standard_inputs():
+    x = mt.tensor(RNG.standard_normal(200_000))
+    out = mt.nn.functional.alpha_dropout(x, p=0.3, training=True).numpy(force=True)
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.02
+    assert np.isclose(out, -1.7580993408473766 * ((0.7 * (1 + 0.3 * 1.7580993408473766 ** 2)) ** -0.5)
+                      + 1.7580993408473766 * 0.3 * ((0.7 * (1 + 0.3 * 1.7580993408473766 ** 2)) ** -0.5)).any()
+
+
+def test_parameter_dict_registers_parameters_under_their_keys():
+    pd = mt.nn.ParameterDict({"a": mt.nn.Parameter(mt.ones(2)), "b": mt.zeros(3)})
+    tp = torch.nn.ParameterDict({"a": torch.nn.Parameter(torch.ones(2)), "b": torch.zeros(3)})
+    assert list(pd.state_dict()) == list(tp.state_dict()) == ["a", "b"]
+    assert isinstance(pd["b"], mt.nn.Parameter) and isinstance(tp["b"], torch.nn.Parameter)
+    assert len(pd) == 2 and "a" in pd and [k for k, _ in pd.named_parameters()] == ["a", "b"]
+    pd.update([("c", mt.ones(1))])
+    assert list(pd) == ["a", "b", "c"] and pd.get("z") is None
