@@ -2,6 +2,7 @@
 # functional first: it re-exports the functions of the family modules below, which import its helpers
 from . import functional, init, utils  # noqa: F401
 from .activation import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -29,6 +30,7 @@ from .module import Module  # noqa: F401
 from .multihead import MultiheadAttention  # noqa: F401
 from .normalization import *  # noqa: F401,F403
 from .parameter import Parameter  # noqa: F401
+from .pooling import *  # noqa: F401,F403
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer,
@@ -46,5 +48,5 @@ __all__ = [
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *functional._activation.MODULES, *functional._loss.MODULES, *functional._normalization.MODULES,
-    *functional._misc.MODULES,
+    *functional._misc.MODULES, *functional._conv.MODULES, *functional._pooling.MODULES,
 ]

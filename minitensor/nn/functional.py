@@ -700,7 +700,14 @@ def _repeat_heads(t, heads):
 
 # ---- the families that live in their own modules (each defines its functions and Modules; they import
 # this module's helpers, so they are imported last) -------------------------------------------------
-from . import activation as _activation, loss as _loss, misc as _misc, normalization as _normalization  # noqa: E402
+from . import (  # noqa: E402
+    activation as _activation,
+    conv as _conv,
+    loss as _loss,
+    misc as _misc,
+    normalization as _normalization,
+    pooling as _pooling,
+)
 from .activation import (  # noqa: E402, F401
     celu,
     elu,
@@ -722,6 +729,7 @@ from .activation import (  # noqa: E402, F401
     tanhshrink,
     threshold,
 )
+from .conv import conv1d, conv2d, fold, unfold  # noqa: E402, F401
 from .loss import (  # noqa: E402, F401
     binary_cross_entropy,
     cosine_embedding_loss,
@@ -756,6 +764,16 @@ from .normalization import (  # noqa: E402, F401
     local_response_norm,
     rms_norm,
 )
+from .pooling import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
@@ -763,6 +781,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "normalize", "cosine_similarity",
     "scaled_dot_product_attention",
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
+    *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
 ]
 
 

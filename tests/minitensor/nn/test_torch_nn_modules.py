@@ -190,6 +190,36 @@ FUNCTIONS = [
     ("pad replicate", lambda lib, x: _F(lib).pad(x, (3, 1, 0, 2), mode="replicate"), [_r(2, 3, 4)]),
     ("pad circular", lambda lib, x: _F(lib).pad(x, (3, 2), mode="circular"), [_r(1, 2, 3)]),
     ("pad circular 2d", lambda lib, x: _F(lib).pad(x, (1, 2, 2, 0), mode="circular"), [_r(1, 2, 3, 3)]),
+    # convolutions and pooling
+    ("conv2d", lambda lib, x, w, b: _F(lib).conv2d(x, w, b), [_r(2, 3, 5, 4), _r(4, 3, 3, 2), _r(4)]),
+    ("conv2d stride pad dilation", lambda lib, x, w: _F(lib).conv2d(x, w, None, (2, 1), (1, 2), (1, 2)),
+     [_r(1, 2, 6, 5), _r(3, 2, 2, 3)]),
+    ("conv2d same groups", lambda lib, x, w, b: _F(lib).conv2d(x, w, b, padding="same", groups=2, dilation=2),
+     [_r(2, 4, 5, 5), _r(6, 2, 2, 3), _r(6)]),
+    ("conv2d valid unbatched", lambda lib, x, w: _F(lib).conv2d(x, w, padding="valid"), [_r(2, 4, 4), _r(1, 2, 3, 3)]),
+    ("conv1d", lambda lib, x, w, b: _F(lib).conv1d(x, w, b, stride=2, padding=1), [_r(2, 3, 7), _r(4, 3, 3), _r(4)]),
+    ("conv1d same groups", lambda lib, x, w: _F(lib).conv1d(x, w, padding="same", groups=3),
+     [_r(1, 3, 6), _r(3, 1, 4)]),
+    ("unfold", lambda lib, x: _F(lib).unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)), [_r(2, 2, 4, 5)]),
+    ("fold", lambda lib, x: _F(lib).fold(x, (4, 5), 2, padding=1, stride=2), [_r(2, 3 * 4, 9)]),
+    ("fold overlapping", lambda lib, x: _F(lib).fold(x, (3, 4), (2, 2)), [_r(1, 2 * 4, 6)]),
+    ("max_pool2d", lambda lib, x: _F(lib).max_pool2d(x, 2), [_r(2, 3, 4, 5)]),
+    ("max_pool2d overlap pad ceil", lambda lib, x: _F(lib).max_pool2d(x, 3, 2, 1, ceil_mode=True),
+     [_r(1, 2, 6, 5)]),
+    ("max_pool2d dilation", lambda lib, x: _F(lib).max_pool2d(x, (2, 2), 1, dilation=2), [_r(1, 2, 5, 5)]),
+    ("max_pool2d ties", lambda lib, x: _F(lib).max_pool2d(x, 2, 1), [np.round(_r(1, 1, 4, 4))]),
+    ("max_pool1d", lambda lib, x: _F(lib).max_pool1d(x, 3, 2, 1), [_r(2, 3, 8)]),
+    ("avg_pool2d", lambda lib, x: _F(lib).avg_pool2d(x, 2), [_r(2, 3, 4, 5)]),
+    ("avg_pool2d pad exclude ceil", lambda lib, x: _F(lib).avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                                                      count_include_pad=False), [_r(1, 2, 6, 5)]),
+    ("avg_pool2d pad include ceil", lambda lib, x: _F(lib).avg_pool2d(x, 3, 2, 1, ceil_mode=True), [_r(1, 2, 6, 5)]),
+    ("avg_pool2d divisor", lambda lib, x: _F(lib).avg_pool2d(x, 2, divisor_override=3), [_r(1, 2, 4, 4)]),
+    ("avg_pool1d", lambda lib, x: _F(lib).avg_pool1d(x, 3, 2, 1, count_include_pad=False), [_r(2, 3, 8)]),
+    ("adaptive_avg_pool2d", lambda lib, x: _F(lib).adaptive_avg_pool2d(x, (3, 2)), [_r(2, 3, 7, 5)]),
+    ("adaptive_avg_pool2d none", lambda lib, x: _F(lib).adaptive_avg_pool2d(x, (None, 4)), [_r(1, 2, 3, 6)]),
+    ("adaptive_avg_pool1d", lambda lib, x: _F(lib).adaptive_avg_pool1d(x, 4), [_r(2, 3, 7)]),
+    ("adaptive_max_pool2d", lambda lib, x: _F(lib).adaptive_max_pool2d(x, (3, 2)), [_r(2, 3, 7, 5)]),
+    ("adaptive_max_pool1d", lambda lib, x: _F(lib).adaptive_max_pool1d(x, 3), [_r(2, 3, 7)]),
     ("cosine_similarity", lambda lib, a, b: _F(lib).cosine_similarity(a, b), [X, _r(3, 4)]),
     ("normalize", lambda lib, a: _F(lib).normalize(a, p=1.0, dim=0), [X]),
 ]
@@ -283,6 +313,24 @@ MODULES = [
     ("ReflectionPad2d", lambda nn: nn.ReflectionPad2d((1, 2, 0, 1)), [_r(1, 2, 3, 4)]),
     ("ReplicationPad1d", lambda nn: nn.ReplicationPad1d((3, 0)), [_r(1, 2, 2)]),
     ("ReplicationPad2d", lambda nn: nn.ReplicationPad2d(2), [_r(2, 2, 3)]),
+    ("Conv2d", lambda nn: nn.Conv2d(3, 4, 3), [_r(2, 3, 5, 5)]),
+    ("Conv2d options", lambda nn: nn.Conv2d(4, 6, (2, 3), stride=(2, 1), padding=1, dilation=(1, 2), groups=2,
+                                            bias=False), [_r(1, 4, 5, 6)]),
+    ("Conv2d same reflect", lambda nn: nn.Conv2d(2, 3, 3, padding="same", padding_mode="reflect"), [_r(1, 2, 4, 4)]),
+    ("Conv2d circular", lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), [_r(1, 2, 4, 4)]),
+    ("Conv1d", lambda nn: nn.Conv1d(3, 2, 3, padding=2, dilation=2), [_r(2, 3, 6)]),
+    ("Conv1d replicate", lambda nn: nn.Conv1d(2, 2, 2, padding=1, padding_mode="replicate"), [_r(1, 2, 5)]),
+    ("Unfold", lambda nn: nn.Unfold(2, stride=2), [_r(1, 2, 4, 4)]),
+    ("Fold", lambda nn: nn.Fold((3, 3), 2), [_r(1, 8, 4)]),
+    ("MaxPool2d", lambda nn: nn.MaxPool2d(2), [_r(2, 3, 4, 4)]),
+    ("MaxPool2d options", lambda nn: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True), [_r(1, 2, 5, 5)]),
+    ("MaxPool1d", lambda nn: nn.MaxPool1d(2), [_r(2, 3, 5)]),
+    ("AvgPool2d", lambda nn: nn.AvgPool2d(2, padding=1), [_r(2, 3, 4, 4)]),
+    ("AvgPool1d", lambda nn: nn.AvgPool1d(3, ceil_mode=True), [_r(2, 3, 7)]),
+    ("AdaptiveAvgPool2d", lambda nn: nn.AdaptiveAvgPool2d(1), [_r(2, 3, 4, 5)]),
+    ("AdaptiveAvgPool1d", lambda nn: nn.AdaptiveAvgPool1d(2), [_r(2, 3, 5)]),
+    ("AdaptiveMaxPool2d", lambda nn: nn.AdaptiveMaxPool2d((2, 3)), [_r(2, 3, 4, 5)]),
+    ("AdaptiveMaxPool1d", lambda nn: nn.AdaptiveMaxPool1d(2), [_r(2, 3, 5)]),
     ("CosineSimilarity", lambda nn: nn.CosineSimilarity(dim=0), [X, _r(3, 4)]),
     ("PairwiseDistance", lambda nn: nn.PairwiseDistance(p=3.0), [X, _r(3, 4)]),
 ]
@@ -321,19 +369,27 @@ def test_module_constructor_signature_matches_pytorch(name):
 
 
 F_NAMES = sorted({c[0].split(" ")[0] for c in FUNCTIONS} - {"cosine_similarity", "normalize", "l1_loss"})
-NO_SIGNATURE = {"softplus", "logsigmoid", "prelu", "hardshrink", "softshrink", "pairwise_distance", "softsign",
-                "tanhshrink", "bilinear", "channel_shuffle", "pixel_shuffle", "pixel_unshuffle"}
+
+
+def _documented(fn):
+    """(name, default) of each parameter of a PyTorch builtin, from the signature its docstring opens with."""
+    head = fn.__doc__.strip().splitlines()[0]
+    params = [p.strip() for p in head[head.index("(") + 1:head.index(")")].split(",")]
+    return [(p.split("=")[0], eval(p.split("=")[1]) if "=" in p else inspect.Parameter.empty) for p in params]
 
 
 @pytest.mark.parametrize("name", F_NAMES)
 def test_function_signature_matches_pytorch(name):
-    if name in NO_SIGNATURE:  # builtins without a Python signature: their documented one
-        doc = getattr(torch.nn.functional, name).__doc__.strip().splitlines()[0]
-        ours = str(inspect.signature(getattr(mt.nn.functional, name)))
-        for param in doc[doc.index("(") + 1:doc.index(")")].split(","):
-            assert param.strip().split("=")[0] in ours
+    ours, theirs = getattr(mt.nn.functional, name), getattr(torch.nn.functional, name)
+    try:
+        sig = inspect.signature(theirs)
+        builtin = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    except ValueError:
+        builtin = True
+    if builtin:  # a builtin, or a dispatcher taking *args: the signature its docstring documents
+        assert [(p.name, p.default) for p in inspect.signature(ours).parameters.values()] == _documented(theirs)
         return
-    assert _defaults(getattr(mt.nn.functional, name)) == _defaults(getattr(torch.nn.functional, name))
+    assert _defaults(ours) == _defaults(theirs)
 
 
 # ---- errors: the same exception type as PyTorch on bad shapes and arguments --------------------------
@@ -369,6 +425,18 @@ ERRORS = [
     ("pad reflect too wide", lambda lib: _F(lib).pad(lib.zeros(1, 2, 3), (3, 3), mode="reflect")),
     ("pad reflect 1-d", lambda lib: _F(lib).pad(lib.zeros(3), (1, 1), mode="reflect")),
     ("pad circular wraps twice", lambda lib: _F(lib).pad(lib.zeros(1, 2, 3), (4, 0), mode="circular")),
+    ("conv2d channels", lambda lib: _F(lib).conv2d(lib.zeros(1, 2, 5, 5), lib.zeros(4, 3, 3, 3))),
+    ("conv2d kernel too big", lambda lib: _F(lib).conv2d(lib.zeros(1, 2, 2, 2), lib.zeros(4, 2, 3, 3))),
+    ("conv2d same strided", lambda lib: _F(lib).conv2d(lib.zeros(1, 2, 5, 5), lib.zeros(4, 2, 3, 3), stride=2,
+                                                         padding="same")),
+    ("conv2d padding string", lambda lib: _F(lib).conv2d(lib.zeros(1, 2, 5, 5), lib.zeros(4, 2, 3, 3),
+                                                           padding="full")),
+    ("conv1d dims", lambda lib: _F(lib).conv1d(lib.zeros(1, 2, 5, 5), lib.zeros(4, 2, 3))),
+    ("Conv2d groups", lambda lib: lib.nn.Conv2d(3, 4, 3, groups=2)),
+    ("Conv2d same strided", lambda lib: lib.nn.Conv2d(3, 4, 3, stride=2, padding="same")),
+    ("Conv2d padding_mode", lambda lib: lib.nn.Conv2d(3, 4, 3, padding_mode="mirror")),
+    ("max_pool2d pad", lambda lib: _F(lib).max_pool2d(lib.zeros(1, 2, 5, 5), 2, padding=2)),
+    ("fold blocks", lambda lib: _F(lib).fold(lib.zeros(1, 8, 5), (3, 3), 2)),
     ("dropout1d dims", lambda lib: _F(lib).dropout1d(lib.zeros(1, 2, 3, 4))),
     ("dropout2d p", lambda lib: _F(lib).dropout2d(lib.zeros(1, 2, 3, 4), p=1.5)),
 ]
@@ -442,3 +510,24 @@ def test_parameter_dict_registers_parameters_under_their_keys():
     assert len(pd) == 2 and "a" in pd and [k for k, _ in pd.named_parameters()] == ["a", "b"]
     pd.update([("c", mt.ones(1))])
     assert list(pd) == ["a", "b", "c"] and pd.get("z") is None
+
+
+def test_conv_default_init_is_pytorchs_kaiming_uniform():
+    """The weight's and bias's bounds: kaiming_uniform_(a=sqrt(5)) gives 1/sqrt(fan_in), as the bias's."""
+    mt.manual_seed(0)
+    conv = mt.nn.Conv2d(4, 8, (3, 2), groups=2)
+    fan_in = 2 * 3 * 2
+    for p in (conv.weight, conv.bias):
+        a = p.numpy(force=True)
+        assert np.abs(a).max() <= 1 / np.sqrt(fan_in) and np.abs(a).max() > 0.6 / np.sqrt(fan_in)
+    assert tuple(conv.weight.shape) == tuple(torch.nn.Conv2d(4, 8, (3, 2), groups=2).weight.shape)
+
+
+@pytest.mark.parametrize("fn, args", [("max_pool2d", (3, 2, 1)), ("max_pool1d", (2, 1)),
+                                      ("adaptive_max_pool2d", ((2, 3),)), ("adaptive_max_pool1d", (3,))])
+def test_max_pool_indices_match_pytorch(fn, args):
+    x = _r(2, 2, 5, 6) if fn.endswith("2d") else _r(2, 2, 7)
+    ours = getattr(mt.nn.functional, fn)(mt.tensor(x), *args, return_indices=True)
+    theirs = getattr(torch.nn.functional, fn)(torch.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+    np.testing.assert_allclose(ours[0].numpy(), theirs[0].numpy())
