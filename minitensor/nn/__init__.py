@@ -1,6 +1,16 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers, init, utils."""
 # functional first: it re-exports the functions of the family modules below, which import its helpers
 from . import functional, init, utils  # noqa: F401
+
+# isort: split
+from . import (
+    activation as _activation,
+    conv as _conv,
+    loss as _loss,
+    misc as _misc,
+    normalization as _normalization,
+    pooling as _pooling,
+)
 from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .layers import (  # noqa: F401
@@ -47,6 +57,6 @@ __all__ = [
     "MultiheadAttention",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
-    *functional._activation.MODULES, *functional._loss.MODULES, *functional._normalization.MODULES,
-    *functional._misc.MODULES, *functional._conv.MODULES, *functional._pooling.MODULES,
+    *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
+    *_pooling.MODULES,
 ]

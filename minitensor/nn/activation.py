@@ -472,11 +472,11 @@ class RReLU(Module):
         return _inplace_repr(self.inplace, f"lower={self.lower}, upper={self.upper}")
 
 
-FUNCTIONS = [
+FUNCTIONS: list[str] = [
     "leaky_relu", "elu", "selu", "celu", "mish", "hardtanh", "relu6", "hardsigmoid", "hardswish", "glu",
     "logsigmoid", "prelu", "softmin", "softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "rrelu",
 ]
-MODULES = [
+MODULES: list[str] = [
     "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish",
     "GLU", "LogSigmoid", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold",
     "RReLU",

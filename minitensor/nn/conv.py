@@ -206,13 +206,13 @@ def fold(input: Tensor, output_size: int | Sequence[int], kernel_size: int | Seq
     if unbatched:
         x = x.unsqueeze(0)
     size, kernel = _tuple(output_size, 2, "output_size", op), _tuple(kernel_size, 2, "kernel_size", op)
-    stride, padding = _tuple(stride, 2, "stride", op), _tuple(padding, 2, "padding", op)
-    dilation = _tuple(dilation, 2, "dilation", op)
-    blocks = [(size[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(2)]
+    st, pd = _tuple(stride, 2, "stride", op), _tuple(padding, 2, "padding", op)
+    dl = _tuple(dilation, 2, "dilation", op)
+    blocks = [(size[i] + 2 * pd[i] - dl[i] * (kernel[i] - 1) - 1) // st[i] + 1 for i in range(2)]
     if x.shape[1] % (kernel[0] * kernel[1]) or x.shape[2] != blocks[0] * blocks[1] or min(blocks) <= 0:
         raise RuntimeError(f"{op}: input of shape {tuple(x.shape)} does not hold C * {kernel[0] * kernel[1]} rows of "
                            f"{blocks[0] * blocks[1]} blocks for output_size {size} and kernel_size {kernel}")
-    out = Col2Im.apply(x, size, kernel, stride, padding, dilation)
+    out = Col2Im.apply(x, size, kernel, st, pd, dl)
     return out.squeeze(0) if unbatched else out
 
 
@@ -334,6 +334,6 @@ class Fold(Module):
                 f"padding={self.padding}, stride={self.stride}")
 
 
-FUNCTIONS = ["conv1d", "conv2d", "unfold", "fold"]
-MODULES = ["Conv1d", "Conv2d", "Unfold", "Fold"]
+FUNCTIONS: list[str] = ["conv1d", "conv2d", "unfold", "fold"]
+MODULES: list[str] = ["Conv1d", "Conv2d", "Unfold", "Fold"]
 __all__ = MODULES  # what `from .conv import *` gives minitensor.nn; the functions are in functional

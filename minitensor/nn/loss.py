@@ -601,12 +601,12 @@ class PairwiseDistance(Module):
         return pairwise_distance(_tensor(self, x1, "x1"), _tensor(self, x2, "x2"), self.norm, self.eps, self.keepdim)
 
 
-FUNCTIONS = [
+FUNCTIONS: list[str] = [
     "binary_cross_entropy", "kl_div", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "pairwise_distance",
     "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
 ]
-MODULES = [
+MODULES: list[str] = [
     "L1Loss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
     "TripletMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "CosineSimilarity", "PairwiseDistance",

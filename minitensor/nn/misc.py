@@ -542,9 +542,9 @@ class ParameterDict(Module):
                          for k, p in self._parameters.items())
 
 
-FUNCTIONS = ["dropout1d", "dropout2d", "alpha_dropout", "bilinear", "pixel_shuffle", "pixel_unshuffle",
+FUNCTIONS: list[str] = ["dropout1d", "dropout2d", "alpha_dropout", "bilinear", "pixel_shuffle", "pixel_unshuffle",
              "channel_shuffle", "interpolate", "upsample"]
-MODULES = [
+MODULES: list[str] = [
     "Flatten", "Unflatten", "Dropout1d", "Dropout2d", "AlphaDropout", "Bilinear", "PixelShuffle", "PixelUnshuffle",
     "ChannelShuffle", "Upsample", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d",
     "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ParameterDict",

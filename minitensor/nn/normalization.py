@@ -408,7 +408,7 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-FUNCTIONS = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm"]
-MODULES = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm",
+FUNCTIONS: list[str] = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm"]
+MODULES: list[str] = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm", "RMSNorm",
            "LocalResponseNorm"]
 __all__ = MODULES  # what `from .normalization import *` gives minitensor.nn; the functions are in functional

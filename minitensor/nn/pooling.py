@@ -347,8 +347,12 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
         return adaptive_max_pool2d(_tensor(self, input), self.output_size, self.return_indices)
 
 
-FUNCTIONS = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-             "adaptive_max_pool1d", "adaptive_max_pool2d"]
-MODULES = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+FUNCTIONS: list[str] = [
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d",
+]
+MODULES: list[str] = [
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+]
 __all__ = MODULES  # what `from .pooling import *` gives minitensor.nn; the functions are in functional
