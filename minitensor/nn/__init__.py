@@ -1,5 +1,18 @@
 """Neural-network building blocks with PyTorch's names: Module, Parameter, layers, init, utils."""
+# functional first: it re-exports the functions of the family modules below, which import its helpers
 from . import functional, init, utils  # noqa: F401
+
+# isort: split
+from . import (
+    activation as _activation,
+    conv as _conv,
+    loss as _loss,
+    misc as _misc,
+    normalization as _normalization,
+    pooling as _pooling,
+)
+from .activation import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -21,9 +34,13 @@ from .layers import (  # noqa: F401
     Softmax,
     Tanh,
 )
+from .loss import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .multihead import MultiheadAttention  # noqa: F401
+from .normalization import *  # noqa: F401,F403
 from .parameter import Parameter  # noqa: F401
+from .pooling import *  # noqa: F401,F403
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer,
@@ -40,4 +57,6 @@ __all__ = [
     "MultiheadAttention",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
+    *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
+    *_pooling.MODULES,
 ]

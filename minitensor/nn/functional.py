@@ -100,7 +100,7 @@ def silu(input: Tensor) -> Tensor:
     return tensor_input(input, "silu") * sigmoid(input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: F811
     """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch).
 
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
@@ -465,7 +465,8 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     r"""BCE from logits, -w [p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))], written as PyTorch
     computes it: (1 - t) x + l softplus(-x) with l = 1 + (p - 1) t, since -log sigmoid(x) = softplus(-x)
@@ -477,6 +478,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     """
     op = "binary_cross_entropy_with_logits"
     input, target = tensor_input(input, op), tensor_input(target, op)
+    if size_average is not None or reduce is not None:  # PyTorch's deprecated flags, as the reduction they mean
+        reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
     for name, t in (("input", input), ("target", target)):
@@ -513,10 +516,14 @@ class Pad(Function):
 
 @with_formulas(Pad)
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
-    """Constant padding of the last len(pad)//2 dims, PyTorch's order (last dim first); a negative
-    width crops that side instead (a slice, before the padding)."""
+    """Padding of the last len(pad)//2 dims, PyTorch's order (last dim first); a negative width crops
+    that side instead (a slice, before the padding). mode='constant' fills with `value`; 'reflect',
+    'replicate' and 'circular' repeat the input's own entries (see `_pad_by_index`)."""
+    if mode in ("reflect", "replicate", "circular"):
+        return _pad_by_index(input, pad, mode)
     if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
+        raise NotImplementedError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
+                                  f"got {mode!r}")
     if any(type(w) is not int for w in pad):
         raise TypeError(f"pad: argument 'pad' must be a tuple of ints, got {tuple(pad)!r}")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
@@ -537,6 +544,43 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if any(w < 0 for w in pad):
         input = input[tuple(crop)]
     return Pad.apply(input, tuple(widths), value if fills else 0)
+
+
+def _pad_by_index(input, pad, mode):
+    r"""reflect / replicate / circular padding as a gather: along each padded dim of size n, output
+    position i (i from -left to n + right - 1) reads input index
+        reflect: |i| mirrored back from n - 1 (the edge itself not repeated);  replicate: clip(i, 0, n - 1);
+        circular: i mod n.
+    One `index_select` per dim, so the VJP adds each output gradient into the entry it was read from."""
+    op = "pad"
+    tensor_input(input, op)
+    k = len(pad) // 2
+    if any(type(w) is not int for w in pad) or len(pad) % 2 or not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(f"pad: mode={mode!r} pads the last 1, 2 or 3 dims of an input with one or two "
+                                  f"more dims (a batch and channels); got padding {tuple(pad)} for an input of shape "
+                                  f"{tuple(input.shape)}")
+    out = input
+    for i in range(k):
+        d = input.ndim - 1 - i
+        n, lo, hi = input.shape[d], pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, but got "
+                               f"padding {(lo, hi)} at dimension {d} of input {tuple(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError(f"pad: padding {(lo, hi)} at dimension {d} of input {tuple(input.shape)} wraps "
+                               f"around more than once")
+        if n + lo + hi < 0 or (n == 0 and lo + hi > 0):
+            raise RuntimeError(f"pad: padding {(lo, hi)} does not fit dimension {d} of input {tuple(input.shape)}")
+        idx = np.arange(-lo, n + hi)
+        if mode == "reflect":
+            idx = np.abs(idx)
+            idx = np.where(idx > n - 1, 2 * (n - 1) - idx, idx)
+        elif mode == "replicate":
+            idx = np.clip(idx, 0, n - 1)
+        else:
+            idx = idx % n
+        out = out.index_select(d, Tensor._make(idx.astype(np.int64)))
+    return out
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
@@ -654,11 +698,90 @@ def _repeat_heads(t, heads):
     return t.unsqueeze(-3).expand(*lead, h, heads // h, s, e).reshape(*lead, heads, s, e)
 
 
+# ---- the families that live in their own modules (each defines its functions and Modules; they import
+# this module's helpers, so they are imported last) -------------------------------------------------
+from . import (  # noqa: E402
+    activation as _activation,
+    conv as _conv,
+    loss as _loss,
+    misc as _misc,
+    normalization as _normalization,
+    pooling as _pooling,
+)
+from .activation import (  # noqa: E402, F401
+    celu,
+    elu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
+from .conv import conv1d, conv2d, fold, unfold  # noqa: E402, F401
+from .loss import (  # noqa: E402, F401
+    binary_cross_entropy,
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from .misc import (  # noqa: E402, F401
+    alpha_dropout,
+    bilinear,
+    channel_shuffle,
+    dropout1d,
+    dropout2d,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+)
+from .normalization import (  # noqa: E402, F401
+    batch_norm,
+    group_norm,
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+from .pooling import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
     "binary_cross_entropy_with_logits", "normalize", "cosine_similarity",
     "scaled_dot_product_attention",
+    *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
+    *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
 ]
 
 

@@ -236,6 +236,13 @@ class Sigmoid(Module):
 
 
 class SiLU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace  # accepted for PyTorch's signature; the result is a new tensor
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(_tensor(self, input))
 

@@ -1,0 +1,484 @@
+r"""PyTorch's activation functions beyond ReLU, GELU, SiLU, sigmoid and tanh: each a function
+(re-exported by `minitensor.nn.functional`) and a Module with PyTorch's arguments, defaults and repr.
+
+Each is a composition of minitensor ops (mostly `where` picking between two formulas), so its
+gradient comes from the ops' VJPs; the docstring states the formula and the gradient it yields,
+including the value at the kinks, which matches PyTorch's.
+
+`inplace=True` is accepted for PyTorch's signatures but the result is a new tensor: an in-place
+activation would invalidate the values its own backward needs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops._util import norm_dims, tensor_input
+from ..ops.indexing import where
+from ..ops.softmax import softmax
+from ..ops.unary import sigmoid, tanh
+from ..random import _gen
+from ..tensor import Tensor
+from ..types import DeviceLike, DTypeLike
+from .functional import softplus
+from .layers import _empty, _tensor
+from .module import Module
+from .parameter import Parameter
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _float_input(input, op):
+    x = tensor_input(input, op)
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}: expected a floating point input, got {x.dtype}")
+    return x
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    r"""x for x > 0, negative_slope * x otherwise.
+
+    forward: out = x where x > 0, else a x   (a = negative_slope)
+    VJP:     gx = g where x > 0, else a g
+    """
+    x = _float_input(input, "leaky_relu")
+    return where(x > 0, x, x * negative_slope)
+
+
+def _elu(x, alpha, scale, input_scale):
+    # the exponential only of x <= 0: e^x of a large unused x would be inf, and 0 * inf a NaN gradient
+    return where(x > 0, x * scale, ((x.clamp(max=0) * input_scale).exp() - 1) * (alpha * scale))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    r"""x for x > 0, alpha (e^x - 1) otherwise.
+
+    forward: out = x where x > 0, else alpha (e^x - 1)
+    VJP:     gx = g where x > 0, else alpha e^x g
+    """
+    return _elu(_float_input(input, "elu"), alpha, 1.0, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    r"""scale * elu(x, alpha) with the self-normalising constants alpha ~ 1.6733, scale ~ 1.0507.
+
+    forward: out = s x where x > 0, else s alpha (e^x - 1)
+    VJP:     gx = s g where x > 0, else s alpha e^x g
+    """
+    return _elu(_float_input(input, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    r"""max(0, x) + min(0, alpha (e^{x / alpha} - 1)): ELU with a slope of 1 at 0 for any alpha.
+
+    forward: out = x where x > 0, else alpha (e^{x / alpha} - 1)
+    VJP:     gx = g where x > 0, else e^{x / alpha} g
+    """
+    x = _float_input(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("celu: alpha must not be 0 (it divides x)")
+    return _elu(x, alpha, 1.0, 1.0 / alpha)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    r"""x tanh(softplus(x)).
+
+    forward: out = x tanh(sp),  sp = log(1 + e^x)
+    VJP:     gx = g (tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x))
+    """
+    x = _float_input(input, "mish")
+    return x * tanh(softplus(x))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    r"""x clamped to [min_val, max_val], with PyTorch's gradient: 0 at the two ends themselves.
+
+    forward: out = min(max(x, min_val), max_val)
+    VJP:     gx = g where min_val < x < max_val, else 0
+    """
+    x = tensor_input(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: max_val ({max_val}) must be greater than or equal to min_val ({min_val})")
+    inside = (x > min_val) & (x < max_val)
+    return where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    r"""min(max(0, x), 6).
+
+    forward: out = min(max(x, 0), 6)
+    VJP:     gx = g where 0 < x < 6, else 0
+    """
+    return hardtanh(tensor_input(input, "relu6"), 0.0, 6.0)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    r"""A piecewise-linear sigmoid: 0 below -3, 1 above 3, x / 6 + 1/2 between.
+
+    forward: out = min(max(x / 6 + 1/2, 0), 1)
+    VJP:     gx = g / 6 where -3 < x < 3, else 0
+    """
+    x = _float_input(input, "hardsigmoid")
+    return hardtanh(x / 6 + 0.5, 0.0, 1.0)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    r"""x hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between.
+
+    forward: out = 0 where x <= -3,  x (x + 3) / 6 where -3 < x < 3,  x where x >= 3
+    VJP:     gx = 0, (2x + 3) / 6 g, g on those three pieces (so 0 at -3 and g at 3, as PyTorch)
+    """
+    x = _float_input(input, "hardswish")
+    return where(x <= -3, x * 0, where(x < 3, x * (x + 3) / 6, x))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    r"""The gated linear unit: the first half of `dim` times the sigmoid of the second half.
+
+    forward: out = a * sigmoid(b),  (a, b) = the two halves of x along dim
+    VJP:     ga = g sigmoid(b);  gb = g a sigmoid(b) (1 - sigmoid(b))
+    """
+    x = tensor_input(input, "glu")
+    if x.ndim == 0:
+        raise RuntimeError("glu: does not support 0-d tensors, as the halved dim must have an even size")
+    d = norm_dims(dim, x.ndim, "glu")[0]
+    if x.shape[d] % 2:
+        raise RuntimeError(f"glu: halving dimension must be even, but dim {d} of shape {tuple(x.shape)} "
+                           f"has size {x.shape[d]}")
+    a, b = x.chunk(2, dim=d)
+    return a * sigmoid(b)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    r"""log(sigmoid(x)), computed stably as -softplus(-x).
+
+    forward: out = -log(1 + e^{-x})
+    VJP:     gx = g sigmoid(-x) = g (1 - sigmoid(x))
+    """
+    return -softplus(-_float_input(input, "logsigmoid"))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    r"""Leaky ReLU with a learned slope: one for all channels, or one per channel (dim 1).
+
+    forward: out = x where x > 0, else a_c x   (a_c the weight of x's channel)
+    VJP:     gx = g where x > 0, else a_c g;   ga_c = \sum over channel c of g x where x <= 0
+    """
+    x = _float_input(input, "prelu")
+    tensor_input(weight, "prelu", "weight")
+    n = weight.numel()
+    channels = x.shape[1] if x.ndim >= 2 else (x.shape[0] if x.ndim == 1 else 1)
+    if n != 1 and n != channels:
+        raise RuntimeError(f"prelu: mismatch of parameter numbers and input channel size: found {n} parameters "
+                           f"and {channels} channels (input of shape {tuple(x.shape)})")
+    if n == 1:
+        a = weight.reshape(())
+    elif x.ndim == 1:
+        a = weight.reshape(n)
+    else:
+        a = weight.reshape((1, n) + (1,) * (x.ndim - 2))
+    return where(x > 0, x, a * x)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DTypeLike | None = None) -> Tensor:
+    r"""softmax(-x) along dim: weights that favour the smallest entries.
+
+    forward: out_i = e^{-x_i} / \sum_j e^{-x_j}
+    VJP:     gx = -out * (g - \sum_j g_j out_j)
+    """
+    return softmax(-tensor_input(input, "softmin"), dim, dtype)
+
+
+def softsign(input: Tensor) -> Tensor:
+    r"""x / (1 + |x|).
+
+    forward: out = x / (1 + |x|)
+    VJP:     gx = g / (1 + |x|)^2
+    """
+    x = tensor_input(input, "softsign")
+    return x / (x.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    r"""x - tanh(x).
+
+    forward: out = x - tanh(x)
+    VJP:     gx = g tanh(x)^2
+    """
+    x = tensor_input(input, "tanhshrink")
+    return x - tanh(x)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    r"""0 for |x| <= lambd, x otherwise.
+
+    forward: out = x where |x| > lambd, else 0
+    VJP:     gx = g where |x| > lambd, else 0
+    """
+    x = _float_input(input, "hardshrink")
+    return where(x.abs() > lambd, x, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    r"""x moved towards 0 by lambd, and 0 for |x| <= lambd.
+
+    forward: out = x - lambd sign(x) where |x| > lambd, else 0
+    VJP:     gx = g where |x| > lambd, else 0
+    """
+    x = _float_input(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    return where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    r"""x where x > threshold, else `value`.
+
+    forward: out = x where x > threshold, else value
+    VJP:     gx = g where x > threshold, else 0
+    """
+    x = tensor_input(input, "threshold")
+    return where(x > threshold, x, value)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    r"""Randomised leaky ReLU: in training each x <= 0 gets its own slope a ~ U(lower, upper), drawn
+    with minitensor's generator; outside training the slope is (lower + upper) / 2.
+
+    forward: out = x where x > 0, else a x
+    VJP:     gx = g where x > 0, else a g   (the same slopes a)
+    """
+    x = _float_input(input, "rrelu")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2)
+    slopes = _gen().uniform(lower, upper, tuple(x.shape)).astype(x.dtype)
+    return where(x > 0, x, x * Tensor._make(slopes))
+
+
+# ---- the Modules -------------------------------------------------------------------------------
+def _inplace_repr(inplace: bool, head: str = "") -> str:
+    if not inplace:
+        return head
+    return f"{head}, inplace=True" if head else "inplace=True"
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return leaky_relu(_tensor(self, input), self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return elu(_tensor(self, input), self.alpha)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
+
+
+class CELU(ELU):
+    def forward(self, input: Tensor) -> Tensor:
+        return celu(_tensor(self, input), self.alpha)
+
+
+class SELU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return selu(_tensor(self, input))
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return softplus(_tensor(self, input), self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Mish(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return mish(_tensor(self, input))
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        # min_value / max_value: PyTorch's deprecated spellings, which win when given
+        self.min_val = min_val if min_value is None else min_value
+        self.max_val = max_val if max_value is None else max_value
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise ValueError(f"Hardtanh: max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardtanh(_tensor(self, input), self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Hardsigmoid(Mish):
+    def forward(self, input: Tensor) -> Tensor:
+        return hardsigmoid(_tensor(self, input))
+
+
+class Hardswish(Mish):
+    def forward(self, input: Tensor) -> Tensor:
+        return hardswish(_tensor(self, input))
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return glu(_tensor(self, input), self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(Module):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return logsigmoid(_tensor(self, input))
+
+
+class Softsign(LogSigmoid):
+    def forward(self, input: Tensor) -> Tensor:
+        return softsign(_tensor(self, input))
+
+
+class Tanhshrink(LogSigmoid):
+    def forward(self, input: Tensor) -> Tensor:
+        return tanhshrink(_tensor(self, input))
+
+
+class PReLU(Module):
+    """Leaky ReLU with learned slopes: `num_parameters` of them (1, or the number of channels), each
+    starting at `init`; the state-dict key is `weight`, as PyTorch's."""
+
+    weight: Parameter
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = _empty((num_parameters,), dtype, device, "PReLU")
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        self.weight._array[...] = self.init
+
+    def forward(self, input: Tensor) -> Tensor:
+        return prelu(_tensor(self, input), self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return softmin(_tensor(self, input), self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return hardshrink(_tensor(self, input), self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input: Tensor) -> Tensor:
+        return softshrink(_tensor(self, input), self.lambd)
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return threshold(_tensor(self, input), self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: random slopes in training (minitensor's generator), their mean in eval()."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rrelu(_tensor(self, input), self.lower, self.upper, self.training)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"lower={self.lower}, upper={self.upper}")
+
+
+FUNCTIONS: list[str] = [
+    "leaky_relu", "elu", "selu", "celu", "mish", "hardtanh", "relu6", "hardsigmoid", "hardswish", "glu",
+    "logsigmoid", "prelu", "softmin", "softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "rrelu",
+]
+MODULES: list[str] = [
+    "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish",
+    "GLU", "LogSigmoid", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold",
+    "RReLU",
+]
+__all__ = MODULES  # what `from .activation import *` gives minitensor.nn; the functions are re-exported by functional

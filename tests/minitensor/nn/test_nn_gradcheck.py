@@ -1,0 +1,143 @@
+"""Finite-difference gradient checks, in float64 with a random upstream weight (autograd.gradcheck),
+for every differentiable function of the activation, loss, normalisation, shape, convolution and
+pooling modules of minitensor.nn (their comparisons with PyTorch are in test_torch_nn_modules.py).
+Inputs keep clear of the kinks (|x| = 1, 3, 6, the shrink thresholds, the ties of a max), where
+central differences straddle two formulas. Tiny shapes: the whole file runs in a few seconds.
+"""
+import numpy as np
+import pytest
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.autograd import gradcheck
+
+RNG = np.random.default_rng(1)
+
+
+def _r(*shape, lo=-2.0, hi=2.0):
+    return RNG.uniform(lo, hi, shape)
+
+
+def _away(*shape):
+    """Values in (-7, 7) at least 0.1 away from every kink the activations have."""
+    x = _r(*shape, lo=-7, hi=7)
+    kinks = np.array([-6, -3, -1, -0.5, 0, 0.5, 1, 3, 6])
+    near = np.abs(x[..., None] - kinks).min(-1) < 0.1
+    return np.where(near, x + 0.25, x)
+
+
+def _prob(*shape):
+    return RNG.uniform(0.1, 0.9, shape)
+
+
+def _sign(*shape):
+    return np.where(RNG.random(shape) < 0.5, -1.0, 1.0)
+
+
+A = _away(2, 6)
+X = _r(3, 4)
+# constant targets, drawn once (a lambda drawing its own would see new ones at every evaluation)
+SIGN5, SIGN34, SIGN3 = mt.tensor(_sign(5)), mt.tensor(_sign(3, 4)), mt.tensor(_sign(3))
+LABELS = mt.tensor((_r(3, 4) > 0) * 1.0)
+
+CASES = [
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), [A]),
+    ("elu", lambda x: F.elu(x, 0.7), [A]),
+    ("selu", F.selu, [A]),
+    ("celu", lambda x: F.celu(x, 1.5), [A]),
+    ("mish", F.mish, [A]),
+    ("hardtanh", F.hardtanh, [A]),
+    ("relu6", F.relu6, [A]),
+    ("hardsigmoid", F.hardsigmoid, [A]),
+    ("hardswish", F.hardswish, [A]),
+    ("glu", lambda x: F.glu(x, 1), [A]),
+    ("logsigmoid", F.logsigmoid, [A]),
+    ("prelu", F.prelu, [_away(2, 3, 2), _r(3)]),
+    ("softmin", lambda x: F.softmin(x, 1), [X]),
+    ("softsign", F.softsign, [A]),
+    ("tanhshrink", F.tanhshrink, [A]),
+    ("hardshrink", F.hardshrink, [A]),
+    ("softshrink", F.softshrink, [A]),
+    ("threshold", lambda x: F.threshold(x, 0.25, 2.0), [A]),
+    ("rrelu", F.rrelu, [A]),
+    ("binary_cross_entropy", lambda x, t, w: F.binary_cross_entropy(x, t, w), [_prob(3, 4), _prob(3, 4), _prob(4)]),
+    ("kl_div", lambda x, t: F.kl_div(x, t, reduction="batchmean"), [np.log(_prob(3, 4)), _prob(3, 4)]),
+    ("kl_div log_target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+     [np.log(_prob(3, 4)), np.log(_prob(3, 4))]),
+    ("smooth_l1_loss", lambda x, t: F.smooth_l1_loss(x, t, beta=0.5), [X, X + _sign(3, 4) * _r(3, 4, lo=0.1, hi=2)]),
+    ("huber_loss", lambda x, t: F.huber_loss(x, t, delta=0.5), [X, X + _sign(3, 4) * _r(3, 4, lo=0.1, hi=2)]),
+    ("soft_margin_loss", F.soft_margin_loss, [X, _sign(3, 4)]),
+    ("poisson_nll_loss", F.poisson_nll_loss, [X, _r(3, 4, lo=0, hi=3)]),
+    ("poisson_nll_loss rate", lambda x, t: F.poisson_nll_loss(x, t, log_input=False, full=True),
+     [_prob(3, 4) * 3, _r(3, 4, lo=0, hi=3)]),
+    ("gaussian_nll_loss", F.gaussian_nll_loss, [X, _r(3, 4), _prob(3, 4)]),
+    ("margin_ranking_loss", lambda a, b: F.margin_ranking_loss(a, b, SIGN5, 0.1),
+     [_r(5), _r(5)]),
+    ("hinge_embedding_loss", lambda x: F.hinge_embedding_loss(x, SIGN34, 5.0), [X]),
+    ("cosine_embedding_loss", lambda a, b: F.cosine_embedding_loss(a, b, SIGN3, -1.0),
+     [X, _r(3, 4)]),
+    ("pairwise_distance", F.pairwise_distance, [X, _r(3, 4)]),
+    ("triplet_margin_loss", lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=10.0), [X, _r(3, 4), _r(3, 4)]),
+    ("multilabel_soft_margin_loss", lambda x: F.multilabel_soft_margin_loss(x, LABELS),
+     [X]),
+    ("multi_margin_loss", lambda x: F.multi_margin_loss(x, mt.tensor(np.array([0, 3, 1])), p=2, margin=9.0), [X]),
+    ("batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [_r(4, 3, 2), _r(3), _r(3)]),
+    ("instance_norm", lambda x, w: F.instance_norm(x, weight=w), [_r(2, 3, 4), _r(3)]),
+    ("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [_r(2, 4, 3), _r(4), _r(4)]),
+    ("rms_norm", lambda x, w: F.rms_norm(x, [4], w), [X, _r(4)]),
+    ("local_response_norm", lambda x: F.local_response_norm(x, 3, alpha=0.5), [_r(2, 4, 3)]),
+    ("bilinear", F.bilinear, [_r(2, 3), _r(2, 4), _r(2, 3, 4), _r(2)]),
+    ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [_r(1, 4, 2, 2)]),
+    ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [_r(1, 1, 4, 2)]),
+    ("channel_shuffle", lambda x: F.channel_shuffle(x, 2), [_r(1, 4, 2)]),
+    ("interpolate nearest", lambda x: F.interpolate(x, scale_factor=2), [_r(1, 2, 3)]),
+    ("interpolate linear", lambda x: F.interpolate(x, size=5, mode="linear"), [_r(1, 2, 3)]),
+    ("interpolate bilinear", lambda x: F.interpolate(x, size=(3, 4), mode="bilinear", align_corners=True),
+     [_r(1, 1, 2, 3)]),
+    ("pad reflect", lambda x: F.pad(x, (2, 1), mode="reflect"), [_r(2, 4)]),
+    ("pad replicate", lambda x: F.pad(x, (1, 2, 2, 0), mode="replicate"), [_r(1, 2, 3)]),
+    ("pad circular", lambda x: F.pad(x, (2, 1), mode="circular"), [_r(1, 2, 3)]),
+    ("conv2d", lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2)),
+     [_r(2, 2, 4, 5), _r(3, 2, 2, 2), _r(3)]),
+    ("conv2d groups same", lambda x, w: F.conv2d(x, w, padding="same", groups=2), [_r(1, 4, 3, 3), _r(4, 2, 2, 3)]),
+    ("conv1d", lambda x, w, b: F.conv1d(x, w, b, padding=1), [_r(2, 2, 5), _r(3, 2, 3), _r(3)]),
+    ("unfold", lambda x: F.unfold(x, 2, padding=1, stride=2), [_r(1, 2, 3, 4)]),
+    ("fold", lambda x: F.fold(x, (3, 3), 2), [_r(1, 8, 4)]),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), [_r(1, 2, 5, 4)]),
+    ("max_pool1d", lambda x: F.max_pool1d(x, 2), [_r(2, 2, 5)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), [_r(1, 2, 5, 4)]),
+    ("avg_pool1d", lambda x: F.avg_pool1d(x, 2, padding=1), [_r(2, 2, 5)]),
+    ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [_r(1, 2, 5, 4)]),
+    ("adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), [_r(1, 2, 5)]),
+    ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), [_r(1, 2, 5, 4)]),
+    ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 2), [_r(1, 2, 5)]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_gradient_matches_central_differences(case):
+    _, fn, arrays = case
+    inputs = [mt.tensor(a, dtype=mt.float64, requires_grad=True) for a in arrays]
+    assert gradcheck(fn, inputs, seed=len(arrays))
+
+
+def test_every_new_function_has_a_gradient_check():
+    from minitensor.nn import activation, conv, loss, misc, normalization, pooling
+    gradient_free = {"dropout1d", "dropout2d", "alpha_dropout", "upsample"}  # random masks; an alias
+    names = {n for m in (activation, conv, loss, misc, normalization, pooling) for n in m.FUNCTIONS}
+    checked = {c[0].split(" ")[0] for c in CASES}
+    assert names - gradient_free <= checked, names - gradient_free - checked
+
+
+@pytest.mark.parametrize("fn", [F.dropout1d, F.dropout2d, F.alpha_dropout])
+def test_random_dropouts_pass_gradient_through_their_mask(fn):
+    x = mt.tensor(_r(4, 5, 3), dtype=mt.float64, requires_grad=True)
+    mt.manual_seed(0)
+    out = fn(x, 0.4, training=True)
+    u = mt.tensor(_r(4, 5, 3), dtype=mt.float64)
+    out.backward(u)
+    mt.manual_seed(0)
+    y = mt.ones(4, 5, 3, dtype=mt.float64, requires_grad=True)
+    (fn(y, 0.4, training=True) * u).sum().backward()  # the same mask: d out / d x is the mask's scale
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy())
+    assert fn(x, 0.4, training=False) is x
