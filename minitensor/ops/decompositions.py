@@ -511,18 +511,20 @@ def _lu(a):
     return work.reshape(a.shape), piv.reshape(batch + (k,))
 
 
-def pivots_to_permutation(piv):
-    """perm with A[perm] = L U, from LAPACK's 1-based row swaps (row j swapped with row piv[j] - 1, in turn)."""
-    m = piv.shape[-1]
-    flat = piv.reshape(-1, m) - 1
-    perm = np.broadcast_to(np.arange(m), flat.shape).copy()
+def pivots_to_permutation(piv, m=None):
+    """perm (of m rows) with A[perm] = L U, from LAPACK's 1-based row swaps (row j swapped with row
+    piv[j] - 1, for each j in turn)."""
+    k = piv.shape[-1]
+    m = k if m is None else m
+    flat = piv.reshape(-1, k) - 1
+    perm = np.broadcast_to(np.arange(m), (flat.shape[0], m)).copy()
     rows = np.arange(flat.shape[0])
-    for j in range(m):
+    for j in range(k):
         p = flat[:, j]
         top = perm[rows, j].copy()
         perm[rows, j] = perm[rows, p]
         perm[rows, p] = top
-    return perm.reshape(piv.shape)
+    return perm.reshape(piv.shape[:-1] + (m,))
 
 
 def _rows_back(perm):
