@@ -6,12 +6,42 @@ Not here: `eig` and `eigvals` (a real non-symmetric matrix has complex eigenvalu
 minitensor has no complex dtype), `householder_product`, and the `out=` arguments.
 """
 from .ops.decompositions import (  # noqa: F401
-    LinAlgError, cholesky, det, eigh, eigvalsh, inv, lu_factor, matrix_exp, qr, slogdet, solve, svd, svdvals,
+    LinAlgError,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lu_factor,
+    matrix_exp,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
 )
 from .ops.linalg import matmul, multi_dot  # noqa: F401
 from .ops.matrix import (  # noqa: F401
-    cholesky_ex, cond, cross, diagonal, inv_ex, lstsq, lu, lu_solve, matrix_norm, matrix_power, matrix_rank, norm,
-    pinv, solve_ex, solve_triangular, tensorinv, tensorsolve, vander, vecdot, vector_norm,
+    cholesky_ex,
+    cond,
+    cross,
+    diagonal,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_solve,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    norm,
+    pinv,
+    solve_ex,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+    vector_norm,
 )
 
 __all__ = [
