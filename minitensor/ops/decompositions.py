@@ -294,7 +294,11 @@ def slogdet(A: Tensor) -> slogdet_result:
 
 
 def logdet(input: Tensor) -> Tensor:
-    """ln det(A): NaN where the determinant is negative, -inf where it is 0 (a composite of slogdet)."""
+    """ln det(A): NaN where the determinant is negative, -inf where it is 0 (a composite of slogdet).
+
+    forward: out = ln det(A)   (NaN where det < 0)
+    VJP:     gA = g A^{-T}   (LogAbsDet's)
+    """
     sign, logabs = slogdet(input)
     return where(sign < 0, float("nan"), logabs)
 
@@ -326,7 +330,11 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
 @with_formulas(Cholesky)
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """L with A = L L^T (or U = L^T with A = U^T U when upper) for a symmetric positive-definite A."""
+    """L with A = L L^T (or U = L^T with A = U^T U when upper) for a symmetric positive-definite A.
+
+    forward: L with A = L L^T (U = L^T when upper)
+    VJP:     Cholesky's: gA = sym(L^{-T} Phi(L^T gL) L^{-1})
+    """
     low = Cholesky.apply(square_float(A, "linalg.cholesky"))
     return low.mT if upper else low
 

@@ -197,50 +197,82 @@ def _batch_dims_broadcast(a, b):
 # inf in it does not reach the result), and a factor of 1 is not multiplied in.
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
-    r"""beta * input + alpha * (mat1 @ mat2), mat1 (n, k), mat2 (k, m), input broadcasting to (n, m)."""
+    r"""beta * input + alpha * (mat1 @ mat2), mat1 (n, k), mat2 (k, m), input broadcasting to (n, m).
+
+    forward: beta * input + alpha * (m1 @ m2)
+    VJP:     g_input = unbroadcast(beta g);  g_m1 = alpha g m2^T;  g_m2 = alpha m1^T g
+    """
     _check_ndim("addmm", (mat1, 2, "mat1"), (mat2, 2, "mat2"))
     return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
-    r"""beta * input + alpha * (mat @ vec), mat (n, m), vec (m,)."""
+    r"""beta * input + alpha * (mat @ vec), mat (n, m), vec (m,).
+
+    forward: beta * input + alpha * (M @ v)
+    VJP:     g_input = unbroadcast(beta g);  g_M = alpha g v^T;  g_v = alpha M^T g
+    """
     _check_ndim("addmv", (mat, 2, "mat"), (vec, 1, "vec"))
     return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
-    r"""beta * input + alpha * \sum_b batch1[b] @ batch2[b]."""
+    r"""beta * input + alpha * \sum_b batch1[b] @ batch2[b].
+
+    forward: beta * input + alpha * \sum_b B1[b] @ B2[b]
+    VJP:     g_input = unbroadcast(beta g);  g_B1[b] = alpha g B2[b]^T;  g_B2[b] = alpha B1[b]^T g
+    """
     _check_ndim("addbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
     return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(dim=0), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
-    r"""beta * input + alpha * (batch1 @ batch2), batch by batch."""
+    r"""beta * input + alpha * (batch1 @ batch2), batch by batch.
+
+    forward: beta * input + alpha * (B1[b] @ B2[b]) for each b
+    VJP:     g_input = unbroadcast(beta g);  g_B1 = alpha g B2^T;  g_B2 = alpha B1^T g
+    """
     _check_ndim("baddbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
-    r"""beta * input + alpha * outer(vec1, vec2)."""
+    r"""beta * input + alpha * outer(vec1, vec2).
+
+    forward: beta * input + alpha * v1 v2^T
+    VJP:     g_input = unbroadcast(beta g);  g_v1 = alpha g v2;  g_v2 = alpha g^T v1
+    """
     _check_ndim("addr", (vec1, 1, "vec1"), (vec2, 1, "vec2"))
     return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    r"""The product of a matrix (n, m) and a vector (m,)."""
+    r"""The product of a matrix (n, m) and a vector (m,).
+
+    forward: out_i = \sum_j M_ij v_j
+    VJP:     g_M = g v^T;  g_v = M^T g
+    """
     _check_ndim("mv", (input, 2, "input"), (vec, 1, "vec"))
     return matmul(input, vec)
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    r"""\sum_i a_i b_i of two 1-D tensors (real: the same as dot)."""
+    r"""\sum_i a_i b_i of two 1-D tensors (real: the same as dot).
+
+    forward: out = \sum_i a_i b_i
+    VJP:     g_a = g b;  g_b = g a
+    """
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"vdot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
     return matmul(input, other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
-    r"""out[i..., j...] = \sum_k a[i..., k] b[j..., k] (a 0-d operand multiplies)."""
+    r"""out[i..., j...] = \sum_k a[i..., k] b[j..., k] (a 0-d operand multiplies).
+
+    forward: out[i..., j...] = \sum_k a[i..., k] b[j..., k]
+    VJP:     g_a = \sum_{j...} g b;  g_b = \sum_{i...} g a   (tensordot's)
+    """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:
@@ -251,7 +283,11 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     r"""Contract the last `dims` dims of a with the first of b (an int), or dims[0] of a with dims[1] of b:
-    both permuted so the contracted dims meet, reshaped to matrices, and multiplied (one Matmul)."""
+    both permuted so the contracted dims meet, reshaped to matrices, and multiplied (one Matmul).
+
+    forward: out = \sum_{contracted} a b   (a permuted and reshaped to a matrix, times b as one)
+    VJP:     Matmul's, through the inverse reshape and permutation
+    """
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot: tensordot expects dims >= 0, but got dims={dims}")
@@ -294,7 +330,11 @@ def multi_dot(tensors: Any) -> Tensor:
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
-    r"""The product of 2-D matrices, left to right (deprecated in PyTorch in favour of linalg.multi_dot)."""
+    r"""The product of 2-D matrices, left to right (deprecated in PyTorch in favour of linalg.multi_dot).
+
+    forward: out = A_1 @ A_2 @ ... @ A_n
+    VJP:     each Matmul's in turn: g_{A_k} = (A_1..A_{k-1})^T g (A_{k+1}..A_n)^T
+    """
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     for i, t in enumerate(matrices):
@@ -306,7 +346,11 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 
 
 def trace(input: Tensor) -> Tensor:
-    r"""\sum_i A[i, i] of a 2-D tensor (integers summed in int64): the diagonal read by indexing, then summed."""
+    r"""\sum_i A[i, i] of a 2-D tensor (integers summed in int64): the diagonal read by indexing, then summed.
+
+    forward: out = \sum_i A_ii
+    VJP:     gA = g I   (g on the diagonal, 0 elsewhere)
+    """
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
                            f"(shape {tuple(input.shape)})")

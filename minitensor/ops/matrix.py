@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
-from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, square_float
+from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
 from .scans import cumprod
@@ -108,7 +108,11 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power)."""
+    """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power).
+
+    forward: out = A^n   (A^{-1} for n < 0)
+    VJP:     each Matmul's (and Inverse's) in turn
+    """
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, got shape {tuple(A.shape)}")
     if n == 0:
@@ -290,7 +294,11 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    r"""a x b along dim (size 3): (a_2 b_3 - a_3 b_2, a_3 b_1 - a_1 b_3, a_1 b_2 - a_2 b_1), batch dims broadcast."""
+    r"""a x b along dim (size 3): (a_2 b_3 - a_3 b_2, a_3 b_1 - a_1 b_3, a_1 b_2 - a_2 b_1), batch dims broadcast.
+
+    forward: out = a x b along dim
+    VJP:     ga = b x g;  gb = g x a
+    """
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     except ValueError:
@@ -307,7 +315,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:
-    """(..., n, N) with columns x^0, x^1, ..., x^(N-1) (a running product: no 0^0 slope problem)."""
+    r"""(..., n, N) with columns x^0, x^1, ..., x^(N-1) (a running product: no 0^0 slope problem).
+
+    forward: out[..., i, j] = x_i^j
+    VJP:     gx_i = \sum_j g_ij j x_i^(j-1)   (Cumprod's)
+    """
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else N
@@ -325,36 +337,60 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 # ---- torch's own names for these (older signatures) ---------------------------------------------------
 
 def inverse(input: Tensor) -> Tensor:
-    """torch.inverse: linalg.inv."""
+    """torch.inverse: linalg.inv.
+
+    forward: out = A^{-1}
+    VJP:     gA = -out^T g out^T   (Inverse's)
+    """
     return D.inv(input)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15, hermitian: bool = False) -> Tensor:
-    """torch.pinverse: linalg.pinv with singular values under rcond * s_max taken as 0."""
+    """torch.pinverse: linalg.pinv with singular values under rcond * s_max taken as 0.
+
+    forward: out = V diag(1/s) U^T over the singular values above rcond * s_max
+    VJP:     through SVD's VJP (distinct singular values)
+    """
     return pinv(input, rtol=rcond, hermitian=hermitian)
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """torch.cholesky: linalg.cholesky (upper positional)."""
+    """torch.cholesky: linalg.cholesky (upper positional).
+
+    forward: L with A = L L^T (U = L^T when upper)
+    VJP:     Cholesky's: gA = sym(L^{-T} Phi(L^T gL) L^{-1})
+    """
     return D.cholesky(input, upper=upper)
 
 
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
-    """X with A X = B, given B (input) and A's Cholesky factor (input2): two triangular solves."""
+    """X with A X = B, given B (input) and A's Cholesky factor (input2): two triangular solves.
+
+    forward: X = (L L^T)^{-1} B   (two triangular solves)
+    VJP:     Solve's for each solve: gB = A^{-T} g, gL through L L^T
+    """
     low = input2.mT if upper else input2
     y = solve_triangular(low, input, upper=False)
     return solve_triangular(low.mT, y, upper=True)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^{-1} from A's Cholesky factor: (L L^T)^{-1}."""
+    """A^{-1} from A's Cholesky factor: (L L^T)^{-1}.
+
+    forward: out = (L L^T)^{-1}
+    VJP:     Solve's, through cholesky_solve(I, L)
+    """
     low = L.mT if upper else L
     eye = D._eye_like(low)
     return cholesky_solve(eye, low)
 
 
-def torch_qr(input: Tensor, some: bool = True) -> D.qr_result:
-    """torch.qr: linalg.qr, reduced when some else complete."""
+def torch_qr(input: Tensor, some: bool = True) -> qr_result:
+    """torch.qr: linalg.qr, reduced when some else complete.
+
+    forward: A = Q R   (linalg.qr)
+    VJP:     QR's
+    """
     return D.qr(input, "reduced" if some else "complete")
 
 
@@ -370,7 +406,11 @@ svd_uv_result.__name__ = svd_uv_result.__qualname__ = "svd"
 
 
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> svd_uv_result:
-    """torch.svd: (U, S, V) with A = U diag(S) V^T; without compute_uv, U and V are zeros."""
+    """torch.svd: (U, S, V) with A = U diag(S) V^T; without compute_uv, U and V are zeros.
+
+    forward: A = U diag(S) V^T   (linalg.svd, V = Vh^T)
+    VJP:     SVD's (distinct singular values)
+    """
     u, s, vh = D.svd(input, full_matrices=not some)
     if not compute_uv:
         z = input._array.dtype
@@ -381,7 +421,11 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> svd_
 
 
 def torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
-    """torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b)."""
+    """torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b).
+
+    forward: X = A^{-1} b with A = P L U from lu_factor
+    VJP:     Solve's on A = P L U, which reaches LU through L and U
+    """
     return lu_solve(LU_data, LU_pivots, b)
 
 
@@ -392,14 +436,22 @@ class triangular_solve_result(NamedTuple):
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> triangular_solve_result:
-    """(X, A clone) with A X = b (A^T X = b with transpose), A triangular."""
+    """(X, A clone) with A X = b (A^T X = b with transpose), A triangular.
+
+    forward: X = A^{-1} b, A read as triangular
+    VJP:     Solve's: gb = A^{-T} g;  gA = -gb X^T on A's triangle
+    """
     a = A.mT if transpose else A
     x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(x, A.clone())
 
 
 def torch_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
-    """torch.cross: linalg.cross along dim, or (dim None) along the first dim of size 3."""
+    """torch.cross: linalg.cross along dim, or (dim None) along the first dim of size 3.
+
+    forward: out = a x b along dim
+    VJP:     ga = b x g;  gb = g x a
+    """
     if dim is None:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
@@ -407,30 +459,50 @@ def torch_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 def torch_vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
-    """torch.vander: 1-D x, decreasing powers unless increasing."""
+    r"""torch.vander: 1-D x, decreasing powers unless increasing.
+
+    forward: out[i, j] = x_i^(N-1-j)   (x_i^j when increasing)
+    VJP:     gx_i = \sum_j g_ij j x_i^(j-1)   (Cumprod's)
+    """
     if x.ndim != 1:
         raise RuntimeError(f"vander: x must be a one-dimensional tensor, got shape {tuple(x.shape)}")
     out = vander(x, N=N)
     return out if increasing else out.flip(-1)
 
 
-def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
-    """sqrt(\\sum x^2) over dim."""
+def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    r"""sqrt(\\sum x^2) over dim.
+
+    forward: out = sqrt(\sum x^2) over dim
+    VJP:     gx = g x / out
+    """
     return R.norm(input, dim=dim, keepdim=keepdim)
 
 
 def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
-    """The sum of the singular values."""
+    r"""The sum of the singular values.
+
+    forward: out = \sum_i s_i
+    VJP:     gA = g U Vh   (SVD's)
+    """
     return matrix_norm(input, "nuc", tuple(dim), keepdim)
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of input - other (broadcast)."""
+    """The p-norm of input - other (broadcast).
+
+    forward: out = |a - b|_p
+    VJP:     ga = g d|x|_p/dx at x = a - b;  gb = -ga
+    """
     return R.norm(input - other, p=p)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """Distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R)."""
+    r"""Distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R).
+
+    forward: out[i, j] = |x1_i - x2_j|_p
+    VJP:     g_x1_i = \sum_j g_ij d|d|_p/dd;  g_x2_j = -\sum_i ... (the norm's VJP)
+    """
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns and be at least 2-D, got "
                            f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
@@ -440,7 +512,11 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
-    """The distances between every pair of rows i < j of a 2-D input, in row-major order of the pairs."""
+    """The distances between every pair of rows i < j of a 2-D input, in row-major order of the pairs.
+
+    forward: out_k = |x_i - x_j|_p for each pair i < j
+    VJP:     the norm's VJP, scattered back to rows i and j
+    """
     if input.ndim != 2:
         raise RuntimeError(f"pdist: pdist only supports 2D tensors, got: {input.ndim}D")
     i, j = np.triu_indices(input.shape[0], 1)
@@ -450,7 +526,11 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
     r"""The covariance of the variables (rows) over the observations (columns), optionally weighted:
-    \sum_k w_k (x_ik - mu_i)(x_jk - mu_j) / (\sum w - correction * (\sum w a / \sum w if aweights else 1))."""
+    \sum_k w_k (x_ik - mu_i)(x_jk - mu_j) / (\sum w - correction * (\sum w a / \sum w if aweights else 1)).
+
+    forward: C_ij = \sum_k w_k (x_ik - mu_i)(x_jk - mu_j) / (\sum w - correction)
+    VJP:     gx_ik = w_k \sum_j (g_ij + g_ji)(x_jk - mu_j) / denom
+    """
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
@@ -481,7 +561,11 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
 
 
 def corrcoef(input: Tensor) -> Tensor:
-    """Pearson's correlation coefficients of the rows: cov / sqrt(var_i var_j), clipped to [-1, 1]."""
+    """Pearson's correlation coefficients of the rows: cov / sqrt(var_i var_j), clipped to [-1, 1].
+
+    forward: out_ij = C_ij / sqrt(C_ii C_jj)
+    VJP:     through cov, sqrt and division
+    """
     c = cov(input)
     if c.ndim == 0:
         return c / c
@@ -490,7 +574,11 @@ def corrcoef(input: Tensor) -> Tensor:
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
-    """Each slice along dim (every dim but dim reduced) scaled down to p-norm maxnorm where its norm exceeds it."""
+    """Each slice along dim (every dim but dim reduced) scaled down to p-norm maxnorm where its norm exceeds it.
+
+    forward: out = x * min(1, maxnorm / |x_slice|_p) for each slice along dim
+    VJP:     gx = g * scale + the norm's VJP where the slice was scaled
+    """
     d = _wrap_dim(dim, input.ndim, "renorm")
     others = tuple(i for i in range(input.ndim) if i != d)
     norms = R.norm(input, p=p, dim=others, keepdim=True)

@@ -36,17 +36,29 @@ mode_result.__name__ = mode_result.__qualname__ = "mode"
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
-    """The lower median (the ((n - 1) // 2)-th smallest); with dim, (values, indices). A NaN in a line is its median."""
+    """The lower median (the ((n - 1) // 2)-th smallest); with dim, (values, indices). A NaN in a line is its median.
+
+    forward: the ((n - 1) // 2)-th smallest x along dim
+    VJP:     g goes to the element picked   (indexing's)
+    """
     return _median(input, dim, keepdim, "median", skip_nan=False)
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
-    """The lower median of the non-NaN elements (NaN for a line of NaNs); with dim, (values, indices)."""
+    """The lower median of the non-NaN elements (NaN for a line of NaNs); with dim, (values, indices).
+
+    forward: the median of the non-NaN x along dim
+    VJP:     g goes to the element picked   (indexing's)
+    """
     return _median(input, dim, keepdim, "nanmedian", skip_nan=True)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> kthvalue_result:
-    """(values, indices) of the k-th smallest element (k from 1) along dim."""
+    """(values, indices) of the k-th smallest element (k from 1) along dim.
+
+    forward: the k-th smallest x along dim
+    VJP:     g goes to the element picked   (indexing's)
+    """
     x, d = _line_view(input, dim, "kthvalue")
     n = x.shape[d]
     if not 1 <= k <= max(n, 1) or n == 0:
@@ -58,7 +70,11 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> kth
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
     """(values, indices): the most frequent value along dim (the smallest among equally frequent ones) and the
-    index of its last occurrence."""
+    index of its last occurrence.
+
+    forward: the most frequent x along dim
+    VJP:     g goes to the element picked   (indexing's)
+    """
     x, d = _line_view(input, dim, "mode")
     a = np.moveaxis(x._array, d, -1)
     flat = a.reshape(-1, a.shape[-1])
@@ -72,7 +88,11 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> mode_result:
 
 
 def msort(input: Tensor) -> Tensor:
-    """input sorted along dim 0 (the values of sort(input, dim=0))."""
+    """input sorted along dim 0 (the values of sort(input, dim=0)).
+
+    forward: x sorted along dim 0
+    VJP:     each g goes back to the element that landed there   (indexing's)
+    """
     return input.sort(dim=0).values
 
 
@@ -80,13 +100,21 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
              interpolation: str = "linear") -> Tensor:
     """The q-th quantiles along dim (of the flattened input when None); q a float or a 1-D tensor in [0, 1]
     (its values then form a new first dim). interpolation between the two neighbours of the position
-    q (n - 1): 'linear', 'lower', 'higher', 'nearest' (half to even) or 'midpoint'. A NaN in a line gives NaN."""
+    q (n - 1): 'linear', 'lower', 'higher', 'nearest' (half to even) or 'midpoint'. A NaN in a line gives NaN.
+
+    forward: lerp(sorted[lo], sorted[hi], frac) at position q (n - 1)
+    VJP:     g (1 - frac) to the element at lo, g frac to the one at hi
+    """
     return _quantile(input, q, dim, keepdim, interpolation, "quantile", skip_nan=False)
 
 
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
-    """quantile of the non-NaN elements (NaN for a line of NaNs)."""
+    """quantile of the non-NaN elements (NaN for a line of NaNs).
+
+    forward: quantile over the non-NaN x
+    VJP:     g (1 - frac) to the element at lo, g frac to the one at hi
+    """
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
 
 

@@ -441,7 +441,11 @@ aminmax_result.__name__ = aminmax_result.__qualname__ = "aminmax"
 
 @numpy_names
 def nansum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype: DTypeLike | None = None) -> Tensor:
-    """The sum with NaNs counted as 0 (a composite: where, then Sum; a NaN's gradient is 0)."""
+    r"""The sum with NaNs counted as 0 (a composite: where, then Sum; a NaN's gradient is 0).
+
+    forward: out = \sum x over the non-NaN elements
+    VJP:     gx = g where x is not NaN, 0 where it is
+    """
     x = input if dtype is None else input.to(dtype)
     if x._array.dtype.kind == "f":
         x = where(Tensor._make(np.isnan(x._array)), 0.0, x)
@@ -451,7 +455,11 @@ def nansum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dty
 @numpy_names
 def nanmean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *,
             dtype: DTypeLike | None = None) -> Tensor:
-    """The mean of the non-NaN elements: nansum / their count (NaN where all are NaN)."""
+    r"""The mean of the non-NaN elements: nansum / their count (NaN where all are NaN).
+
+    forward: out = \sum x / count over the non-NaN elements
+    VJP:     gx = g / count where x is not NaN, 0 where it is
+    """
     x = input if dtype is None else input.to(dtype)
     float_only(x, "nanmean")
     count = Tensor._make(~np.isnan(x._array)).sum(dim=dim, keepdim=keepdim)
@@ -461,7 +469,11 @@ def nanmean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *,
 
 @numpy_names
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> aminmax_result:
-    """(min, max) over dim (over everything when None)."""
+    """(min, max) over dim (over everything when None).
+
+    forward: (min x, max x) over dim
+    VJP:     each element equal to the min (max) shares its g evenly
+    """
     d = () if dim is None else dim
     return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
 
@@ -469,14 +481,22 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 @numpy_names
 def var_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """(var, mean) over dim, as var(...) and mean(...)."""
+    """(var, mean) over dim, as var(...) and mean(...).
+
+    forward: (var(x), mean(x)) over dim
+    VJP:     Var's and Mean's, summed
+    """
     return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
 @numpy_names
 def std_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """(std, mean) over dim, as std(...) and mean(...)."""
+    """(std, mean) over dim, as std(...) and mean(...).
+
+    forward: (std(x), mean(x)) over dim
+    VJP:     Std's and Mean's, summed
+    """
     return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 

@@ -104,20 +104,32 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 
 def cummax(input: Tensor, dim: int) -> cummax_result:
-    """(values, indices): the running maximum along dim and the index it came from (the latest on ties;
-    a NaN, once met, stays), its gradient going to that element."""
+    r"""(values, indices): the running maximum along dim and the index it came from (the latest on ties;
+    a NaN, once met, stays), its gradient going to that element.
+
+    forward: out_i = max_{j <= i} x_j
+    VJP:     gx_j = \sum over the i whose max came from j of g_i   (indexing's)
+    """
     return cummax_result(*_running(input, dim, "cummax", np.greater_equal))
 
 
 def cummin(input: Tensor, dim: int) -> cummin_result:
-    """(values, indices): the running minimum along dim (see cummax)."""
+    r"""(values, indices): the running minimum along dim (see cummax).
+
+    forward: out_i = min_{j <= i} x_j
+    VJP:     gx_j = \sum over the i whose min came from j of g_i   (indexing's)
+    """
     return cummin_result(*_running(input, dim, "cummin", np.less_equal))
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The n-th forward difference along dim, x[i + 1] - x[i] (bools: x[i + 1] != x[i]), after joining
-    prepend and append to input along dim."""
+    prepend and append to input along dim.
+
+    forward: out_i = x_{i+1} - x_i   (n times)
+    VJP:     gx_i = g_{i-1} - g_i   (n times)
+    """
     if input.ndim == 0:
         raise RuntimeError("diff: diff expects input to be at least one-dimensional")
     if n < 0:
@@ -135,7 +147,11 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 
 
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
-    r"""\sum_i (x_{i+1} - x_i) (y_i + y_{i+1}) / 2 along dim (spacing dx, 1 by default, when x is None)."""
+    r"""\sum_i (x_{i+1} - x_i) (y_i + y_{i+1}) / 2 along dim (spacing dx, 1 by default, when x is None).
+
+    forward: out = \sum_i (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
+    VJP:     gy_i = g (dx_{i-1} + dx_i) / 2;  gx through the differences
+    """
     d = _wrap_dim(dim, y.ndim, "trapezoid")
     n = y.shape[d]
     if n == 0:
@@ -147,7 +163,11 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
 
 
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
-    """The running trapezoid rule along dim: one element shorter than y there."""
+    r"""The running trapezoid rule along dim: one element shorter than y there.
+
+    forward: out_k = \sum_{i <= k} (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
+    VJP:     a reversed cumulative sum of g, then trapezoid's
+    """
     d = _wrap_dim(dim, y.ndim, "cumulative_trapezoid")
     n = y.shape[d]
     if n == 0:
