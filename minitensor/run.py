@@ -64,6 +64,7 @@ MODULES = {
     "torch.backends": "minitensor.backends",
     "torch.backends.mps": "minitensor.backends.mps",
     "torch.backends.cudnn": "minitensor.backends.cudnn",
+    "torch.linalg": "minitensor.linalg",  # issue 29
 }
 
 

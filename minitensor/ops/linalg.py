@@ -190,3 +190,192 @@ def _check_operands(x, y):
 def _batch_dims_broadcast(a, b):
     """Whether two shapes broadcast together (numpy's rule, written out: it runs on every matmul)."""
     return all(m == n or m == 1 or n == 1 for m, n in zip(reversed(a), reversed(b)))
+
+
+# ---- BLAS-like products, composed from matmul, mul and add (their VJPs are those ops') -----------
+# PyTorch's out = beta * input + alpha * (product); with beta = 0 the input is not read at all (a NaN or
+# inf in it does not reach the result), and a factor of 1 is not multiplied in.
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    r"""beta * input + alpha * (mat1 @ mat2), mat1 (n, k), mat2 (k, m), input broadcasting to (n, m).
+
+    forward: beta * input + alpha * (m1 @ m2)
+    VJP:     g_input = unbroadcast(beta g);  g_m1 = alpha g m2^T;  g_m2 = alpha m1^T g
+    """
+    _check_ndim("addmm", (mat1, 2, "mat1"), (mat2, 2, "mat2"))
+    return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    r"""beta * input + alpha * (mat @ vec), mat (n, m), vec (m,).
+
+    forward: beta * input + alpha * (M @ v)
+    VJP:     g_input = unbroadcast(beta g);  g_M = alpha g v^T;  g_v = alpha M^T g
+    """
+    _check_ndim("addmv", (mat, 2, "mat"), (vec, 1, "vec"))
+    return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    r"""beta * input + alpha * \sum_b batch1[b] @ batch2[b].
+
+    forward: beta * input + alpha * \sum_b B1[b] @ B2[b]
+    VJP:     g_input = unbroadcast(beta g);  g_B1[b] = alpha g B2[b]^T;  g_B2[b] = alpha B1[b]^T g
+    """
+    _check_ndim("addbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(dim=0), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    r"""beta * input + alpha * (batch1 @ batch2), batch by batch.
+
+    forward: beta * input + alpha * (B1[b] @ B2[b]) for each b
+    VJP:     g_input = unbroadcast(beta g);  g_B1 = alpha g B2^T;  g_B2 = alpha B1^T g
+    """
+    _check_ndim("baddbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    r"""beta * input + alpha * outer(vec1, vec2).
+
+    forward: beta * input + alpha * v1 v2^T
+    VJP:     g_input = unbroadcast(beta g);  g_v1 = alpha g v2;  g_v2 = alpha g^T v1
+    """
+    _check_ndim("addr", (vec1, 1, "vec1"), (vec2, 1, "vec2"))
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    r"""The product of a matrix (n, m) and a vector (m,).
+
+    forward: out_i = \sum_j M_ij v_j
+    VJP:     g_M = g v^T;  g_v = M^T g
+    """
+    _check_ndim("mv", (input, 2, "input"), (vec, 1, "vec"))
+    return matmul(input, vec)
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    r"""\sum_i a_i b_i of two 1-D tensors (real: the same as dot).
+
+    forward: out = \sum_i a_i b_i
+    VJP:     g_a = g b;  g_b = g a
+    """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"vdot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
+    return matmul(input, other)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    r"""out[i..., j...] = \sum_k a[i..., k] b[j..., k] (a 0-d operand multiplies).
+
+    forward: out[i..., j...] = \sum_k a[i..., k] b[j..., k]
+    VJP:     g_a = \sum_{j...} g b;  g_b = \sum_{i...} g a   (tensordot's)
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner: inner() the last dimension must match on both input tensors but got shapes "
+                           f"{tuple(input.shape)} and {tuple(other.shape)}")
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    r"""Contract the last `dims` dims of a with the first of b (an int), or dims[0] of a with dims[1] of b:
+    both permuted so the contracted dims meet, reshaped to matrices, and multiplied (one Matmul).
+
+    forward: out = \sum_{contracted} a b   (a permuted and reshaped to a matrix, times b as one)
+    VJP:     Matmul's, through the inverse reshape and permutation
+    """
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot: tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+                  [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+        if isinstance(dims[0], Tensor):
+            da, db = dims[0].tolist(), dims[1].tolist()
+    da, db = [d % max(a.ndim, 1) for d in da], [d % max(b.ndim, 1) for d in db]
+    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+        raise RuntimeError(f"tensordot: contracted dimensions need to match, but dims {da} of {tuple(a.shape)} "
+                           f"and {db} of {tuple(b.shape)} don't")
+    keep_a = [d for d in range(a.ndim) if d not in da]
+    keep_b = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    am = a.permute(keep_a + da).reshape(math.prod(a.shape[d] for d in keep_a), k)
+    bm = b.permute(db + keep_b).reshape(k, math.prod(b.shape[d] for d in keep_b))
+    if am.dtype != bm.dtype:
+        raise RuntimeError(f"tensordot: expected both arguments to have the same dtype, got {a.dtype} and {b.dtype}")
+    return matmul(am, bm).reshape([a.shape[d] for d in keep_a] + [b.shape[d] for d in keep_b])
+
+
+def multi_dot(tensors: Any) -> Tensor:
+    r"""A_1 @ A_2 @ ... @ A_n (the first may be 1-D, a row; the last 1-D, a column), left to right."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got 0")
+    if len(tensors) == 1:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got 1")
+    for i, t in enumerate(tensors):
+        allowed = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.ndim not in allowed:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be {' or '.join(map(str, allowed))}-D but got "
+                               f"{t.ndim}-D (shape {tuple(t.shape)})")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    r"""The product of 2-D matrices, left to right (deprecated in PyTorch in favour of linalg.multi_dot).
+
+    forward: out = A_1 @ A_2 @ ... @ A_n
+    VJP:     each Matmul's in turn: g_{A_k} = (A_1..A_{k-1})^T g (A_{k+1}..A_n)^T
+    """
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    for i, t in enumerate(matrices):
+        if t.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): tensor {i} must be 2D but got {t.ndim}D (shape {tuple(t.shape)})")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(matrices)
+
+
+def trace(input: Tensor) -> Tensor:
+    r"""\sum_i A[i, i] of a 2-D tensor (integers summed in int64): the diagonal read by indexing, then summed.
+
+    forward: out = \sum_i A_ii
+    VJP:     gA = g I   (g on the diagonal, 0 elsewhere)
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+                           f"(shape {tuple(input.shape)})")
+    i = np.arange(min(input.shape))
+    return input[i, i].sum()
+
+
+# ---- edge cases and argument checks of the products, named ---------------------------------------
+
+def _scaled_sum(op, input, product, beta, alpha):
+    """beta * input + alpha * product, with input broadcasting to the product's shape (never the reverse)."""
+    input = operand(input, op)
+    shape = tuple(input.shape) if isinstance(input, Tensor) else ()
+    if not _batch_dims_broadcast(shape, tuple(product.shape)) or len(shape) > product.ndim:
+        raise RuntimeError(f"{op}: the input of shape {shape} cannot be broadcast to the product's shape "
+                           f"{tuple(product.shape)}")
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:  # PyTorch ignores input then: its NaNs and infs don't propagate
+        return out.expand(product.shape) if isinstance(out, Tensor) else out
+    return out + (input if beta == 1 else input * beta)
+
+
+def _check_ndim(op, *checks):
+    for t, nd, name in checks:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+        if t.ndim != nd:
+            raise RuntimeError(f"{op}: {name} must be a {nd}-D tensor, got shape {tuple(t.shape)}")

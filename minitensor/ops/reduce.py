@@ -6,8 +6,9 @@ with `expand`: a reduction's adjoint copies the gradient to every element that w
 from __future__ import annotations
 
 import builtins
+import functools
 import math
-from typing import NamedTuple, cast, overload
+from typing import Any, Callable, NamedTuple, TypeVar, cast, overload
 
 import numpy as np
 
@@ -198,7 +199,33 @@ class Norm(Function):
 
 # ---- the public functions -----------------------------------------------------------------------
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def numpy_names(fn: _F) -> _F:
+    """Let a reduction take numpy's keyword names too, as PyTorch does: `axis` for `dim` and `keepdims`
+    for `keepdim` (PyTorch's argument parser accepts them on these reductions; its signatures don't show them)."""
+    @functools.wraps(fn)
+    def reduction(*args: Any, **kwargs: Any) -> Any:
+        if "axis" in kwargs or "keepdims" in kwargs:
+            kwargs = _renamed(kwargs, fn.__name__)
+        return fn(*args, **kwargs)
+
+    return cast(_F, reduction)
+
+
+def _renamed(kwargs, op):
+    out = dict(kwargs)
+    for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+        if numpy_name in out:
+            if name in out:
+                raise TypeError(f"{op}(): got both {name!r} and its alias {numpy_name!r}")
+            out[name] = out.pop(numpy_name)
+    return out
+
+
 @with_formulas(Sum)
+@numpy_names
 def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -207,6 +234,7 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DT
 
 
 @with_formulas(Mean)
+@numpy_names
 def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -216,6 +244,7 @@ def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: D
 
 
 @with_formulas(Var)
+@numpy_names
 def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
@@ -226,6 +255,7 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 
 @with_formulas(Std)
+@numpy_names
 def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
@@ -236,6 +266,7 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 
 @with_formulas(Prod)
+@numpy_names
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
     x = input if dtype is None else input.to(dtype)
@@ -244,6 +275,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DT
 
 
 @with_formulas(Amax)
+@numpy_names
 def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -255,6 +287,7 @@ def amax(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 
 
 @with_formulas(Amin)
+@numpy_names
 def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (all dims by default); ties share the gradient evenly."""
     if input._array.size == 0 and dim in ((), None):
@@ -266,6 +299,7 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 
 
 @with_formulas(Logsumexp)
+@numpy_names
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
     if input._array.dtype.kind in "biu":
@@ -327,11 +361,13 @@ max_result.__name__ = max_result.__qualname__ = "max"
 min_result.__name__ = min_result.__qualname__ = "min"
 
 
+@numpy_names
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmax, input, dim, keepdim, "argmax")
 
 
+@numpy_names
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (of the flattened tensor when dim is None); the first one on ties."""
     return _arg(np.argmin, input, dim, keepdim, "argmin")
@@ -346,6 +382,7 @@ def max(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def max(input: Tensor, *, other: Tensor) -> Tensor: ...
 @with_formulas(Amax, Maximum)
+@numpy_names
 def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | max_result:
     """max(x): the largest element. max(x, dim): (values, indices). max(x, y): elementwise maximum."""
@@ -361,27 +398,106 @@ def min(input: Tensor, dim: Tensor, /) -> Tensor: ...
 @overload
 def min(input: Tensor, *, other: Tensor) -> Tensor: ...
 @with_formulas(Amin, Minimum)
+@numpy_names
 def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         other: Tensor | None = None) -> Tensor | min_result:
     """min(x): the smallest element. min(x, dim): (values, indices). min(x, y): elementwise minimum."""
     return _extreme(input, dim, keepdim, other, Amin, argmin, min_result, minimum, "min")
 
 
+@numpy_names
 def all(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where every element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "all")
     return _truth(np.all(input._array, axis=axis, keepdims=keepdim), input)
 
 
+@numpy_names
 def any(input: Tensor, dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     """True where some element (over `dim`) is non-zero (a uint8 input gives 1/0 as uint8, as in PyTorch)."""
     axis = None if dim is None else norm_dims(dim, input.ndim, "any")
     return _truth(np.any(input._array, axis=axis, keepdims=keepdim), input)
 
 
-def count_nonzero(input: Tensor, dim: Dims | None = None) -> Tensor:
+def count_nonzero(input: Tensor, dim: Dims | None = None, *, axis: Dims | None = None) -> Tensor:
+    """How many elements (over dim) are not zero, as int64 (`axis` is numpy's name for dim, which PyTorch accepts)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("count_nonzero(): got both 'dim' and its alias 'axis'")
+        dim = axis
     axis = None if dim is None else norm_dims(dim, input.ndim, "count_nonzero")
     return Tensor._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))
+
+
+class aminmax_result(NamedTuple):
+    """What `aminmax` returns: the smallest and the largest values."""
+
+    min: Tensor
+    max: Tensor
+
+
+aminmax_result.__name__ = aminmax_result.__qualname__ = "aminmax"
+
+
+@numpy_names
+def nansum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype: DTypeLike | None = None) -> Tensor:
+    r"""The sum with NaNs counted as 0 (a composite: where, then Sum; a NaN's gradient is 0).
+
+    forward: out = \sum x over the non-NaN elements
+    VJP:     gx = g where x is not NaN, 0 where it is
+    """
+    x = input if dtype is None else input.to(dtype)
+    if x._array.dtype.kind == "f":
+        x = where(Tensor._make(np.isnan(x._array)), 0.0, x)
+    return sum(x, dim, keepdim)
+
+
+@numpy_names
+def nanmean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *,
+            dtype: DTypeLike | None = None) -> Tensor:
+    r"""The mean of the non-NaN elements: nansum / their count (NaN where all are NaN).
+
+    forward: out = \sum x / count over the non-NaN elements
+    VJP:     gx = g / count where x is not NaN, 0 where it is
+    """
+    x = input if dtype is None else input.to(dtype)
+    float_only(x, "nanmean")
+    count = Tensor._make(~np.isnan(x._array)).sum(dim=dim, keepdim=keepdim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return nansum(x, dim, keepdim) / count.to(x.dtype)
+
+
+@numpy_names
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> aminmax_result:
+    """(min, max) over dim (over everything when None).
+
+    forward: (min x, max x) over dim
+    VJP:     each element equal to the min (max) shares its g evenly
+    """
+    d = () if dim is None else dim
+    return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
+
+
+@numpy_names
+def var_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """(var, mean) over dim, as var(...) and mean(...).
+
+    forward: (var(x), mean(x)) over dim
+    VJP:     Var's and Mean's, summed
+    """
+    return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
+
+
+@numpy_names
+def std_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """(std, mean) over dim, as std(...) and mean(...).
+
+    forward: (std(x), mean(x)) over dim
+    VJP:     Std's and Mean's, summed
+    """
+    return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
 # ---- the math the forwards and backwards share --------------------------------------------------

@@ -559,6 +559,123 @@ def np_normalize(a, dim, p, eps=1e-12):
     return a / np.maximum((np.abs(a) ** p).sum(axis=dim, keepdims=True) ** (1 / p), eps)
 
 
+
+# ---- issue 29: matrices drawn well-conditioned, decompositions read gauge-free ---------------------
+
+UNIT = {"min_value": -1.0, "max_value": 1.0}
+
+
+@st.composite
+def square_case(draw, extra=None, max_n=3):
+    """A batch (0 or 1 dims) of n x n matrices with entries in [-1, 1], and `extra` shapes after it."""
+    batch = draw(st.sampled_from([(), (2,)]))
+    n = draw(st.integers(1, max_n))
+    shapes = (batch + (n, n),) + tuple(batch + s(n) for s in (extra or ()))
+    return shapes, {}
+
+
+@st.composite
+def matrix_case(draw):
+    batch = draw(st.sampled_from([(), (2,)]))
+    return (batch + (draw(st.integers(1, 3)), draw(st.integers(1, 3))),), {}
+
+
+def _dominant(a):
+    """a + 4 I: with |a_ij| <= 1 and n <= 3, strictly diagonally dominant, so invertible and well-conditioned."""
+    return a + 4 * mt.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _np_dominant(a):
+    return a + 4 * np.eye(a.shape[-1])
+
+
+def _gaps(values, gap=0.1):
+    """Sorted values at least `gap` apart, the smallest at least `gap` from 0 (SVD's and eigh's VJPs divide by both)."""
+    v = np.sort(np.abs(values), axis=-1)
+    return bool(np.all(v[..., 0] > gap) and (v.shape[-1] < 2 or np.all(np.diff(v, axis=-1) > gap)))
+
+
+def _sym(a):
+    return (a + a.mT) * 0.5
+
+
+def _positive_qr(q, r):
+    """Q and R with R's diagonal made positive (LAPACK's signs flip where a reflected column's head crosses 0)."""
+    rr = r.numpy(force=True) if isinstance(r, mt.Tensor) else r
+    d = np.where(np.diagonal(rr, axis1=-2, axis2=-1) < 0, -1.0, 1.0)
+    if isinstance(r, mt.Tensor):
+        return q * T(d[..., None, :], dtype=q.dtype), r * T(d[..., :, None], dtype=r.dtype)
+    return q * d[..., None, :], r * d[..., :, None]
+
+
+def _np_svd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s, u * u, vh * vh
+
+
+def _np_eigh(a):
+    w, q = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) / 2)
+    return w, q * q
+
+
+def _same_pivots(a):
+    """Every pivot of the LU elimination beats the runner-up by 0.1 (so the row swaps, and the factors, are
+    smooth near a) and the matrix is far from singular."""
+    n = a.shape[-1]
+    for w in a.reshape(-1, n, n).copy():
+        for j in range(n):
+            col = np.abs(w[j:, j])
+            top = np.sort(col)
+            if top[-1] < 0.2 or (len(top) > 1 and top[-1] - top[-2] < 0.1):
+                return False
+            p = j + int(np.argmax(col))
+            w[[j, p]] = w[[p, j]]
+            w[j + 1:, j] /= w[j, j]
+            w[j + 1:, j + 1:] -= np.outer(w[j + 1:, j], w[j, j + 1:])
+    return True
+
+
+def _np_lu_packed(a):
+    from minitensor.ops.decompositions import _lu
+    return _lu(a)[0]
+
+
+def _first_zero(a, dim):
+    mask = np.ones(a.shape)
+    if a.ndim:
+        np.moveaxis(mask, dim, 0)[0] = 0
+    else:
+        mask[()] = 0
+    return mask
+
+
+def np_cumprod_zero(a, dim):
+    return np.cumprod(a * _first_zero(a, dim), axis=_axis(dim, a.ndim)).reshape(a.shape)
+
+
+def np_logcumsumexp(a, dim):
+    if a.ndim == 0:
+        return a
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+def np_cov(a):
+    return np.atleast_1d(np.cov(a, ddof=1)) if a.ndim == 2 else np.cov(a, ddof=1)
+
+
+def _np_expm(a):
+    """exp(a) by its Taylor series summed far past convergence (|a| <= 1 entrywise, n <= 3)."""
+    out = term = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    for k in range(1, 40):
+        term = term @ a / k
+        out = out + term
+    return out
+
+
+def np_cummax(a, dim):
+    return np.maximum.accumulate(a, axis=dim)
+
+
 T = mt.tensor  # the tests turn constant numpy arguments into tensors with this
 
 TABLE = [
@@ -720,6 +837,65 @@ TABLE = [
        dim_case(1, descending=st.booleans()), domain=UNIQUE),
     Op("einsum", None, lambda a, b, equation: mt.einsum(equation, a, b),
        lambda a, b, equation: np.einsum(equation, a, b), einsum_case()),
+    # -- issue 29: decompositions (drawn well-conditioned), products, scans and order statistics --
+    Op("det", "Det", lambda a: mt.linalg.det(_dominant(a)), lambda a: np.linalg.det(_np_dominant(a)), square_case(),
+       domain=UNIT),
+    Op("slogdet", "LogAbsDet", lambda a: mt.linalg.slogdet(_dominant(a) - 2 * a).logabsdet,
+       lambda a: np.linalg.slogdet(_np_dominant(a) - 2 * a)[1], square_case(), domain=UNIT),
+    Op("inv", "Inverse", lambda a: mt.linalg.inv(_dominant(a)), lambda a: np.linalg.inv(_np_dominant(a)),
+       square_case(), domain=UNIT, f32_tol=(1e-4, 1e-4)),
+    Op("solve", "Solve", lambda a, b: mt.linalg.solve(_dominant(a), b),
+       lambda a, b: np.linalg.solve(_np_dominant(a), b), square_case([lambda n: (n, 2)]), domain=UNIT,
+       f32_tol=(1e-4, 1e-4)),
+    Op("cholesky", "Cholesky", lambda a: mt.linalg.cholesky(a @ a.mT + mt.eye(a.shape[-1], dtype=a.dtype)),
+       lambda a: np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])), square_case(), domain=UNIT,
+       f32_tol=(1e-4, 1e-4)),
+    Op("qr", "QR", lambda a: _positive_qr(*mt.linalg.qr(a)), lambda a: _positive_qr(*np.linalg.qr(a)), matrix_case(),
+       domain=UNIT,
+       valid=lambda a: np.all(np.abs(np.diagonal(np.linalg.qr(a)[1], axis1=-2, axis2=-1)) > 0.2),
+       f32_tol=(1e-3, 1e-3)),
+    Op("svd", "SVD", lambda a: (lambda u, s, vh: (s, u * u, vh * vh))(*mt.linalg.svd(a, full_matrices=False)), _np_svd,
+       matrix_case(), domain=UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False)), f32_tol=(1e-3, 1e-3)),
+    Op("eigh", "Eigh", lambda a: (lambda w, q: (w, q * q))(*mt.linalg.eigh(_sym(a))), _np_eigh, square_case(),
+       domain=UNIT, valid=lambda a: _gaps(np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2) + 10, 0.1)
+       and np.all(np.diff(np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2), axis=-1) > 0.1),
+       f32_tol=(1e-3, 1e-3)),
+    Op("matrix_exp", "MatrixExp", mt.linalg.matrix_exp, lambda a: _np_expm(a), square_case(), domain=UNIT,
+       f32_tol=(1e-4, 1e-4)),
+    Op("lu_factor", "LUFactor", lambda a: mt.linalg.lu_factor(a).LU, _np_lu_packed, square_case(), domain=UNIT,
+       valid=_same_pivots, f32_tol=(1e-3, 1e-3)),
+    Op("cumprod", "Cumprod", lambda a, dim: a.cumprod(dim),
+       lambda a, dim: np.cumprod(a, axis=_axis(dim, a.ndim)).reshape(a.shape), dim_case(0), domain=NONZERO),
+    Op("cumprod_zero", "Cumprod",
+       lambda a, dim: (a * T(_first_zero(a.numpy(force=True), dim), dtype=a.dtype)).cumprod(dim),
+       np_cumprod_zero, dim_case(0)),
+    Op("logcumsumexp", "Logcumsumexp", lambda a, dim: a.logcumsumexp(dim), np_logcumsumexp, dim_case(0)),
+    Op("addmm", None, lambda c, a, b: mt.addmm(c, a, b, beta=0.5, alpha=-2.0), lambda c, a, b: 0.5 * c - 2 * a @ b,
+       _case(st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).map(
+           lambda t: ((t[0], t[2]), (t[0], t[1]), (t[1], t[2]))))),
+    Op("trace", None, mt.trace, np.trace, unary(2, 2)),
+    Op("tensordot", None, lambda a, b: mt.tensordot(a, b, dims=([0, 2], [1, 0])),
+       lambda a, b: np.tensordot(a, b, axes=([0, 2], [1, 0])), _case(st.just(((2, 3, 2), (2, 2, 3))))),
+    Op("cdist", None, lambda a, b: mt.cdist(a, b), lambda a, b: np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)),
+       _case(st.just(((3, 2), (2, 2)))), valid=lambda a, b: np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)).min() > 0.1),
+    Op("cov", None, mt.cov, np_cov, _case(st.sampled_from([((2, 4),), ((3, 3),), ((5,),)]))),
+    Op("cross", None, lambda a, b: mt.linalg.cross(a, b), lambda a, b: np.cross(a, b),
+       _case(st.just(((2, 3), (2, 3))))),
+    Op("cummax_values", None, lambda a, dim: a.cummax(dim).values, np_cummax, dim_case(1), domain=UNIQUE),
+    Op("median_dim_values", None, lambda a, dim: a.median(dim).values,
+       lambda a, dim: np.take_along_axis(np.sort(a, axis=dim), np.full([1 if i == dim % a.ndim else n
+                                         for i, n in enumerate(a.shape)], (a.shape[dim] - 1) // 2), dim).squeeze(dim),
+       dim_case(1), domain=UNIQUE),
+    Op("quantile", None, lambda a, q: mt.quantile(a, q), lambda a, q: np.quantile(a, q),
+       unary(1, 2).flatmap(lambda c: st.sampled_from([0.0, 0.3, 0.5, 1.0]).map(lambda q: (c[0], {"q": q}))),
+       domain=UNIQUE),
+    Op("diff", None, lambda a, dim: a.diff(dim=dim), lambda a, dim: np.diff(a, axis=dim), dim_case(1)),
+    Op("trapezoid", None, lambda a, dim: mt.trapezoid(a, dim=dim), lambda a, dim: np.trapezoid(a, axis=dim),
+       dim_case(1)),
+    Op("pinv", None, mt.linalg.pinv, np.linalg.pinv, matrix_case(), domain=UNIT,
+       valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False), 0.2), f32_tol=(1e-3, 1e-3)),
+    Op("matrix_norm_nuc", None, lambda a: mt.linalg.matrix_norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc", (-2, -1)),
+       matrix_case(), domain=UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False))),
     # -- nn.functional composites --
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
     # reseeded at every call, so the finite differences see one mask; the reference draws it the same way

@@ -1,0 +1,52 @@
+"""minitensor.linalg: torch.linalg's real, dense functions (`import minitensor.linalg as LA`).
+
+Each name is a function of minitensor's ops: the decompositions with their own VJPs live in
+`minitensor/ops/decompositions.py`, the composites built from them in `minitensor/ops/matrix.py`.
+Not here: `eig` and `eigvals` (a real non-symmetric matrix has complex eigenvalues in general, and
+minitensor has no complex dtype), `householder_product`, and the `out=` arguments.
+"""
+from .ops.decompositions import (  # noqa: F401
+    LinAlgError,
+    cholesky,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lu_factor,
+    matrix_exp,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+)
+from .ops.linalg import matmul, multi_dot  # noqa: F401
+from .ops.matrix import (  # noqa: F401
+    cholesky_ex,
+    cond,
+    cross,
+    diagonal,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_solve,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    norm,
+    pinv,
+    solve_ex,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+    vector_norm,
+)
+
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+    "lstsq", "lu", "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+    "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+]
