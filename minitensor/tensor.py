@@ -511,7 +511,14 @@ class Tensor:
     def stride(self, dim: int) -> int: ...
     def stride(self, dim=None):
         """The step in elements between neighbours along each dim (one dim's when `dim` is given)."""
-        steps = tuple(s // self._array.itemsize for s in self._array.strides)
+        if self._array.flags.c_contiguous:  # row-major: PyTorch's strides (numpy's may differ for size 0 or 1)
+            steps, step = [], 1
+            for n in reversed(self._array.shape):
+                steps.insert(0, step)
+                step *= max(n, 1)
+            steps = tuple(steps)
+        else:
+            steps = tuple(s // self._array.itemsize for s in self._array.strides)
         return steps if dim is None else steps[_wrap_dim(dim, self.ndim, "stride")]
 
     def storage_offset(self) -> int:

@@ -127,7 +127,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         raise RuntimeError(f"put: expected source of input's dtype {input.dtype}, got "
                            f"{getattr(source, 'dtype', type(source).__name__)}")
     if source.numel() != idx.size:
-        raise RuntimeError(f"put: expected source and index to have the same number of elements, but got "
+        raise IndexError(f"put: expected source and index to have the same number of elements, but got "
                            f"{source.numel()} and {idx.size}")
     n = input.numel()
     _check_flat(idx, n, "put")
@@ -172,6 +172,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
            tied extremes, as in PyTorch
     prod:  no gradient here (PyTorch has one): computed without a graph, refused when one is recorded
     """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # (PyTorch reads these two too)
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
