@@ -752,21 +752,25 @@ def _reshaped_inplace(self: Tensor, op: str, fn, *args) -> Tensor:
     return self
 
 
+@with_formulas(Permute)
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """In place: swap two dims (self takes the new shape)."""
     return _reshaped_inplace(self, "transpose_", transpose, dim0, dim1)
 
 
+@with_formulas(Permute)
 def t_(self: Tensor) -> Tensor:
     """In place: the matrix transposed (a tensor of fewer than 2 dims is unchanged)."""
     return _reshaped_inplace(self, "t_", t)
 
 
+@with_formulas(Reshape)
 def squeeze_(self: Tensor, dim: Dims | None = None) -> Tensor:
     """In place: remove size-1 dims (only `dim` when given)."""
     return _reshaped_inplace(self, "squeeze_", squeeze, dim)
 
 
+@with_formulas(Reshape)
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """In place: insert a size-1 dim at `dim`."""
     return _reshaped_inplace(self, "unsqueeze_", unsqueeze, dim)

@@ -70,7 +70,11 @@ def new(self: Tensor, *args: Any, dtype: Any = None, device: object = None) -> T
 def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Generator | None = None) -> Tensor:
     """In place: integers drawn uniformly from [from, to) (drawn by minitensor's generator). With one
     argument, from [0, that); with none, from [0, 2^m] where m is the float dtype's mantissa bits
-    (24 for float32), or over the integer dtype's non-negative range."""
+    (24 for float32), or over the integer dtype's non-negative range.
+
+    forward: out = k,  k ~ U{from, ..., to - 1}   (drawn, no input of the graph)
+    VJP:     gx = 0
+    """
     if to is None and from_ != 0:
         from_, to = 0, from_  # random_(to)
     if to is None:
@@ -100,7 +104,11 @@ def _fill_all(t, values):
 
 def fill_diagonal_(self: Tensor, fill_value: TensorOrNumber, wrap: bool = False) -> Tensor:
     """In place: the main diagonal (x[i, i, ...]) becomes fill_value; a tall matrix's diagonal
-    restarts after every cols+1 rows when wrap=True. A Where node: the gradient reaches the rest of x."""
+    restarts after every cols+1 rows when wrap=True. A Where node:
+
+    forward: out = where(on_diagonal, fill_value, x)
+    VJP:     gx = where(on_diagonal, 0, g);  gfill_value = sum of g on the diagonal (a 0-d tensor value)
+    """
     if self.ndim < 2:
         raise RuntimeError("fill_diagonal_: dimensions must larger than 1")
     if self.ndim > 2 and len(set(self.shape)) != 1:
