@@ -6,7 +6,7 @@ a gradient, as in PyTorch.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -124,7 +124,7 @@ histogram_result.__name__ = histogram_result.__qualname__ = "histogram"
 
 
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Sequence[float] | None = None,
-              weight: Tensor | None = None, density: bool = False) -> histogram_result:
+              weight: Tensor | None = None, density: bool = False) -> tuple[Tensor, Tensor]:
     """(hist, bin_edges): counts of input's elements in `bins` equal-width bins over `range` (default
     the data's min to max), or in the bins between the given increasing edges; with weight, sums of
     weights; with density, normalized so the histogram integrates to 1. Floating-point input only."""
@@ -181,7 +181,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | Number, *, out_int32: 
         right = side == "right"
     seq = sorted_sequence._array
     scalar = not isinstance(input, Tensor)
-    values = np.asarray(input) if scalar else input._array
+    values: Any = input._array if isinstance(input, Tensor) else np.asarray(input)
     if sorter is not None:
         if sorter.shape != sorted_sequence.shape or sorter._array.dtype.kind not in "iu":
             raise RuntimeError(f"searchsorted: sorter must be an integer tensor of the boundaries' shape "
@@ -189,7 +189,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | Number, *, out_int32: 
         seq = np.take_along_axis(seq, sorter._array.astype(np.int64), axis=-1)
     if seq.ndim == 0:
         raise RuntimeError("searchsorted: boundaries tensor should have at least 1 dimension, got a 0-d tensor")
-    how = "right" if right else "left"
+    how: Literal["left", "right"] = "right" if right else "left"
     if seq.ndim == 1:
         out = np.searchsorted(seq, values, side=how)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .shape import Cat, Expand, Reshape, cat, split
 
 # ---- at least n dims ------------------------------------------------------------------------------
 
-def _atleast(n: int, tensors: tuple, op: str) -> Tensor | tuple[Tensor, ...]:
+def _atleast(n: int, tensors: tuple[Any, ...], op: str) -> Tensor | tuple[Tensor, ...]:
     """One tensor in, one out; several (or one sequence), a tuple, as PyTorch's atleast_*d."""
     many = len(tensors) != 1 or isinstance(tensors[0], (tuple, list))
     items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)) else tensors
@@ -179,7 +179,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids: the k-th output holds tensors[k]'s values along dim k ('ij', the default) of the
     shape (n_0, n_1, ...); 'xy' swaps the first two dims. Expanded views, as in PyTorch."""
-    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)) else list(tensors)
+    ts: list[Any] = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)) else list(tensors)
     if not ts:
         raise RuntimeError("meshgrid: expects a non-empty TensorList")
     if indexing is None:

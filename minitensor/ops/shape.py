@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -733,7 +733,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 # ---- in-place shape changes: the tensor takes the new shape (metadata only, no value changes) -----
 
-def _reshaped_inplace(self: Tensor, op: str, fn, *args) -> Tensor:
+def _reshaped_inplace(self: Tensor, op: str, fn: Callable[..., Tensor], *args: Any) -> Tensor:
     """`self` becomes fn(self, *args) (a view of its memory in another shape), recorded as that op:
     as in `inplace.inplace`, the node's input is a stand-in for self as it was, so its backward
     sees the old shape."""
