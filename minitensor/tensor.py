@@ -478,6 +478,107 @@ class Tensor:
     def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
         check_device("cuda", "cuda")
 
+    # ---- layout and storage attributes, PyTorch's names (issue 29) ---------------------------------
+    # minitensor's memory is a numpy array on the CPU: its strides (in elements) and offset are
+    # numpy's; it is never sparse, quantized, meta, pinned, shared between processes or complex.
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._array.nbytes)
+
+    @property
+    def itemsize(self) -> int:
+        return int(self._array.itemsize)
+
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
+    def stride(self, dim=None):
+        """The step in elements between neighbours along each dim (one dim's when `dim` is given)."""
+        if self._array.flags.c_contiguous:  # row-major: PyTorch's strides (numpy's may differ for size 0 or 1)
+            steps, step = [], 1
+            for n in reversed(self._array.shape):
+                steps.insert(0, step)
+                step *= max(n, 1)
+            steps = tuple(steps)
+        else:
+            steps = tuple(s // self._array.itemsize for s in self._array.strides)
+        return steps if dim is None else steps[_wrap_dim(dim, self.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        """Where, in elements, this tensor's first element sits in the memory it shares with its base."""
+        root = self._array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if not self._array.size or not root.size:
+            return 0
+        start = self._array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return int(start // self._array.itemsize)
+
+    def is_contiguous(self, memory_format: object = None) -> bool:
+        """Whether the elements lie in memory in row-major order, without gaps (size-1 dims aside)."""
+        return bool(self._array.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        """The address of the first element (0 for an empty tensor, as in PyTorch)."""
+        return int(self._array.__array_interface__["data"][0]) if self._array.size else 0
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self._array.dtype.kind in "if"
+
+    def is_inference(self) -> bool:
+        """False: minitensor's inference_mode is no_grad, it makes no inference tensors."""
+        return False
+
+    def is_nonzero(self) -> bool:
+        """Whether the one element is non-zero (an error for any other number of elements)."""
+        if self._array.size == 0:
+            raise RuntimeError("is_nonzero: Boolean value of Tensor with no values is ambiguous")
+        if self._array.size > 1:
+            raise RuntimeError("is_nonzero: Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._array.reshape(()))
+
+    def is_same_size(self, other: Tensor) -> bool:
+        return self.shape == other.shape
+
+    def get_device(self) -> int:
+        """-1: the CPU (a CUDA tensor's would be its device index)."""
+        return -1
+
+    def is_pinned(self, device: object = None) -> bool:
+        return False
+
+    def pin_memory(self, device: object = None) -> Self:
+        """The tensor itself: pinned memory speeds copies to a GPU, which minitensor doesn't have."""
+        return self
+
+    def share_memory_(self) -> Self:
+        """The tensor itself, unchanged: its numpy memory stays private to this process (PyTorch moves
+        it into shared memory for torch.multiprocessing, which minitensor doesn't have)."""
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
 
 
 def _raw(x: Any) -> Any:

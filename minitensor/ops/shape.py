@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+import weakref
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -485,3 +486,291 @@ def _tensors_arg(tensors, op):
         raise TypeError(f"{op}: expected a list of Tensors, got {[type(t).__name__ for t in tensors]}")
     dtype = functools.reduce(_dtype.promote_types, (t.dtype for t in tensors))
     return [cast(t, dtype) for t in tensors]
+
+
+# ---- more shape ops (issue 29): composites of indexing, reshape, flip and cat ----------------------
+# Each is exact as such a composite, so none has a backward of its own: the gradient is the
+# composite's (an Index node scatters g back, a Reshape reshapes it back, a Cat splits it).
+
+@with_formulas(Index)
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """Shift the elements along `dims` by `shifts`, wrapping around; without dims, of the flattened
+    tensor (then the shape is restored). out[(i + s) % n] = x[i] along each dim: one Index node a dim."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
+        return roll(input.reshape(-1), shifts[0], 0).reshape(input.shape)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if not shifts or len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must have the same (non-zero) length")
+    out = input
+    for s, dim in zip(shifts, dims):
+        d = _wrap_dim(dim, input.ndim, "roll")
+        n = input.shape[d] if input.ndim else 1
+        if n == 0 or s % n == 0 or input.ndim == 0:
+            continue
+        out = out[(slice(None),) * d + ((np.arange(n) - s) % n,)]
+    return out if out is not input else input.clone()  # a new tensor, as PyTorch's roll
+
+
+@with_formulas(Index)
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees k times in the plane of `dims`, from dims[0] towards dims[1] (flips and a transpose)."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (_wrap_dim(d, input.ndim, "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return flip(input, d1).transpose(d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(input, d0).transpose(d0, d1)
+    return input.clone()
+
+
+@with_formulas(Index)
+def fliplr(input: Tensor) -> Tensor:
+    """Reverse the columns (dim 1) of a tensor of 2 or more dims."""
+    if input.ndim < 2:
+        raise RuntimeError(f"fliplr: input must be >= 2-d, got shape {tuple(input.shape)}")
+    return flip(input, 1)
+
+
+@with_formulas(Index)
+def flipud(input: Tensor) -> Tensor:
+    """Reverse the rows (dim 0) of a tensor of 1 or more dims."""
+    if input.ndim < 1:
+        raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return flip(input, 0)
+
+
+@with_formulas(Repeat)
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """`repeat`, with fewer reps than dims allowed: the missing ones (leading) are 1."""
+    reps = _size_arg(tuple(dims), "tile")
+    return repeat(input, (1,) * (input.ndim - len(reps)) + reps)
+
+
+@with_formulas(Index)
+def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Repeat each element `repeats` times (one count for all, or one per element along `dim`), the copies
+    next to each other; without dim, of the flattened tensor. With only a tensor of counts,
+    `repeat_interleave(counts)` is the indices 0, 1, ... each repeated its count. One Index node."""
+    if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated
+        counts = _repeat_counts(input, None, "repeat_interleave")
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=input._array.dtype), counts))
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else _wrap_dim(dim, input.ndim, "repeat_interleave")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    n = x.shape[d]
+    if isinstance(repeats, Tensor):
+        counts = _repeat_counts(repeats, n, "repeat_interleave")
+    else:
+        counts = np.full(n, repeats, np.int64)
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    if output_size is not None and output_size != counts.sum():
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {int(counts.sum())} but got "
+                           f"{output_size}")
+    return x[(slice(None),) * d + (np.repeat(np.arange(n), counts),)]
+
+
+def _repeat_counts(repeats, n, op):
+    """A tensor of repeat counts as an int64 array of n (a 0-d one is one count for all)."""
+    r = repeats._array
+    if r.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: repeats must be an integer tensor, got dtype {r.dtype}")
+    if r.ndim > 1:
+        raise RuntimeError(f"{op}: repeats must be 0-dim or 1-dim tensor, got shape {r.shape}")
+    if n is None:
+        if r.ndim != 1:
+            raise RuntimeError(f"{op}: repeats must be a 1-d tensor, got shape {r.shape}")
+        if r.size and r.min() < 0:
+            raise RuntimeError(f"{op}: repeats can not be negative")
+        return r.astype(np.int64)
+    if r.ndim == 0 or r.size == 1:
+        return np.full(n, int(r.reshape(-1)[0]), np.int64)
+    if r.size != n:
+        raise RuntimeError(f"{op}: repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {r.size} and input.size({0}) = {n}")
+    return r.astype(np.int64)
+
+
+@with_formulas(Reshape)
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-d tensor, in row-major order."""
+    return input.reshape(-1)
+
+
+@with_formulas(Index)
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """`narrow`, as a new tensor rather than a view."""
+    return narrow(input, dim, start, length).clone()
+
+
+@with_formulas(Index)
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, that dim removed: `x[:, index]` for dim=1."""
+    if input.ndim == 0:
+        raise IndexError("select: cannot be applied to a 0-dim tensor")
+    d = _wrap_dim(dim, input.ndim, "select")
+    n, index = input.shape[d], int(index)
+    if not -n <= index < n:
+        raise IndexError(f"select: index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    return input[(slice(None),) * d + (index,)]
+
+
+@with_formulas(Index)
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of the (dim1, dim2) planes, as the last dim: x[..., i, i + offset]. A copy (an
+    Index node with integer arrays), where PyTorch's is a view."""
+    d1, d2 = _wrap_dim(dim1, input.ndim, "diagonal"), _wrap_dim(dim2, input.ndim, "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
+    x = movedim(input, (d1, d2), (-2, -1))
+    return x[(Ellipsis,) + _diagonal_key(x.shape[-2], x.shape[-1], offset)]
+
+
+_diagonal_of = diagonal  # (for diag, whose argument `diagonal` hides the function)
+
+
+def _diagonal_key(rows, cols, offset):
+    """(i, j) integer arrays of the elements of the diagonal `offset` of a rows x cols matrix."""
+    n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    i = np.arange(n) + max(0, -offset)
+    return i, i + offset
+
+
+@with_formulas(Index)
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose diagonal `offset`, in the (dim1, dim2) planes, holds input's last dim; zeros elsewhere."""
+    from .indexing import IndexPut  # (indexing's writer: a node that puts the values in a zero tensor)
+    nd = input.ndim + 1
+    d1, d2 = _wrap_dim(dim1, nd, "diag_embed"), _wrap_dim(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = input.reshape(1) if input.ndim == 0 else input
+    m = x.shape[-1] + abs(offset)
+    zeros = Tensor._make(np.zeros(x.shape[:-1] + (m, m), x._array.dtype))
+    out = IndexPut.apply(zeros, (Ellipsis,) + _diagonal_key(m, m, offset), x)
+    return movedim(out, (-2, -1), (d1, d2))
+
+
+@with_formulas(Index)
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d input: the square matrix with it on diagonal `diagonal`. A 2-d input: that diagonal, as a 1-d tensor."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _diagonal_of(input, diagonal)
+    raise RuntimeError(f"diag: expected a 1-d or 2-d input, got shape {tuple(input.shape)}")
+
+
+@with_formulas(Index)
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """The square matrix with input's elements (flattened) on diagonal `offset`."""
+    return diag_embed(input.reshape(-1), offset, 0, 1)
+
+
+@with_formulas(Index)
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of `size` along `dimension`, `step` apart, as a new last dim of size `size`
+    (the windowed dim becomes the number of windows). A copy (an Index node), where PyTorch's is a view;
+    an element in two windows gets both their gradients."""
+    x = input.reshape(1) if input.ndim == 0 else input
+    d = _wrap_dim(dimension, input.ndim, "unfold")
+    n = x.shape[d]
+    if size > n:
+        raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"unfold: size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"unfold: step is {step} but must be > 0")
+    windows = np.arange((n - size) // step + 1)[:, None] * step + np.arange(size)
+    out = movedim(x[(slice(None),) * d + (windows,)], d + 1, -1)
+    return out.reshape(out.shape[1:]) if input.ndim == 0 else out
+
+
+@with_formulas(Index)
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """The elements at storage_offset + sum_i k_i * stride[i] for every index k of `size`, counted in
+    input's elements in row-major order (its "storage", which is PyTorch's for a contiguous tensor that
+    owns its memory; PyTorch reads a view's base storage instead). A copy (an Index node): overlapping
+    windows read an element twice and its gradient adds up."""
+    size, stride = _size_arg(tuple(size), "as_strided"), _size_arg(tuple(stride), "as_strided")
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided: mismatch in length of strides and shape: {len(stride)} vs {len(size)}")
+    if any(s < 0 for s in stride) or any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: negative sizes or strides are not supported, got {list(size)} and "
+                           f"{list(stride)}")
+    offset = 0 if storage_offset is None else int(storage_offset)
+    positions = np.full(size, offset, np.int64)
+    for i, (n, s) in enumerate(zip(size, stride)):
+        positions += (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - i - 1))
+    total = input.numel()
+    if positions.size and positions.max() >= total:
+        raise RuntimeError(f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{offset} are out of bounds for storage of {total} elements")
+    return input.reshape(-1)[positions]
+
+
+@with_formulas(Expand)
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Each tensor expanded to the shape they broadcast to together (views, as `expand`)."""
+    from ._util import broadcast_shapes
+    shape = broadcast_shapes("broadcast_tensors", *(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+# ---- in-place shape changes: the tensor takes the new shape (metadata only, no value changes) -----
+
+def _reshaped_inplace(self: Tensor, op: str, fn: Callable[..., Tensor], *args: Any) -> Tensor:
+    """`self` becomes fn(self, *args) (a view of its memory in another shape), recorded as that op:
+    as in `inplace.inplace`, the node's input is a stand-in for self as it was, so its backward
+    sees the old shape."""
+    from ..autograd import grad_mode
+    if self._rg and self.grad_fn is None and grad_mode.is_grad_enabled():
+        raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an in-place operation.")
+    old = Tensor._make(self._array)
+    old.grad_fn, old._rg = self.grad_fn, self._rg
+    out = fn(old, *args)
+    if out is old:
+        return self
+    self._array = out._array
+    if out.grad_fn is not None:
+        self.grad_fn, self._rg = out.grad_fn, True
+        out.grad_fn._out = weakref.ref(self)
+    return self
+
+
+@with_formulas(Permute)
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In place: swap two dims (self takes the new shape)."""
+    return _reshaped_inplace(self, "transpose_", transpose, dim0, dim1)
+
+
+@with_formulas(Permute)
+def t_(self: Tensor) -> Tensor:
+    """In place: the matrix transposed (a tensor of fewer than 2 dims is unchanged)."""
+    return _reshaped_inplace(self, "t_", t)
+
+
+@with_formulas(Reshape)
+def squeeze_(self: Tensor, dim: Dims | None = None) -> Tensor:
+    """In place: remove size-1 dims (only `dim` when given)."""
+    return _reshaped_inplace(self, "squeeze_", squeeze, dim)
+
+
+@with_formulas(Reshape)
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In place: insert a size-1 dim at `dim`."""
+    return _reshaped_inplace(self, "unsqueeze_", unsqueeze, dim)

@@ -33,6 +33,11 @@ NO_GRADIENT = {
     "type": "the type's name, or `to(dtype)` (whose formulas `to` shows)",
     # masks, made from sizes or integer lengths
     **dict.fromkeys(["causal_mask", "padding_mask"], "a mask"),
+    # issue 29: counts, bins, indices and storage changes
+    **dict.fromkeys(["argwhere", "bincount", "histc", "histogram", "bucketize", "searchsorted", "tril_indices",
+                     "triu_indices", "unique", "unique_consecutive", "unravel_index"], "integer or count results"),
+    **dict.fromkeys(["resize_", "resize_as_"], "refused for a tensor that requires grad, as in PyTorch"),
+    "new": "a new tensor of constants",
     # pictures, not tensors
     **dict.fromkeys(["show_heatmaps", "unicode_heatmap", "attention_viewer_html"], "a picture"),
 }

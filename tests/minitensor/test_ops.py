@@ -674,6 +674,82 @@ def _np_expm(a):
 
 def np_cummax(a, dim):
     return np.maximum.accumulate(a, axis=dim)
+# ---- issue 29: cases of the shape, joining and scatter composites --------------------------------
+
+@st.composite
+def roll_case(draw):
+    shape = draw(mst.shapes(1))
+    dim = draw(st.integers(0, len(shape) - 1))
+    return (shape,), {"shift": draw(st.integers(-3, 3)), "dim": dim}
+
+
+@st.composite
+def repeat_interleave_case(draw):
+    shape = draw(mst.shapes(1, 2, max_side=3))
+    dim = draw(st.integers(0, len(shape) - 1))
+    return (shape,), {"reps": draw(st.lists(st.integers(0, 2), min_size=shape[dim], max_size=shape[dim])), "dim": dim}
+
+
+@st.composite
+def unfold_case(draw):
+    shape = draw(mst.shapes(1, 2))
+    dim = draw(st.integers(0, len(shape) - 1))
+    return (shape,), {"dim": dim, "size": draw(st.integers(1, shape[dim])), "step": draw(st.integers(1, 2))}
+
+
+@st.composite
+def scatter_reduce_case(draw):
+    n, k = draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    return ((n,), (k,)), {"index": draw(hnp.arrays(np.int64, (k,), elements=st.integers(0, n - 1))),
+                          "reduce": draw(st.sampled_from(["sum", "mean", "amax", "amin"])),
+                          "include_self": draw(st.booleans())}
+
+
+def np_scatter_reduce(x, src, index, reduce, include_self):
+    out = x.copy()
+    for p in range(len(x)):
+        vals = list(src[index == p]) + ([x[p]] if include_self else [])
+        if (index == p).any():
+            out[p] = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](vals)
+    return out
+
+
+def np_kron(a, b):
+    return np.kron(a, b)
+
+
+@st.composite
+def index_add_dim_case(draw):
+    shape = draw(mst.shapes(1, 2, max_side=3))
+    dim = draw(st.integers(0, len(shape) - 1))
+    k = draw(st.integers(1, 4))
+    index = draw(hnp.arrays(np.int64, (k,), elements=st.integers(0, shape[dim] - 1)))
+    return (shape, shape[:dim] + (k,) + shape[dim + 1:]), {"dim": dim, "index": index}
+
+
+def np_index_add(x, s, dim, index):
+    out = np.moveaxis(x.copy(), dim, 0)
+    np.add.at(out, index, np.moveaxis(s, dim, 0))
+    return np.moveaxis(out, 0, dim)
+
+
+def np_block_diag(*blocks):
+    blocks = [b.reshape(1, -1) if b.ndim < 2 else b for b in blocks]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def np_diag_embed(x, offset):
+    m = x.shape[-1] + abs(offset)
+    out = np.zeros(x.shape[:-1] + (m, m))
+    for i in range(x.shape[-1]):
+        r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+        out[..., r, c] = x[..., i]
+    return out
 
 
 T = mt.tensor  # the tests turn constant numpy arguments into tensors with this
@@ -896,6 +972,25 @@ TABLE = [
        valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False), 0.2), f32_tol=(1e-3, 1e-3)),
     Op("matrix_norm_nuc", None, lambda a: mt.linalg.matrix_norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc", (-2, -1)),
        matrix_case(), domain=UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False))),
+    # -- issue 29: shape, joining and scatter composites (no node of their own: the gradient is theirs) --
+    Op("roll", None, lambda a, shift, dim: a.roll(shift, dim), lambda a, shift, dim: np.roll(a, shift, dim),
+       roll_case()),
+    Op("repeat_interleave", None, lambda a, reps, dim: a.repeat_interleave(T(reps), dim=dim),
+       lambda a, reps, dim: np.repeat(a, reps, axis=dim), repeat_interleave_case()),
+    Op("unfold", None, lambda a, dim, size, step: a.unfold(dim, size, step),
+       lambda a, dim, size, step: np.lib.stride_tricks.sliding_window_view(a, size, axis=dim)
+       .take(np.arange(0, a.shape[dim] - size + 1, step), axis=dim),
+       unfold_case()),
+    Op("diag_embed", None, lambda a, offset: mt.diag_embed(a, offset), np_diag_embed,
+       unary(1, 2).flatmap(lambda c: st.integers(-2, 2).map(lambda o: (c[0], {"offset": o})))),
+    Op("kron", None, mt.kron, np_kron, _case(st.tuples(mst.shapes(0, 2, max_side=3), mst.shapes(0, 2, max_side=3)))),
+    Op("index_add_dim", None, lambda a, s, dim, index: a.index_add(dim, T(index), s, alpha=0.5),
+       lambda a, s, dim, index: np_index_add(a, 0.5 * s, dim, index), index_add_dim_case()),
+    Op("scatter_reduce", None, lambda a, s, index, reduce, include_self: a.scatter_reduce(
+        0, T(index), s, reduce, include_self=include_self), np_scatter_reduce, scatter_reduce_case(),
+       joint_unique=True),
+    Op("block_diag", None, lambda a, b: mt.block_diag(a, b), np_block_diag,
+       _case(st.tuples(mst.shapes(0, 2, max_side=3), mst.shapes(0, 2, max_side=3)))),
     # -- nn.functional composites --
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
     # reseeded at every call, so the finite differences see one mask; the reference draws it the same way
