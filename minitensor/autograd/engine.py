@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import anomaly, grad_mode
-from .function import freed_message, modified_message
+from .messages import freed_message, modified_message
 
 
 def _count_consumers(roots):
