@@ -91,6 +91,7 @@ def set_printoptions(precision: _builtins.int | None = None, threshold: _builtin
 from . import nn, optim  # noqa: E402,F401
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
+from . import func  # noqa: E402,F401  (torch.func: grad, vmap, jacrev, functional_call ...)
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
@@ -113,7 +114,7 @@ __all__ = [
     "clip", "clone", "concat", "concatenate", "cos", "count_nonzero", "cuda", "cumsum", "device", "div", "divide",
     "dot", "double", "DoubleTensor", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal",
     "erf", "exp", "expand", "eye", "flatten", "flip", "float", "float16", "float32", "float64", "FloatTensor",
-    "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "ge", "gelu", "Generator",
+    "floor_divide", "fmod", "from_numpy", "full", "full_like", "func", "gather", "ge", "gelu", "Generator",
     "get_default_dtype", "get_rng_state", "greater", "greater_equal", "gt", "half", "HalfTensor", "index_fill",
     "index_select", "inf", "inference_mode", "int", "int16", "int32", "int64", "int8", "IntTensor",
     "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal",

@@ -13,7 +13,7 @@
 """
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
 from .messages import freed_message, modified_message
 
@@ -174,3 +174,5 @@ def store_grad(t, g, create_graph):
         t.grad = g
     else:
         t.grad = Tensor._make(g._array.copy())
+    for hook in post_accumulate_hooks.get(id(t), ()):
+        hook(t)
