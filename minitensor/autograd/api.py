@@ -132,7 +132,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     (n,) = sizes
     keep = create_graph if retain_graph is None else retain_graph
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else keep,
-                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
-            for b in range(n)]
-    return tuple(None if all(r[i] is None for r in rows) else stack([r[i] for r in rows])
-                 for i in range(len(_tuple(inputs))))
+                 create_graph=create_graph, allow_unused=allow_unused) for b in range(n)]
+    # an unused input's materialized zeros have its own shape, without the batch dimension, as in PyTorch
+    return tuple((Tensor._make(np.zeros_like(t._array)) if materialize_grads else None) if rows[0][i] is None
+                 else stack([r[i] for r in rows]) for i, t in enumerate(_tuple(inputs)))

@@ -56,9 +56,7 @@ class Function:
     #: `create_graph`). A subclass doesn't inherit them. A test proves each twin equal to its op's.
     fast_forward: Callable[..., Any] | None = None
     fast_backward: Callable[[Any, Tensor], Any] | None = None
-    # (a Function written in PyTorch 2's style, forward without ctx, gets as its fast_forward forward, then
-    # its setup_context: see custom.py, which also holds the machinery of a user's Function's outputs)
-    materialize_grads = True  # `set_materialize_grads`
+    materialize_grads = True  # `set_materialize_grads`; a user's Function's outputs are custom.py's work
     # gradient hooks registered on the output (`register_hook` on a non-leaf)
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None
     retain = False  # `retain_grad()` was called on the output
@@ -124,9 +122,9 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply
         cls.fast_forward, cls.fast_backward = cls.__dict__.get("fast_forward"), cls.__dict__.get("fast_backward")
-        if hasattr(cls, "setup_context"):  # PyTorch 2's style: forward(*args) without ctx, then setup_context
+        if hasattr(cls, "setup_context"):  # PyTorch 2's style: forward(*args) without ctx, then setup_context,
             from .custom import forward_then_setup_context
-            cls.fast_forward = cls.fast_forward or forward_then_setup_context
+            cls.fast_forward = cls.fast_forward or forward_then_setup_context  # run where forward would be
 
     # ---- running the op -------------------------------------------------------------------------
     @staticmethod

@@ -23,7 +23,7 @@ A worked example, the Jacobian of softmax, J = diag(p) - p p^T:
     >>> from minitensor.autograd.functional import jacobian
     >>> p = mt.softmax(mt.tensor([0., 1.], dtype=mt.float64), 0)
     >>> J = jacobian(lambda s: mt.softmax(s, 0), mt.tensor([0., 1.], dtype=mt.float64))
-    >>> bool(mt.allclose(J, mt.diag(p) - mt.outer(p, p)))
+    >>> bool(mt.allclose(J, mt.eye(2) * p - p[:, None] * p[None, :]))
     True
 """
 from __future__ import annotations
@@ -235,8 +235,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
     "reverse-mode": one backward pass per output element (a row of J). "forward-mode" (PyTorch requires
     vectorize=True for it): one double backward per input element (a column), see `jvp`."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('jacobian: expected strategy to be either "forward-mode" or "reverse-mode", '
-                         f"got {strategy!r}")
+        raise AssertionError('jacobian: expected strategy to be either "forward-mode" or "reverse-mode", '
+                             f"got {strategy!r}")  # (PyTorch's type: it asserts)
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError('jacobian: `create_graph=True` and `strategy="forward-mode"` are not '
@@ -257,6 +257,9 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
         else:
             jac = _jacobian_by_rows(outputs, inputs, create_graph, strict)
     jac = tuple(_grad_postprocess(row, create_graph) for row in jac)
+    if strategy == "forward-mode":  # PyTorch's forward mode returns lists there: the same, so results compare equal
+        jac = tuple(list(row) for row in jac)
+        jac = list(jac) if is_inputs_tuple else jac
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
@@ -312,8 +315,8 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
     in_i.shape + in_j.shape (a tuple of tuples for a tuple of inputs)."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('hessian: expected outer_jacobian_strategy to be either "forward-mode" or "reverse-mode", '
-                         f"got {outer_jacobian_strategy!r}")
+        raise AssertionError('hessian: expected outer_jacobian_strategy to be either "forward-mode" or '
+                             f'"reverse-mode", got {outer_jacobian_strategy!r}')  # (PyTorch's type: it asserts)
 
     def scalar(*inp):
         return _scalar_output(func, inp, strict, "hessian").reshape(())
