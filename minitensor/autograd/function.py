@@ -156,10 +156,12 @@ class Function:
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
             ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
         raw = call_forward(cls, ctx, args)  # 3. forward, on arrays, recording nothing
-        if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
-            from .custom import wrap_outputs
-            return wrap_outputs(cls, ctx, args, raw)
-        out = Tensor._make(raw if type(raw) is np.ndarray else np.asarray(raw))
+        if type(raw) is not np.ndarray:
+            if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
+                from .custom import wrap_outputs
+                return wrap_outputs(cls, ctx, args, raw)
+            raw = np.asarray(raw)
+        out = Tensor._make(raw)
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
         if modes.anomaly_enabled:
