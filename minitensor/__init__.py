@@ -122,6 +122,7 @@ from . import nn, optim  # noqa: E402,F401
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (issue 29: torch.linalg)
+from . import func  # noqa: E402,F401  (torch.func: grad, vmap, jacrev, functional_call ...)
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
@@ -149,7 +150,7 @@ __all__ = [
     "diagonal", "diagonal_scatter", "diff", "dist", "div", "divide", "dot", "double", "DoubleTensor", "dsplit",
     "dstack", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "exp", "expand",
     "eye", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64", "FloatTensor",
-    "floor_divide", "fmod", "frobenius_norm", "from_numpy", "full", "full_like", "gather", "ge", "gelu",
+    "floor_divide", "fmod", "frobenius_norm", "from_numpy", "full", "full_like", "func", "gather", "ge", "gelu",
     "Generator", "ger", "get_default_dtype", "get_rng_state", "greater", "greater_equal", "gt", "half",
     "HalfTensor", "histc", "histogram", "hsplit", "hstack", "index_add", "index_copy", "index_fill", "index_put",
     "index_reduce", "index_select", "inf", "inference_mode", "inner", "int", "int16", "int32", "int64", "int8",

@@ -59,6 +59,9 @@ MODULES = {
     "torch.utils.data._utils": "minitensor.utils.data._utils",
     "torch.utils.data._utils.collate": "minitensor.utils.data._utils.collate",
     "torch.autograd": "minitensor.autograd",
+    "torch.autograd.functional": "minitensor.autograd.functional",  # (autograd helper: jacobian, hessian ...)
+    "torch.autograd.function": "minitensor.autograd.custom",  # (Function, once_differentiable)
+    "torch.func": "minitensor.func",  # (grad, vmap, jacrev, functional_call ...)
     "torch.random": "minitensor.random",
     "torch.cuda": "minitensor.cuda",
     "torch.backends": "minitensor.backends",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence, overload
 
 import numpy as np
@@ -472,6 +473,21 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> _HookHandle:
+        """Call `hook(self)` each time backward has accumulated this leaf's gradient into its `.grad`
+        (an optimizer step per parameter, as soon as its gradient is ready)."""
+        if not self._rg:
+            raise RuntimeError("register_post_accumulate_grad_hook: cannot register a hook on a tensor that "
+                               "doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+                               "registered on non-leaf tensors")
+        hooks = post_accumulate_hooks.setdefault(id(self), [])
+        if len(hooks) == 0:  # forget them with the tensor (keyed by id: `==` on tensors is elementwise)
+            weakref.finalize(self, post_accumulate_hooks.pop, id(self), None)
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
     def cpu(self) -> Self:
         return self
 
@@ -585,13 +601,26 @@ def _raw(x: Any) -> Any:
     return x._array if isinstance(x, Tensor) else x
 
 
+# id(leaf) -> the hooks `register_post_accumulate_grad_hook` gave it (the engine calls them after `.grad += g`)
+post_accumulate_hooks: dict[int, list[Callable[[Tensor], None]]] = {}
+
+
 class _HookHandle:
+    """What registering a hook returns: `.remove()` it, or use it as a context manager (`with t.register_hook(h):`)
+    to have it removed on leaving."""
+
     def __init__(self, hooks: list[Any], hook: Any) -> None:
         self._hooks, self._hook = hooks, hook
 
     def remove(self) -> None:
-        if self._hook in self._hooks:
+        if any(h is self._hook for h in self._hooks):
             self._hooks.remove(self._hook)
+
+    def __enter__(self) -> _HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:

@@ -5,13 +5,18 @@
 - `no_grad`, `enable_grad`, `set_grad_enabled`: switch graph recording.
 - `gradcheck`, `gradgradcheck`: compare with finite differences, naming the op that is wrong.
 - `detect_anomaly`: stop at the first op that produces NaN/inf, naming your line of code.
+- `functional`: Jacobians, Hessians, and their products with vectors (`jacobian`, `hessian`, `vjp`, `jvp` ...).
+- `Variable`: PyTorch's old wrapper, now a tensor: `Variable(t, requires_grad=True)`.
 """
 import contextlib
-from typing import Iterator
+import warnings
+from typing import Any, Iterator
 
-from . import grad_mode
+from ..tensor import Tensor
+from . import functional, grad_mode
 from .anomaly import AnomalyError
 from .api import backward, grad
+from .custom import once_differentiable
 from .explain import explain
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -33,9 +38,30 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
         grad_mode.modes.anomaly_enabled = prev
 
 
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """Deprecated, as in PyTorch: tensors do what Variables did. `Variable(t, requires_grad=False)` returns a
+    new leaf sharing t's memory and version counter (`t.detach()`) with `requires_grad` set; every tensor is
+    an instance of `Variable`. (`volatile` is ignored, with a warning; use `no_grad()`.)"""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Any:
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with minitensor.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+        if data is None:
+            return Tensor()
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)
+
+
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
     "AnomalyError",
-    "explain",
+    "explain", "functional", "Variable", "once_differentiable",
 ]

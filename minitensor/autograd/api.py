@@ -70,12 +70,23 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          grad_outputs: Tensor | Sequence[Tensor | None] | None = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple[Any, ...]:
     """Return d(outputs)/d(inputs) weighted by `grad_outputs`, without touching any `.grad`.
 
     With `create_graph=True` the returned gradients carry a graph of their own, so they can be
-    differentiated again (Hessian-vector products, gradient penalties).
+    differentiated again (Hessian-vector products, gradient penalties). With `is_grads_batched=True`
+    each grad_output has a leading batch dimension and the result has it too: one backward pass per
+    batch element, stacked (PyTorch vectorizes this with vmap; the values are the same).
+    `only_inputs` is accepted and ignored, as in PyTorch.
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad: expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False")
+    allow_unused = bool(allow_unused or materialize_grads)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     outputs = _tuple(outputs)
     inputs_t = _tuple(inputs)
     grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
@@ -106,3 +117,22 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
 
 def _describe(t):
     return f"shape {tuple(t.shape)}" if isinstance(t, Tensor) else f"a {type(t).__name__}, not a Tensor"
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """`grad` once per row of the batched `grad_outputs` (keeping the graph until the last), stacked."""
+    from ..ops.shape import stack  # (ops are above autograd)
+    outputs, grad_outputs = _tuple(outputs), _tuple(grad_outputs)
+    if grad_outputs is None or any(g is None for g in grad_outputs):
+        raise RuntimeError("grad: is_grads_batched=True needs a batched grad_output for every output")
+    sizes = {g.shape[0] if g.ndim else None for g in grad_outputs}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError(f"grad: with is_grads_batched=True every grad_output needs the same leading batch "
+                           f"dimension, got shapes {[tuple(g.shape) for g in grad_outputs]}")
+    (n,) = sizes
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else keep,
+                 create_graph=create_graph, allow_unused=allow_unused) for b in range(n)]
+    # an unused input's materialized zeros have its own shape, without the batch dimension, as in PyTorch
+    return tuple((Tensor._make(np.zeros_like(t._array)) if materialize_grads else None) if rows[0][i] is None
+                 else stack([r[i] for r in rows]) for i, t in enumerate(_tuple(inputs)))

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import anomaly, grad_mode
+from .messages import freed_message, modified_message
 
 
 class Function:
@@ -55,6 +56,7 @@ class Function:
     #: `create_graph`). A subclass doesn't inherit them. A test proves each twin equal to its op's.
     fast_forward: Callable[..., Any] | None = None
     fast_backward: Callable[[Any, Tensor], Any] | None = None
+    materialize_grads = True  # `set_materialize_grads`; a user's Function's outputs are custom.py's work
     # gradient hooks registered on the output (`register_hook` on a non-leaf)
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None
     retain = False  # `retain_grad()` was called on the output
@@ -94,6 +96,18 @@ class Function:
         out.grad_fn, out._rg = self, True
         return out
 
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Say forward changed these inputs in place (and returns them): they become its outputs."""
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Say these outputs of forward get no gradient (indices, masks): they won't require grad."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: backward gets None, not zeros, for an output no gradient reached."""
+        self.materialize_grads = bool(value)
+
     def name(self) -> str:
         return type(self).__name__ + "Backward"
 
@@ -108,6 +122,9 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply
         cls.fast_forward, cls.fast_backward = cls.__dict__.get("fast_forward"), cls.__dict__.get("fast_backward")
+        if hasattr(cls, "setup_context"):  # PyTorch 2's style: forward(*args) without ctx, then setup_context,
+            from .custom import forward_then_setup_context
+            cls.fast_forward = cls.fast_forward or forward_then_setup_context  # run where forward would be
 
     # ---- running the op -------------------------------------------------------------------------
     @staticmethod
@@ -138,7 +155,13 @@ class Function:
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
             ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
-        out = Tensor._make(run_forward(cls, ctx, args))  # 3. forward, on arrays, recording nothing
+        raw = call_forward(cls, ctx, args)  # 3. forward, on arrays, recording nothing
+        if type(raw) is not np.ndarray:
+            if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
+                from .custom import wrap_outputs
+                return wrap_outputs(cls, ctx, args, raw)
+            raw = np.asarray(raw)
+        out = Tensor._make(raw)
         if cls.is_view and np.may_share_memory(out._array, args[0]._array):
             out._share_storage_of(args[0])
         if modes.anomaly_enabled:
@@ -156,37 +179,24 @@ class Function:
         return out
 
 
-def run_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> np.ndarray:
-    """Step 3 of `apply` (and of the speed layer's Replay): op's forward on `args` with grad mode off,
-    and what it returned as the ndarray the output will hold."""
+def call_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> Any:
+    """Step 3 of `apply`: op's forward on `args` with grad mode off; what it returned."""
     modes = grad_mode.modes
     forward = op.fast_forward or op.forward
     prev, modes.grad_enabled = modes.grad_enabled, False
     try:
-        raw = forward(ctx, *args)
+        return forward(ctx, *args)
     finally:
         modes.grad_enabled = prev
+
+
+def run_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> np.ndarray:
+    """`call_forward` for the speed layer's Replay: what forward returned, as the ndarray the output holds."""
+    raw = call_forward(op, ctx, args)
     if type(raw) is np.ndarray:
         return raw
     if isinstance(raw, Tensor):
-        return raw._array  # a fresh Tensor is made: never attach a node to an object forward may have saved
+        return raw._array
     if isinstance(raw, tuple):
-        raise TypeError(f"{op.__name__}.forward returned a tuple; a Function has exactly one output")
+        raise TypeError(f"{op.__name__}.forward returned a tuple; Replay records ops of one output only")
     return np.asarray(raw)
-
-
-def freed_message(node):
-    return (
-        f"Trying to backward through the graph a second time (op '{node.name()}'): its saved "
-        "tensors were freed after the first backward. Pass retain_graph=True to the first "
-        ".backward() if you need to backward through it again."
-    )
-
-
-def modified_message(node, what, t, expected):
-    return (
-        f"one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: {what}, a tensor of shape {list(t.shape)} read by the backward of '{node.name()}', is at "
-        f"version {t._version}; expected version {expected} instead. Compute on a copy (`.clone()`) "
-        "or do the in-place change after backward"
-    )

@@ -1,0 +1,28 @@
+"""Step 5 of the backward pass (`engine`): once a node's VJP has run, free what it kept for it."""
+import numpy as np
+
+from ..tensor import Tensor
+
+
+def release(node):
+    """Free what the node kept for backward. A node that read no values may run again: its tensor
+    inputs become stand-ins of the same shape and dtype that hold no memory."""
+    if node.saves_values:
+        for name in [name for name in vars(node) if name not in _NODE_FIELDS]:
+            delattr(node, name)  # whatever forward kept on ctx for backward (LayerNorm's xhat ...)
+        node.inputs = None
+    else:
+        node.inputs = tuple(_stand_in(a) if isinstance(a, Tensor) else a for a in node.inputs)
+    node.saved, node.versions = (), ()
+
+
+# what every node has (set by Function.apply and the engine); anything else on ctx was kept by forward
+_NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_out", "output_version",
+                "hooks", "retain", "origin"}
+
+
+def _stand_in(t):
+    """A tensor of t's shape and dtype that holds no memory: every element is one shared zero (all strides 0)."""
+    arr = np.ndarray(t._array.shape, t.dtype, np.zeros(1, t.dtype), 0, (0,) * t.ndim)
+    arr.flags.writeable = False
+    return Tensor._make(arr)
