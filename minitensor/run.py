@@ -58,6 +58,7 @@ MODULES = {
     "torch.backends": "minitensor.backends",
     "torch.backends.mps": "minitensor.backends.mps",
     "torch.backends.cudnn": "minitensor.backends.cudnn",
+    "torch.special": "minitensor.special",  # issue 29
 }
 
 
