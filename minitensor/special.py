@@ -49,5 +49,8 @@ __all__ = [
 
 
 def round(input: Tensor) -> Tensor:
-    """`torch.special.round`: minitensor.round without `decimals` (rounds to the nearest integer, ties to even)."""
+    """`torch.special.round`: minitensor.round without `decimals` (rounds to the nearest integer, ties
+    to even); unlike `minitensor.round`, it refuses integer tensors, as PyTorch's does."""
+    if isinstance(input, Tensor) and input.dtype.kind in "iu":
+        raise NotImplementedError(f"special.round: not implemented for {input.dtype} tensors (convert with .float())")
     return _round(input)

@@ -336,7 +336,8 @@ class Fmin(Function):
 
 class Xlogy(Function):
     r"""out = x * ln y, and 0 where x = 0 (unless y is NaN), so 0 * ln 0 = 0
-    VJP: gx = unbroadcast(g * ln y, x.shape), 0 where x = 0 (unless y is NaN);  gy = unbroadcast(g * x / y, y.shape)"""
+    VJP: gx = unbroadcast(xlogy(g, y), x.shape), 0 where x = 0 and y <= 0 (PyTorch's rule);
+         gy = unbroadcast(g * x / y, y.shape)"""
 
     @staticmethod
     def forward(ctx, x, y):
@@ -347,8 +348,8 @@ class Xlogy(Function):
         x, y = ctx.inputs
         gx = gy = None
         if ctx.needs_input_grad[0]:
-            nonzero = Tensor._make(np.asarray(raw(x) != 0).astype(g.dtype))
-            gx = unbroadcast(g * Xlogy.apply(nonzero, y), raw(x).shape)
+            dropped = Tensor._make(np.asarray((raw(x) == 0) & (raw(y) <= 0)))
+            gx = unbroadcast(where(dropped, 0.0, Xlogy.apply(g, y)), raw(x).shape)
         if ctx.needs_input_grad[1]:
             gy = unbroadcast(g * x / y, raw(y).shape)
         return gx, gy

@@ -137,7 +137,9 @@ def isin(elements: TensorOrNumber, test_elements: TensorOrNumber, *, assume_uniq
     a, b = operand(elements, "isin"), operand(test_elements, "isin")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("isin: expected at least one Tensor argument")
-    (x, y), _ = in_common_dtype(a, b)
+    (x, y), want = in_common_dtype(a, b)
+    if want.kind == "b":
+        raise RuntimeError("isin: unsupported input type bool (convert with .long())")
     return Tensor._make(np.asarray(np.isin(x, y, assume_unique=assume_unique, invert=invert)))
 
 

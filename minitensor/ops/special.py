@@ -27,7 +27,8 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 def _in_dtype_of(x, values):
     """`values` (float64) in the dtype of tensor x."""
-    return np.asarray(values).astype(x._array.dtype, copy=False).reshape(x._array.shape)
+    with np.errstate(over="ignore"):  # beyond float32's range is inf there, as PyTorch computes it
+        return np.asarray(values).astype(x._array.dtype, copy=False).reshape(x._array.shape)
 
 
 # ---- the ops -------------------------------------------------------------------------------------
@@ -226,7 +227,7 @@ class Entr(Function):
 
 class Xlog1py(Function):
     r"""out = x * ln(1 + y), and 0 where x = 0 (unless y is NaN)
-    VJP: gx = unbroadcast(g * ln(1 + y), x.shape), 0 where x = 0 (unless y is NaN);
+    VJP: gx = unbroadcast(xlog1py(g, y), x.shape), 0 where x = 0 and y <= -1 (PyTorch's rule);
          gy = unbroadcast(g * x / (1 + y), y.shape)"""
 
     @staticmethod
@@ -236,8 +237,8 @@ class Xlog1py(Function):
     @staticmethod
     def backward(ctx, g):
         x, y = ctx.inputs
-        nonzero = Tensor._make(np.asarray(_raw(x) != 0).astype(g.dtype))
-        return _binary_grads(ctx, g * Xlog1py.apply(nonzero, y) if ctx.needs_input_grad[0] else None,
+        dropped = Tensor._make(np.asarray((_raw(x) == 0) & (_raw(y) <= -1)))
+        return _binary_grads(ctx, where(dropped, 0.0, Xlog1py.apply(g, y)) if ctx.needs_input_grad[0] else None,
                              g * x / (1 + y) if ctx.needs_input_grad[1] else None)
 
 
@@ -321,18 +322,18 @@ def polygamma_method(self: Tensor, n: int) -> Tensor:
 
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:
-    """The multivariate log-gamma function of dimension p: a sum of Lgamma nodes (every element
-    must exceed (p - 1) / 2, as PyTorch requires).
+    """The multivariate log-gamma function of dimension p: a sum of Lgamma nodes (bool refused, as
+    PyTorch; an element not above (p - 1) / 2 gives inf or NaN, as PyTorch 2.13 does without a check).
 
     forward: out = p (p - 1) / 4 * ln pi + sum_{i=0}^{p-1} lgamma(x - i / 2)
     VJP:     gx = g * sum_{i=0}^{p-1} digamma(x - i / 2)
     """
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
-    x = lgamma(input)  # (checks input; promotes integers)
+    if _float(input, "mvlgamma")._array.dtype == np.bool_ or input._array.dtype == np.bool_:
+        raise RuntimeError("mvlgamma: the input tensor may not be a boolean tensor")
+    x = lgamma(input)  # (promotes integers)
     x_in = input if input._array.dtype.kind == "f" else input.to(x.dtype)
-    if not np.all(x_in._array > (p - 1) / 2):
-        raise RuntimeError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     total = x
     for i in range(1, p):
         total = total + lgamma(x_in - i / 2)

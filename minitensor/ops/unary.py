@@ -25,6 +25,7 @@ from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
 from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
 from .conversion import cast, clone
+from .indexing import where
 
 # ---- the ops -------------------------------------------------------------------------------------
 
@@ -443,7 +444,7 @@ class Round(Function):
 
 class Logit(Function):
     r"""out = ln(z / (1 - z)),  z = x, or clamp(x, eps, 1 - eps) when eps is given
-    VJP: gx = g / (x (1 - x)), and 0 where x is outside [eps, 1 - eps] when eps is given (as PyTorch)"""
+    VJP: gx = g / (x (1 - x)): NaN outside [0, 1], and 0 outside [eps, 1 - eps] when eps is given (as PyTorch)"""
 
     @staticmethod
     @quietly("divide", "invalid")
@@ -455,10 +456,11 @@ class Logit(Function):
     def backward(ctx, g):
         x, eps = ctx.inputs
         slope = g / (x * (1 - x))
-        if eps is None:
-            return slope, None
-        inside = (x._array >= eps) & (x._array <= 1 - eps)
-        return slope * Tensor._make(inside.astype(g.dtype)), None
+        if eps is None:  # NaN outside [0, 1], where the log-odds are not real (as PyTorch)
+            outside = (x._array < 0) | (x._array > 1)
+            return slope + Tensor._make(np.where(outside, np.nan, 0).astype(g.dtype)), None
+        inside = Tensor._make((x._array >= eps) & (x._array <= 1 - eps))
+        return where(inside, slope, 0.0), None  # (not slope * 0: the slope is inf at 0 and 1)
 
 
 class NanToNum(Function):
