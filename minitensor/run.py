@@ -68,6 +68,7 @@ MODULES = {
     "torch.backends.mps": "minitensor.backends.mps",
     "torch.backends.cudnn": "minitensor.backends.cudnn",
     "torch.linalg": "minitensor.linalg",  # issue 29
+    "torch.special": "minitensor.special",  # issue 29
 }
 
 

@@ -237,6 +237,133 @@ class Lerp(Function):
 
 
 
+# ---- issue 29's binary ops: float results of two operands (they share the operands' promoted dtype) ----
+
+class Atan2(Function):
+    r"""out = atan2(a, b), the angle of the point (b, a) in (-pi, pi]
+    VJP: ga = unbroadcast(g * b / (a^2 + b^2), a.shape);  gb = unbroadcast(-g * a / (a^2 + b^2), b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.arctan2, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        r2 = a * a + b * b
+        return _binary_grads(ctx, g * b / r2, -g * a / r2)
+
+
+class Hypot(Function):
+    r"""out = sqrt(a^2 + b^2)   (without overflow of the squares)
+    VJP: ga = unbroadcast(g * a / out, a.shape);  gb = unbroadcast(g * b / out, b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.hypot, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        out = ctx.output
+        return _binary_grads(ctx, g * a / out, g * b / out)
+
+
+class Logaddexp(Function):
+    r"""out = ln(e^a + e^b)   (computed as max + ln(1 + e^-|a - b|): no overflow)
+    VJP: ga = unbroadcast(g / (1 + e^(b - a)), a.shape);  gb = unbroadcast(g / (1 + e^(a - b)), b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.logaddexp, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return _binary_grads(ctx, g / (1 + _exp_t(b - a)), g / (1 + _exp_t(a - b)))
+
+
+class Logaddexp2(Function):
+    r"""out = log2(2^a + 2^b)
+    VJP: ga = unbroadcast(g / (1 + 2^(b - a)), a.shape);  gb = unbroadcast(g / (1 + 2^(a - b)), b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.logaddexp2, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        return _binary_grads(ctx, g / (1 + 2 ** (b - a)), g / (1 + 2 ** (a - b)))
+
+
+class Copysign(Function):
+    r"""out = |a| with the sign of b   (b = -0.0 counts as negative)
+    VJP: ga = unbroadcast(g * out / a, a.shape), 0 where a = 0 (as PyTorch);  gb = 0"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.copysign, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.inputs
+        flips = np.where(raw(a) == 0, 0, np.sign(raw(ctx.output)) * np.sign(raw(a))).astype(g.dtype)  # out / a
+        return _binary_grads(ctx, g * Tensor._make(flips), Tensor._make(np.zeros(g._array.shape, g.dtype)))
+
+
+class Fmax(Function):
+    r"""out = max(a, b) elementwise, ignoring a NaN (NaN only where both are)
+    VJP: ga = unbroadcast(g * [a >= b or b is NaN], a.shape);
+         gb = unbroadcast(g * [not (a >= b or b is NaN)], b.shape)
+         (a tie gives all of g to a, as PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.fmax, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = (raw(t) for t in ctx.inputs)
+        return _picked_vjp(ctx, g, (x >= y) | np.isnan(y))
+
+
+class Fmin(Function):
+    r"""out = min(a, b) elementwise, ignoring a NaN (NaN only where both are)
+    VJP: ga = unbroadcast(g * [a <= b or b is NaN], a.shape);
+         gb = unbroadcast(g * [not (a <= b or b is NaN)], b.shape)"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _on_data(np.fmin, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = (raw(t) for t in ctx.inputs)
+        return _picked_vjp(ctx, g, (x <= y) | np.isnan(y))
+
+
+class Xlogy(Function):
+    r"""out = x * ln y, and 0 where x = 0 (unless y is NaN), so 0 * ln 0 = 0
+    VJP: gx = unbroadcast(xlogy(g, y), x.shape), 0 where x = 0 and y <= 0 (PyTorch's rule);
+         gy = unbroadcast(g * x / y, y.shape)"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return _on_data(_xlogy, x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.inputs
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            dropped = Tensor._make(np.asarray((raw(x) == 0) & (raw(y) <= 0)))
+            gx = unbroadcast(where(dropped, 0.0, Xlogy.apply(g, y)), raw(x).shape)
+        if ctx.needs_input_grad[1]:
+            gy = unbroadcast(g * x / y, raw(y).shape)
+        return gx, gy
+
+
 # ---- the public functions ------------------------------------------------------------------------
 
 def _binary(cls: type[Function], name: str) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
@@ -367,6 +494,121 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     _, (x, t1, t2) = _ternary_dtype("addcdiv", input, tensor1, tensor2)
     return x + value * t1 / t2
 
+
+
+# ---- issue 29's public functions ------------------------------------------------------------------
+
+@with_formulas(Atan2)
+def atan2(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """The angle of the point (other, input), elementwise (integers become the default float dtype)."""
+    return Atan2.apply(*_float_operands("atan2", input, other))
+
+
+@with_formulas(Hypot)
+def hypot(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """sqrt(input^2 + other^2), elementwise (floats only, as PyTorch)."""
+    return Hypot.apply(*_float_operands("hypot", input, other, floats_only=True))
+
+
+@with_formulas(Logaddexp)
+def logaddexp(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """ln(e^input + e^other) without overflow (floats only, as PyTorch)."""
+    return Logaddexp.apply(*_float_operands("logaddexp", input, other, floats_only=True))
+
+
+@with_formulas(Logaddexp2)
+def logaddexp2(input: Tensor, other: TensorOrNumber) -> Tensor:
+    """log2(2^input + 2^other) without overflow (floats only, as PyTorch)."""
+    return Logaddexp2.apply(*_float_operands("logaddexp2", input, other, floats_only=True))
+
+
+@with_formulas(Copysign)
+def copysign(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """|input| with the sign of other, elementwise (integers become the default float dtype)."""
+    return Copysign.apply(*_float_operands("copysign", input, other))
+
+
+@with_formulas(Fmax)
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise larger of input and other, a NaN losing to a number (compared in the promoted dtype)."""
+    return Fmax.apply(*prepare_operands(tensor_input(input, "fmax"), tensor_input(other, "fmax", "other")))
+
+
+@with_formulas(Fmin)
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise smaller of input and other, a NaN losing to a number (compared in the promoted dtype)."""
+    return Fmin.apply(*prepare_operands(tensor_input(input, "fmin"), tensor_input(other, "fmin", "other")))
+
+
+@with_formulas(Xlogy)
+def xlogy(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """input * ln(other), 0 where input is 0 (integers become the default float dtype)."""
+    return Xlogy.apply(*_float_operands("xlogy", input, other))
+
+
+def float_power(input: TensorOrNumber, exponent: TensorOrNumber) -> Tensor:
+    """input ** exponent computed in float64, whatever the operands' dtypes: Cast nodes, then a Pow node.
+
+    forward: out = x ** y   (in float64)
+    VJP:     gx = g y x^(y-1);  gy = g out ln x   (Pow's, converted back to each input's dtype by Cast)
+    """
+    a, b = operand(input, "float_power"), operand(exponent, "float_power")
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError("float_power: expected at least one Tensor operand")
+    return pow(*(cast(t, _dtype.float64) if isinstance(t, Tensor) else float(t) for t in (a, b)))
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2^other (integers become the default float dtype): a Pow node and a Mul node.
+
+    forward: out = x * 2^e
+    VJP:     gx = g * 2^e;  ge = g * x * 2^e * ln 2
+    """
+    return tensor_input(input, "ldexp") * pow(2.0, tensor_input(other, "ldexp", "other"))
+
+
+def rsub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> Tensor:
+    """other - alpha * input (sub with its operands swapped): Sub's formulas.
+
+    forward: out = y - alpha x
+    VJP:     gx = -alpha g;  gy = g
+    """
+    return sub(other, input, alpha=alpha)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next float after input toward other, elementwise (floats only). No gradient: PyTorch
+    defines none (its backward raises; here the result does not require grad)."""
+    (a, b), _ = _float_operands("nextafter", input, other, floats_only=True, arrays=True)
+    return Tensor._make(np.asarray(np.nextafter(a, b)))
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 where input < 0, `values` where input == 0, 1 where input > 0 (NaN stays
+    NaN). input and values must have one dtype, as in PyTorch. No gradient: PyTorch defines none
+    (its backward raises; here the result does not require grad)."""
+    tensor_input(input, "heaviside")
+    tensor_input(values, "heaviside", "values")
+    if input.dtype != values.dtype:
+        raise RuntimeError(f"heaviside: not implemented for tensors of different dtypes ({input.dtype} and "
+                           f"{values.dtype}): convert one of them")
+    broadcast_shapes("heaviside", input.shape, values.shape)
+    x, v = input._array, values._array
+    if x.dtype == _dtype.bool_:
+        return Tensor._make(np.asarray(np.where(x, True, v)))
+    return Tensor._make(np.asarray(np.heaviside(x, v).astype(x.dtype, copy=False)))
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The greatest common divisor, elementwise (integers only; gcd(0, 0) = 0). No gradient."""
+    a, b = _integer_operands("gcd", input, other)
+    return Tensor._make(np.asarray(np.gcd(a, b)))
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The least common multiple, elementwise (integers only; 0 where either is 0). No gradient."""
+    a, b = _integer_operands("lcm", input, other)
+    return Tensor._make(np.asarray(np.lcm(a, b)))
 
 
 # ---- edge cases and dtype rules, named -----------------------------------------------------------
@@ -564,3 +806,60 @@ def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
         raise RuntimeError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
     shape = broadcast_shapes(op, *(t._array.shape for t in tensors))
     return want, [cast(t, want).expand(*shape) for t in tensors]
+
+
+def _binary_grads(ctx, ga, gb):
+    """(ga, gb) each summed back to its input's shape, or None where the input needs no gradient."""
+    a, b = ctx.inputs
+    return (unbroadcast(ga, raw(a).shape) if ctx.needs_input_grad[0] else None,
+            unbroadcast(gb, raw(b).shape) if ctx.needs_input_grad[1] else None)
+
+
+def _exp_t(x):
+    from .unary import exp  # (unary's exp on a Tensor: the VJP stays differentiable)
+    return exp(x)
+
+
+def _picked_vjp(ctx, g, a_wins):
+    """Fmax's and Fmin's VJP: all of g to a where a wins, to b elsewhere."""
+    wins = np.asarray(a_wins)
+    return _binary_grads(ctx, g * Tensor._make(wins.astype(g.dtype)), g * Tensor._make((~wins).astype(g.dtype)))
+
+
+@quietly("divide", "invalid", "over")
+@quietly("over", "invalid")  # inf - inf, 0 * inf: NaN, silently as in PyTorch
+def _on_data(fn, a, b):
+    """fn on the two operands' data (their public function brought them to one dtype first)."""
+    return np.asarray(fn(raw(a), raw(b)))
+
+
+def _xlogy(x, y):
+    return np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)).astype(np.result_type(x, y), copy=False)
+
+
+def _float_operands(op, a, b, floats_only=False, arrays=False):
+    """The operands of a float op: tensors converted to the promoted dtype, or the default float
+    dtype if that is an integer or bool one (Cast nodes: gradients flow back in each input's dtype);
+    numbers stay numbers. With `floats_only`, integer and bool operands are refused, as PyTorch's
+    hypot and logaddexp refuse them. With `arrays`: (the two ndarrays, the dtype)."""
+    a, b = operand(a, op), operand(b, op)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected at least one Tensor operand, got {type(a).__name__} and {type(b).__name__}")
+    want = _dtype.result_dtype(raw(a), raw(b))
+    if want.kind != "f":
+        if floats_only:
+            raise NotImplementedError(f"{op}: not implemented for {want} tensors (convert with .float())")
+        want = _dtype.get_default_dtype()
+    if arrays:
+        return in_common_dtype(a, b, dtype=want)
+    broadcast_shapes(op, np.shape(raw(a)), np.shape(raw(b)))
+    return tuple(cast(t, want) if isinstance(t, Tensor) else t for t in (a, b))
+
+
+def _integer_operands(op, a, b):
+    """The two operands' data in their promoted integer dtype (floats and bools refused, as PyTorch)."""
+    (x, y), want = in_common_dtype(operand(a, op), operand(b, op))
+    if want.kind not in "iu":
+        raise NotImplementedError(f"{op}: not implemented for {want} tensors (integers only)")
+    broadcast_shapes(op, np.shape(x), np.shape(y))
+    return x, y

@@ -1,4 +1,7 @@
-"""Comparisons and logic: bool results, no gradient (a step function has zero slope almost everywhere)."""
+"""Comparisons and logic: bool results, no gradient (a step function has zero slope almost everywhere).
+
+The one op here, Compared, is for the in-place forms (`x.eq_(y)` writes 1 or 0 in x's dtype, recorded
+with a zero gradient, as PyTorch)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -6,6 +9,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .._fperr import quietly
+from ..autograd.formulas import with_formulas
+from ..autograd.function import Function
 from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._util import broadcast_shapes, in_common_dtype, operand
@@ -101,6 +106,106 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     """|input - other| <= atol + rtol * |other| elementwise (equal infinities too; NaN only with equal_nan)."""
     a, b = _close_operands("isclose", input, other, rtol, atol)
     return Tensor._make(np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+# ---- issue 29: sign and infinity tests, membership, shifts, and the in-place comparisons -------------
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set (negative numbers, -0.0 and a negative NaN)."""
+    return Tensor._make(np.asarray(np.signbit(_tensor(input, "signbit")._array)))
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """True where input is +inf."""
+    return Tensor._make(np.asarray(np.isposinf(_tensor(input, "isposinf")._array)))
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """True where input is -inf."""
+    return Tensor._make(np.asarray(np.isneginf(_tensor(input, "isneginf")._array)))
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: minitensor has no complex dtypes, so every element is real."""
+    return Tensor._make(np.ones(_tensor(input, "isreal")._array.shape, dtype=bool))
+
+
+def isin(elements: TensorOrNumber, test_elements: TensorOrNumber, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """True where an element of `elements` is among `test_elements` (False with `invert`), compared
+    in the two's promoted dtype; one of them may be a number."""
+    a, b = operand(elements, "isin"), operand(test_elements, "isin")
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError("isin: expected at least one Tensor argument")
+    (x, y), want = in_common_dtype(a, b)
+    if want.kind == "b":
+        raise RuntimeError("isin: unsupported input type bool (convert with .long())")
+    return Tensor._make(np.asarray(np.isin(x, y, assume_unique=assume_unique, invert=invert)))
+
+
+def _shift(name: str, left: bool) -> Callable[[TensorOrNumber, TensorOrNumber], Tensor]:
+    def op(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+        (a, b), want = in_common_dtype(operand(input, name), operand(other, name))
+        if want.kind not in "iu":
+            raise NotImplementedError(f"{name}: not implemented for {want} tensors (integers only)")
+        broadcast_shapes(name, np.shape(a), np.shape(b))
+        return Tensor._make(np.asarray(_shifted(np.asarray(a), np.asarray(b), left)))
+
+    op.__name__ = name
+    op.__doc__ = (f"input {'<<' if left else '>>'} other, elementwise (integers only); a shift by a negative "
+                  "amount or by the dtype's width or more gives " + ("0" if left else "0, or -1 for a negative input")
+                  + ", as PyTorch. No gradient.")
+    return op
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", left=True)
+bitwise_right_shift = _shift("bitwise_right_shift", left=False)
+
+
+def _shifted(a, b, left):
+    bits = a.dtype.itemsize * 8
+    out_of_range = (b < 0) | (b >= bits)
+    safe = np.where(out_of_range, 0, b).astype(a.dtype)
+    if left:
+        return np.where(out_of_range, 0, np.left_shift(a, safe)).astype(a.dtype)
+    return np.where(out_of_range, np.where(a < 0, -1, 0), np.right_shift(a, safe)).astype(a.dtype)
+
+
+class Compared(Function):
+    r"""out = compare(a, b) (a comparison, logical or bitwise op) written in a's dtype: 1 or 0 for a
+    comparison, what `x.eq_(y)`, `x.logical_and_(y)` ... put into x
+    VJP: ga = 0;  gb = 0   (a step function: its slope is 0 wherever it has one, as PyTorch)"""
+
+    saves_values = False  # only the shapes
+
+    @staticmethod
+    def forward(ctx, a, b, compare):
+        return compare(a, *(() if b is None else (b,)))._array.astype(a._array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, _ = ctx.inputs
+
+        def zeros(t, need):
+            return Tensor._make(np.zeros(t._array.shape, g.dtype)) if need and isinstance(t, Tensor) else None
+        return zeros(a, ctx.needs_input_grad[0]), zeros(b, ctx.needs_input_grad[1]), None
+
+
+def in_dtype_of_input(compare: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """`compare(input, other)` converted to input's dtype through a Compared node (zero gradient):
+    what the op table's in-place comparison `x.<name>_(other)` writes into x."""
+    def fn(input: Tensor, other: TensorOrNumber | None = None) -> Tensor:
+        return Compared.apply(input, other, compare)
+
+    fn.__name__ = compare.__name__
+    fn.__doc__ = f"`{compare.__name__}(input, other)` in input's dtype."
+    return with_formulas(Compared)(fn)
+
+
+def _tensor(x, op):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    return x
 
 
 # ---- argument checks, named ---------------------------------------------------------------------

@@ -9,9 +9,10 @@ default float dtype there, as PyTorch promotes it), then the named edge cases.
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
 from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
-from .conversion import cast
+from .conversion import cast, clone
+from .indexing import where
 
 # ---- the ops -------------------------------------------------------------------------------------
 
@@ -259,6 +261,222 @@ class Clamp(Function):
                 routed(to_hi, hi.shape) if need[2] else None)
 
 
+# ---- trigonometric, hyperbolic, exponential and rounding ops (issue 29) ---------------------------
+
+class Tan(Function):
+    r"""out = tan x;   VJP: gx = g * (1 + out^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.tan, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = ctx.output
+        return g * (1 + out * out)
+
+
+class Asin(Function):
+    r"""out = arcsin x   (NaN outside [-1, 1]);   VJP: gx = g / sqrt(1 - x^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.arcsin, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * rsqrt(1 - x * x)
+
+
+class Acos(Function):
+    r"""out = arccos x   (NaN outside [-1, 1]);   VJP: gx = -g / sqrt(1 - x^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.arccos, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return -g * rsqrt(1 - x * x)
+
+
+class Atan(Function):
+    r"""out = arctan x;   VJP: gx = g / (1 + x^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.arctan(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g / (1 + x * x)
+
+
+class Sinh(Function):
+    r"""out = sinh x = (e^x - e^-x) / 2;   VJP: gx = g * cosh x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.sinh, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * cosh(ctx.inputs[0])
+
+
+class Cosh(Function):
+    r"""out = cosh x = (e^x + e^-x) / 2;   VJP: gx = g * sinh x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.cosh, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * sinh(ctx.inputs[0])
+
+
+class Asinh(Function):
+    r"""out = arsinh x = ln(x + sqrt(x^2 + 1));   VJP: gx = g / sqrt(x^2 + 1)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.arcsinh(x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * rsqrt(x * x + 1)
+
+
+class Acosh(Function):
+    r"""out = arcosh x = ln(x + sqrt(x^2 - 1))   (NaN below 1);   VJP: gx = g / sqrt(x^2 - 1)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.arccosh, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * rsqrt(x * x - 1)
+
+
+class Atanh(Function):
+    r"""out = artanh x = ln((1 + x) / (1 - x)) / 2   (+-inf at +-1, NaN beyond);   VJP: gx = g / (1 - x^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.arctanh, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g / (1 - x * x)
+
+
+class Exp2(Function):
+    r"""out = 2^x;   VJP: gx = g * out * ln 2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.exp2, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.output * math.log(2)
+
+
+class Expm1(Function):
+    r"""out = e^x - 1   (accurate for small x, where e^x - 1 cancels);   VJP: gx = g * (out + 1)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.expm1, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (ctx.output + 1)
+
+
+class Log2(Function):
+    r"""out = log2 x;   VJP: gx = g / (x ln 2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.log2, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / (ctx.inputs[0] * math.log(2))
+
+
+class Log10(Function):
+    r"""out = log10 x;   VJP: gx = g / (x ln 10)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _quiet_ufunc(np.log10, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / (ctx.inputs[0] * math.log(10))
+
+
+class Round(Function):
+    r"""out = floor x, ceil x, trunc x or round(x) (to the nearest, ties to even; with `decimals` d:
+    round(x * 10^d) / 10^d), as `mode` says; integers stay as they are
+    VJP: gx = 0   (a step function: its slope is 0 wherever it has one, as PyTorch)"""
+
+    saves_values = False  # only x's shape
+
+    @staticmethod
+    def forward(ctx, x, mode, decimals):
+        return _rounded(x._array, mode, decimals)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g.dtype)), None, None
+
+
+class Logit(Function):
+    r"""out = ln(z / (1 - z)),  z = x, or clamp(x, eps, 1 - eps) when eps is given
+    VJP: gx = g / (x (1 - x)): NaN outside [0, 1], and 0 outside [eps, 1 - eps] when eps is given (as PyTorch)"""
+
+    @staticmethod
+    @quietly("divide", "invalid")
+    def forward(ctx, x, eps):
+        z = x._array if eps is None else np.clip(x._array, eps, 1 - eps)
+        return np.log(z / (1 - z))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, eps = ctx.inputs
+        slope = g / (x * (1 - x))
+        if eps is None:  # NaN outside [0, 1], where the log-odds are not real (as PyTorch)
+            outside = (x._array < 0) | (x._array > 1)
+            return slope + Tensor._make(np.where(outside, np.nan, 0).astype(g.dtype)), None
+        inside = Tensor._make((x._array >= eps) & (x._array <= 1 - eps))
+        return where(inside, slope, 0.0), None  # (not slope * 0: the slope is inf at 0 and 1)
+
+
+class NanToNum(Function):
+    r"""out = x, with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (defaults: 0, and
+    the largest and lowest finite numbers of x's dtype);   VJP: gx = g * [x is finite]"""
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        return np.nan_to_num(x._array, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.inputs[0]
+        return g * Tensor._make(np.isfinite(x._array).astype(g.dtype)), None, None, None
+
+
 # ---- the public functions ------------------------------------------------------------------------
 
 def _unary(cls: type[Function], name: str, to_float: bool = False, no_bool: str = "") -> Callable[[Tensor], Tensor]:
@@ -335,6 +553,143 @@ def clamp(input: Tensor, min: TensorOrNumber | None = None, max: TensorOrNumber 
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     broadcast_shapes("clamp", input.shape, *(np.shape(raw(v)) for v in (min, max) if v is not None))
     return Clamp.apply(*_clamp_operands(input, min, max))  # tensor bounds stay tensors: they get gradients too
+
+
+
+# ---- the public functions of issue 29's ops ---------------------------------------------------------
+
+tan = _unary(Tan, "tan", to_float=True)
+asin = _unary(Asin, "asin", to_float=True)
+acos = _unary(Acos, "acos", to_float=True)
+atan = _unary(Atan, "atan", to_float=True)
+sinh = _unary(Sinh, "sinh", to_float=True)
+cosh = _unary(Cosh, "cosh", to_float=True)
+asinh = _unary(Asinh, "asinh", to_float=True)
+acosh = _unary(Acosh, "acosh", to_float=True)
+atanh = _unary(Atanh, "atanh", to_float=True)
+exp2 = _unary(Exp2, "exp2", to_float=True)
+expm1 = _unary(Expm1, "expm1", to_float=True)
+log2 = _unary(Log2, "log2", to_float=True)
+log10 = _unary(Log10, "log10", to_float=True)
+
+
+def _rounding(mode: str, input: Tensor, decimals: int = 0) -> Tensor:
+    """The Round node in `mode`, after PyTorch's checks: no bool input, no `decimals` for integers."""
+    tensor_input(input, mode)
+    kind = input._array.dtype.kind
+    if kind == "b" or (kind in "iu" and decimals != 0):
+        raise NotImplementedError(f"{mode}: not implemented for {input.dtype} tensors"
+                                  + (" with decimals" if kind != "b" else "") + " (convert with .float())")
+    return Round.apply(input, mode, decimals)
+
+
+@with_formulas(Round)
+def floor(input: Tensor) -> Tensor:
+    """The largest integer <= x, elementwise (integer tensors stay as they are)."""
+    return _rounding("floor", input)
+
+
+@with_formulas(Round)
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer >= x, elementwise (integer tensors stay as they are)."""
+    return _rounding("ceil", input)
+
+
+@with_formulas(Round)
+def trunc(input: Tensor) -> Tensor:
+    """x rounded toward zero, elementwise (integer tensors stay as they are)."""
+    return _rounding("trunc", input)
+
+
+@with_formulas(Round)
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """x rounded to the nearest integer, ties to even (or to `decimals` decimal places; negative
+    `decimals` round to tens, hundreds ...)."""
+    return _rounding("round", input, decimals)
+
+
+def frac(input: Tensor) -> Tensor:
+    """The fractional part x - trunc(x), with x's sign (floats only, as PyTorch): a Sub of a Round node.
+
+    forward: out = x - trunc(x)
+    VJP:     gx = g   (trunc's slope is 0)
+    """
+    if tensor_input(input, "frac")._array.dtype.kind != "f":
+        raise NotImplementedError(f"frac: not implemented for {input.dtype} tensors (convert with .float())")
+    return input - trunc(input)
+
+
+def positive(input: Tensor) -> Tensor:
+    """input itself (`+x`); refused for bool tensors, as PyTorch.
+
+    forward: out = x
+    VJP:     gx = g   (the same tensor)
+    """
+    if tensor_input(input, "positive")._array.dtype == _dtype.bool_:
+        raise RuntimeError("positive: the `+` operator on a bool tensor is not supported")
+    return input
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians, x * pi / 180 (integers become the default float dtype): a Mul node.
+
+    forward: out = x * pi / 180
+    VJP:     gx = g * pi / 180
+    """
+    return _to_float(tensor_input(input, "deg2rad")) * (math.pi / 180)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees, x * 180 / pi (integers become the default float dtype): a Mul node.
+
+    forward: out = x * 180 / pi
+    VJP:     gx = g * 180 / pi
+    """
+    return _to_float(tensor_input(input, "rad2deg")) * (180 / math.pi)
+
+
+@with_formulas(Logit)
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """The log-odds ln(x / (1 - x)), the inverse of sigmoid; with `eps`, x is first clamped to
+    [eps, 1 - eps] (so 0 and 1 give finite values)."""
+    return Logit.apply(_to_float(tensor_input(input, "logit")), eps)
+
+
+@with_formulas(NanToNum)
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """x with NaN, +inf and -inf replaced by finite numbers (integer and bool tensors are copied as they are)."""
+    if tensor_input(input, "nan_to_num")._array.dtype.kind != "f":
+        return clone(input)
+    return NanToNum.apply(input, nan, posinf, neginf)
+
+
+def clamp_min(input: Tensor, min: TensorOrNumber) -> Tensor:
+    """clamp(input, min=min): every element at least `min` (Clamp's formulas, with hi = None)."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:
+    """clamp(input, max=max): every element at most `max` (Clamp's formulas, with lo = None)."""
+    return clamp(input, max=max)
+
+
+class Frexp(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+def frexp(input: Tensor) -> Frexp:
+    """(mantissa, exponent) with input = mantissa * 2^exponent, |mantissa| in [1/2, 1) (0 for 0):
+    floats only, the exponent int32, as PyTorch. No gradient (PyTorch defines none)."""
+    if tensor_input(input, "frexp")._array.dtype.kind != "f":
+        raise RuntimeError(f"frexp: only supports floating-point dtypes, got {input.dtype}")
+    mantissa, exponent = np.frexp(input._array)
+    return Frexp(Tensor._make(np.asarray(mantissa)), Tensor._make(np.asarray(exponent, dtype=np.int32)))
+
+
+def _to_float(x: Tensor) -> Tensor:
+    """An integer or bool tensor in the default float dtype (PyTorch's promotion of float ops)."""
+    return cast(x, _dtype.get_default_dtype()) if x._array.dtype.kind in "biu" else x
 
 
 
@@ -415,3 +770,23 @@ def _clamp_routes(x, lo, hi):
     to_lo = None if lo is None else np.asarray((x < lo) & (lo < hi) if hi is not None else x < lo)
     to_hi = None if hi is None else np.asarray((x > hi) | (hi < lo) if lo is not None else x > hi)
     return np.asarray(to_x), to_lo, to_hi
+
+
+def _quiet_ufunc(fn, a):
+    """fn(a) without numpy's warnings: tan, arcsin, log2 ... make inf and NaN at their poles and
+    outside their domains on purpose, as PyTorch does silently."""
+    with np.errstate(all="ignore"):
+        return fn(a)
+
+
+@quietly("over", "invalid")
+def _rounded(a, mode, decimals):
+    """Round's forward on an ndarray: integers as they are; decimals scale by 10^|d| in a's dtype first."""
+    if a.dtype.kind != "f":
+        return a.copy()
+    if mode != "round":
+        return {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[mode](a)
+    if decimals == 0:
+        return np.rint(a)
+    scale = a.dtype.type(10.0 ** builtins.abs(decimals))
+    return np.rint(a * scale) / scale if decimals > 0 else np.rint(a / scale) * scale

@@ -24,6 +24,7 @@ from hypothesis.extra import numpy as hnp
 
 import minitensor as mt
 import minitensor.nn.functional as F
+import minitensor.special  # noqa: F401  (mt.special)
 from minitensor.autograd import Function, gradcheck, gradgradcheck
 from minitensor.ops.indexing import IndexAdd, IndexPut
 from minitensor.testing import assert_close, strategies as mst
@@ -168,6 +169,63 @@ def np_reduce(v, reduction):
     return {"none": v, "sum": v.sum(), "mean": v.mean()}[reduction]
 
 
+# references for issue 29's special functions, written independently of minitensor/ops/_special.py:
+# plain scalar series and math's functions element by element
+
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _scalar(fn):
+    return np.vectorize(fn, otypes=[np.float64])
+
+
+@_scalar
+def _np_erfinv(y):
+    lo, hi = -6.0, 6.0  # bisection on erf: erf is increasing
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _zeta_scalar(s, q):
+    """Hurwitz zeta by direct summation with the integral tail (enough for the table's draws)."""
+    n = 2000
+    return sum((q + k) ** -s for k in range(n)) + (q + n) ** (1 - s) / (s - 1) + 0.5 * (q + n) ** -s
+
+
+_np_zeta = np.vectorize(_zeta_scalar, otypes=[np.float64])
+
+
+def _np_polygamma(n, a):
+    return (-1) ** (n + 1) * math.factorial(n) * _np_zeta(n + 1.0, a)
+
+
+@_scalar
+def _np_digamma(x):
+    h = 1e-5  # the derivative of lgamma, by a 4th-order central difference
+    f = math.lgamma
+    return (-f(x + 2 * h) + 8 * f(x + h) - 8 * f(x - h) + f(x - 2 * h)) / (12 * h)
+
+
+def _np_bessel(nu, a):
+    @_scalar
+    def series(x):
+        return sum((x / 2) ** (2 * k + nu) / (math.factorial(k) * math.factorial(k + nu)) for k in range(60))
+    return series(a)
+
+
+@_scalar
+def _np_igamma(a, x):
+    """P(a, x) by its power series, summed long enough for the table's draws (x <= 3)."""
+    term, total = 1 / a, 1 / a
+    for n in range(1, 200):
+        term *= x / (a + n)
+        total += term
+    return total * math.exp(a * math.log(x) - x - math.lgamma(a))
+
+
 # ---- the table ----------------------------------------------------------------------------------
 
 @dataclass
@@ -185,6 +243,7 @@ class Op:
 
 POS = {"min_value": 1e-3, "max_value": 3.0}  # sqrt, log: x >= 1e-3
 NONZERO = {"away_from_zero": 0.1}  # relu, abs: |x| > 0.1
+UNIT = {"min_value": -0.9, "max_value": 0.9}  # asin, atanh, erfinv: inside (-1, 1)
 UNIQUE = {"unique": True}  # max, min, sort: no ties, no near-ties
 CLAMP_LO, CLAMP_HI = -0.6180, 0.7071  # bounds no draw hits exactly
 
@@ -812,6 +871,68 @@ TABLE = [
        _case(mst.broadcastable_shapes(3).map(lambda r: r.input_shapes))),
     Op("addcdiv", None, lambda a, b, c: mt.addcdiv(a, b, c, value=2), lambda a, b, c: a + 2 * b / c,
        _case(mst.broadcastable_shapes(3).map(lambda r: r.input_shapes)), domain=({}, {}, {"away_from_zero": 0.5})),
+    # -- issue 29: the rest of PyTorch's pointwise ops (references from numpy and math) --
+    Op("tan", "Tan", mt.tan, np.tan, unary(), domain={"min_value": -1.2, "max_value": 1.2}),
+    Op("asin", "Asin", mt.asin, np.arcsin, unary(), domain=UNIT),
+    Op("acos", "Acos", mt.arccos, np.arccos, unary(), domain=UNIT),
+    Op("atan", "Atan", mt.atan, np.arctan, unary()),
+    Op("sinh", "Sinh", mt.sinh, np.sinh, unary()),
+    Op("cosh", "Cosh", mt.cosh, np.cosh, unary()),
+    Op("asinh", "Asinh", mt.asinh, np.arcsinh, unary()),
+    Op("acosh", "Acosh", mt.acosh, np.arccosh, unary(), domain={"min_value": 1.2, "max_value": 4.0}),
+    Op("atanh", "Atanh", mt.atanh, np.arctanh, unary(), domain=UNIT),
+    Op("exp2", "Exp2", mt.exp2, np.exp2, unary()),
+    Op("expm1", "Expm1", mt.expm1, np.expm1, unary()),
+    Op("log2", "Log2", mt.log2, np.log2, unary(), domain=POS),
+    Op("log10", "Log10", mt.log10, np.log10, unary(), domain=POS),
+    Op("floor", "Round", mt.floor, np.floor, unary(), valid=lambda a: _off_integer_quotients(a, 1.0)),
+    Op("round_decimals", "Round", lambda a: mt.round(a, decimals=1), lambda a: np.round(a, 1), unary(),
+       valid=lambda a: _off_integer_quotients(a * 10 + 0.5, 1.0)),
+    Op("frac", None, mt.frac, lambda a: a - np.trunc(a), unary(), valid=lambda a: _off_integer_quotients(a, 1.0)),
+    Op("logit", "Logit", mt.logit, lambda a: np.log(a / (1 - a)), unary(),
+       domain={"min_value": 0.05, "max_value": 0.95}),
+    Op("logit_eps", "Logit", lambda a: mt.logit(a, eps=0.2),
+       lambda a: np.log(np.clip(a, 0.2, 0.8) / (1 - np.clip(a, 0.2, 0.8))),
+       unary(), domain={"min_value": 0.05, "max_value": 0.95}, valid=lambda a: _far_from(a, [0.2, 0.8])),
+    Op("nan_to_num", "NanToNum", mt.nan_to_num, np.nan_to_num, unary()),
+    Op("atan2", "Atan2", mt.atan2, np.arctan2, binary(),
+       domain=({}, {"min_value": 0.3, "max_value": 3.0})),  # b > 0: off the branch cut
+    Op("hypot", "Hypot", mt.hypot, np.hypot, binary(), domain=NONZERO),
+    Op("logaddexp", "Logaddexp", mt.logaddexp, np.logaddexp, binary()),
+    Op("logaddexp2", "Logaddexp2", mt.logaddexp2, np.logaddexp2, binary()),
+    Op("copysign", "Copysign", mt.copysign, np.copysign, binary(), domain=NONZERO),
+    Op("fmax", "Fmax", mt.fmax, np.fmax, binary(), joint_unique=True),
+    Op("fmin", "Fmin", mt.fmin, np.fmin, binary(), joint_unique=True),
+    Op("xlogy", "Xlogy", mt.xlogy, lambda a, b: a * np.log(b), binary(), domain=(NONZERO, POS)),  # (gx := 0 at x = 0)
+    Op("ldexp", None, mt.ldexp, lambda a, b: a * 2.0 ** b, binary()),
+    Op("erfc", "Erfc", mt.erfc, _erfc, unary()),
+    Op("erfinv", "Erfinv", mt.erfinv, lambda a: _np_erfinv(a), unary(), domain=UNIT),
+    Op("erfcx", "Erfcx", mt.special.erfcx, lambda a: np.exp(a * a) * _erfc(a), unary()),
+    Op("lgamma", "Lgamma", mt.lgamma, _lgamma, unary(), domain=POS),
+    Op("digamma", "Digamma", mt.digamma, _np_digamma, unary(), domain=POS),
+    Op("polygamma", "Polygamma", lambda a: mt.polygamma(2, a), lambda a: _np_polygamma(2, a), unary(),
+       domain={"min_value": 0.5, "max_value": 3.0}, f32_tol=(1e-4, 1e-4)),
+    Op("mvlgamma", None, lambda a: mt.mvlgamma(a, 3),
+       lambda a: 1.5 * math.log(math.pi) + sum(_lgamma(a - i / 2) for i in range(3)),
+       unary(), domain={"min_value": 1.2, "max_value": 4.0}),
+    Op("i0", "I0", mt.i0, np.i0, unary()),
+    Op("i1", "I1", mt.special.i1, lambda a: _np_bessel(1, a), unary(), domain=NONZERO),
+    Op("i0e", "I0e", mt.special.i0e, lambda a: np.exp(-np.abs(a)) * np.i0(a), unary(), domain=NONZERO),
+    Op("i1e", "I1e", mt.special.i1e, lambda a: np.exp(-np.abs(a)) * _np_bessel(1, a), unary(), domain=NONZERO),
+    Op("ndtr", None, mt.special.ndtr, lambda a: 0.5 * _erfc(-a / math.sqrt(2)), unary()),
+    Op("log_ndtr", "LogNdtr", mt.special.log_ndtr, lambda a: np.log(0.5 * _erfc(-a / math.sqrt(2))), unary()),
+    Op("ndtri", "Ndtri", mt.special.ndtri, lambda a: math.sqrt(2) * _np_erfinv(2 * a - 1), unary(),
+       domain={"min_value": 0.05, "max_value": 0.95}),
+    Op("sinc", "Sinc", mt.sinc, np.sinc, unary(), domain=NONZERO),  # (its 2nd derivative at 0 is not special-cased)
+    Op("entr", "Entr", mt.special.entr, lambda a: -a * np.log(a), unary(), domain=POS),
+    Op("xlog1py", "Xlog1py", mt.special.xlog1py, lambda a, b: a * np.log1p(b), binary(), domain=(NONZERO, POS)),
+    Op("zeta", "Zeta", lambda q: mt.special.zeta(3.0, q), lambda q: _np_zeta(3.0, q), unary(), domain=POS),
+    Op("igamma", "Igamma", lambda x: mt.igamma(mt.full_like(x, 1.5), x), lambda x: _np_igamma(1.5, x), unary(),
+       domain=POS),
+    Op("igammac", "Igamma", lambda x: mt.igammac(mt.full_like(x, 2.5), x), lambda x: 1 - _np_igamma(2.5, x), unary(),
+       domain=POS),
+    Op("eq_inplace", "Compared", lambda a, b: (a * 1).eq_(b), lambda a, b: (a == b).astype(a.dtype) * np.ones_like(b),
+       binary(), valid=lambda a, b: np.broadcast_shapes(a.shape, b.shape) == a.shape),
     # -- reductions --
     Op("sum", "Sum", lambda a, dim, keepdim: a.sum(dim=dim, keepdim=keepdim),
        lambda a, dim, keepdim: np.sum(a, axis=_axis(dim, a.ndim), keepdims=keepdim), reduce_case()),
