@@ -9,9 +9,14 @@ from typing_extensions import Self
 
 from .autograd.function import Function
 from .types import ArrayLike, DType, DTypeLike, DeviceLike, Dims, Index, Number, SizeArg, TensorOrNumber
+from .ops.unary import Frexp
 from .random import Generator
 from .ops.reduce import aminmax_result, max_result, min_result
+from .ops.scans import cummax_result, cummin_result
+from .ops.order import kthvalue_result, mode_result
+from .ops.decompositions import qr_result, slogdet_result
 from .ops.selection import sort_result, topk_result
+from .ops.matrix import svd_uv_result, triangular_solve_result
 
 # `Tensor` has methods called int, float and bool: inside the class those names are the methods
 _int = builtins.int

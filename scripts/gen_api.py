@@ -221,7 +221,11 @@ def _imports(defined: set[str]) -> str:
     header_names = {"Any", "Callable", "ClassVar", "Iterator", "Literal", "Sequence", "TypeVar", "overload",
                     "NDArray", "Self", "Function", "builtins", "_int", "_float", "_bool", "None", "int", "float",
                     "bool", "str", "object", "tuple", "list", "dict", "type", "slice", "bytes"}
-    sources = ["minitensor.types", "minitensor.random", "minitensor.ops.reduce", "minitensor.ops.selection"]
+    import pkgutil
+
+    import minitensor.ops
+    ops = sorted(f"minitensor.ops.{m.name}" for m in pkgutil.iter_modules(minitensor.ops.__path__))
+    sources = ["minitensor.types", "minitensor.random", *ops]  # (where each op's result classes live)
     wanted: dict[str, list[str]] = {}
     used = USED - header_names - defined
     for name in sorted(used):

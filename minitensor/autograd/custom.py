@@ -122,6 +122,7 @@ class OutputOf(Function):
     """
 
     saves_values = False
+    slot: int  # which output of the Function this node stands for (set by wrap_outputs)
 
     def name(self) -> str:
         return f"{self.edges[0][1].name()}[output {self.slot}]"

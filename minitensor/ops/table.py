@@ -73,9 +73,8 @@ def operators(name: str, cls: type, check: Callable[[Any, Any], None] | None = N
     """`x (op) y` and `y (op) x`: the two dunder methods of a binary op node class, each running the
     op's argument checks `check(a, b)` and bringing the operands to the op's dtype with
     `prepare(a, b)` first when given (both live outside forward)."""
-    kw = dict(check=check, prepare=prepare, elementwise=elementwise)
-    return [method(f"__{name}__", operator_method(cls, name, **kw)),
-            method(f"__r{name}__", operator_method(cls, name, reflected=True, **kw))]
+    return [method(f"__{name}__", operator_method(cls, name, False, check, prepare, elementwise)),
+            method(f"__r{name}__", operator_method(cls, name, True, check, prepare, elementwise))]
 
 
 def checked_operators(name: str, fn: Callable[..., Any]) -> list[Row]:
@@ -98,8 +97,8 @@ OPS: list[Row] = [
     op("lerp", A.lerp, inplace=True),
     op("addcmul", A.addcmul, inplace=True),
     op("addcdiv", A.addcdiv, inplace=True),
-    *operators("add", A.Add, prepare=A.prepare_operands), *operators("mul", A.Mul, prepare=A.prepare_operands),
-    *operators("truediv", A.Div, prepare=A.prepare_division),
+    *operators("add", A.Add, prepare=V.prepare_operands), *operators("mul", A.Mul, prepare=V.prepare_operands),
+    *operators("truediv", A.Div, prepare=V.prepare_division),
     *operators("sub", A.Sub, prepare=A.prepare_subtraction), *operators("pow", A.Pow, check=A.check_power),
     *checked_operators("mod", A.remainder), *checked_operators("floordiv", A.floor_divide),
     # ---- unary math (ops/unary.py) ---------------------------------------------------------
