@@ -298,7 +298,7 @@ class finfo:
             info = np.finfo(d)
             self.bits, self.eps, self.max = info.bits, builtins_float(info.eps), builtins_float(info.max)
             self.tiny = self.smallest_normal = builtins_float(info.smallest_normal)
-            self.resolution, self.dtype = builtins_float(info.resolution), d.name
+            self.resolution, self.dtype = 10.0 ** -info.precision, d.name  # (numpy's is float32-rounded)
         self.min = -self.max
 
     def __repr__(self) -> str:
@@ -325,4 +325,4 @@ class iinfo:
         self.dtype = d.name
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -58,6 +58,9 @@ MODULES = {
     "torch.backends": "minitensor.backends",
     "torch.backends.mps": "minitensor.backends.mps",
     "torch.backends.cudnn": "minitensor.backends.cudnn",
+    # ---- h-misc: the stand-ins of minitensor/_runtime.py
+    "torch.backends.cuda": "minitensor.backends.cuda",
+    "torch.amp": "minitensor.amp",
 }
 
 

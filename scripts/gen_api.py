@@ -336,6 +336,9 @@ def _out_block(out_forms: list[tuple[str, object]]) -> list[str]:
                 node.args.kwonlyargs.append(ast.arg("out", ast.parse(kind, mode="eval").body))
                 node.args.kw_defaults.append(ast.Constant(None))
             decls += declaration(node, "    ", rename, name=name)
+        if len(nodes) > 1:  # overloads outside a stub need an implementation, for the checker's sake
+            decls.append(f"    def {name}(*args: Any, **kwargs: Any) -> Any: ...")
+            USED.add("Any")
     if any(line.strip() == "@overload" for line in decls):
         USED.add("overload")
     typing_names = sorted(USED & {"Any", "Callable", "Iterator", "Literal", "Sequence", "overload"})

@@ -329,7 +329,8 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     sig = _inspect.signature(fn)
     params = list(sig.parameters.values())
     at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-    params.insert(at, _inspect.Parameter("out", _inspect.Parameter.KEYWORD_ONLY, default=None))
+    params.insert(at, _inspect.Parameter("out", _inspect.Parameter.KEYWORD_ONLY, default=None,
+                                         annotation="Tensor | tuple[Tensor, ...] | None"))
     fn_with_out.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return fn_with_out
 
@@ -361,7 +362,7 @@ def _write_into(out: Tensor, values: np.ndarray[Any, Any]) -> None:
 def out_functions(*names: str) -> tuple[Callable[..., Any], ...]:
     """The namespace functions under `names` (each in OUT_FORMS), taking `out=` (minitensor/__init__.py binds them)."""
     fns = {name: row.fn for row in OPS if row.function for name in row.names()}
-    return tuple(with_out(name, fns[name]) for name in names)  # type: ignore[arg-type]
+    return tuple(with_out(name, fns[name]) for name in names)
 
 
 def methods() -> dict[str, Callable[..., Any] | property]:
