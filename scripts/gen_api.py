@@ -144,6 +144,8 @@ def _own_section(tree: ast.Module) -> tuple[list[str], list[str]]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             module_lines += declaration(node, "", {})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):  # an annotated module variable
+            module_lines.append(f"{node.target.id}: {_annotation(node.annotation, {})}")
         elif isinstance(node, ast.ClassDef):
             is_tensor = node.name == "Tensor"
             rename = IN_CLASS if is_tensor else {}
