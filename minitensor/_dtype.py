@@ -22,6 +22,9 @@ int32: DType = np.dtype("int32")
 int16: DType = np.dtype("int16")
 int8: DType = np.dtype("int8")
 uint8: DType = np.dtype("uint8")
+uint16: DType = np.dtype("uint16")
+uint32: DType = np.dtype("uint32")
+uint64: DType = np.dtype("uint64")
 bool_: DType = np.dtype("bool")
 
 float = float32  # torch.float is float32
@@ -29,13 +32,15 @@ double = float64
 long = int64
 int = int32  # noqa: A001 - torch.int is int32
 half = float16
+short = int16
 
 _default = float32
 
 _ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
     "float16": float16, "half": float16, "int64": int64, "long": int64, "int32": int32,
-    "int": int32, "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_,
+    "int": int32, "int16": int16, "short": int16, "int8": int8, "uint8": uint8, "bool": bool_,
+    "uint16": uint16, "uint32": uint32, "uint64": uint64,
     # the legacy typed tensor names, as `x.type('torch.LongTensor')` takes them
     "FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16, "LongTensor": int64,
     "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8, "ByteTensor": uint8, "BoolTensor": bool_,
@@ -49,6 +54,8 @@ def as_dtype(dtype, op=None):
         return None
     if isinstance(dtype, np.dtype):
         return dtype
+    if isinstance(dtype, StoragelessDType):
+        raise TypeError(f"{op + ': ' if op else ''}{dtype.refusal()}")
     if isinstance(dtype, str):
         try:
             return _ALIASES[dtype.replace("torch.", "").replace("minitensor.", "")]
@@ -208,3 +215,114 @@ def scalar_to(value, dtype, op):
     if isinstance(value, builtins_int) and value < 0 and dtype.kind == "u":
         return wrapped_int(value, dtype)
     return np.asarray(value, dtype=dtype)
+
+
+# ---- bfloat16: a dtype numpy cannot store ---------------------------------------------------------
+
+class StoragelessDType:
+    """A PyTorch dtype numpy has no storage for (bfloat16). It exists so code that names it, compares
+    it or asks `finfo(bfloat16)` runs; a tensor of it is refused with a clear error rather than
+    stored as float32 while printing bfloat16 (every op would then compute at float32's precision,
+    which is not what a bfloat16 tutorial shows)."""
+
+    is_floating_point = True
+    is_complex = False
+    is_signed = True
+
+    def __init__(self, name: str, itemsize: _b.int) -> None:
+        self.name, self.itemsize = name, itemsize
+
+    def refusal(self) -> str:
+        return (f"minitensor has no {self.name} tensors: numpy has no {self.name} storage, and holding the values "
+                "in float32 would compute every op at float32's precision; use float32 (or float16)")
+
+    def __repr__(self) -> str:
+        return f"{shown_as()}.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name  # pickles as the module attribute
+
+
+bfloat16 = StoragelessDType("bfloat16", 2)
+
+
+def shown_as() -> str:
+    """The library name reprs print: 'torch' under `python -m minitensor.run`, else 'minitensor'."""
+    from .tensor import Size  # (tensor.py imports this module)
+
+    return Size.shown_as
+
+
+# PyTorch's scalar-type names, as its error messages spell them ("result type Float can't be cast ...")
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                 "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "uint16": "UInt16",
+                 "uint32": "UInt32", "uint64": "UInt64", "bfloat16": "BFloat16"}
+
+
+def scalar_name(dtype: Any) -> str:
+    return _SCALAR_NAMES.get(str(getattr(dtype, "name", dtype)), str(dtype))
+
+
+def can_cast(from_: DType, to: DType) -> _b.bool:
+    """PyTorch's casting rule for results written into a given tensor (`out=`, in-place ops): no
+    cast to a lower category (float to an integer, an integer to bool); any cast within one."""
+    return _category(from_) <= _category(to)
+
+
+# ---- finfo and iinfo: PyTorch's fields, from numpy's (bfloat16's written out: numpy has no bfloat16)
+
+class finfo:
+    """The machine limits of a floating dtype, with PyTorch's fields: bits, eps, max, min, tiny
+    (= smallest_normal), resolution and dtype (a str such as 'float32')."""
+
+    bits: _b.int
+    eps: _b.float
+    max: _b.float
+    min: _b.float
+    tiny: _b.float
+    smallest_normal: _b.float
+    resolution: _b.float
+    dtype: str
+
+    def __init__(self, type: Any = None) -> None:
+        if type is None:
+            type = get_default_dtype()
+        if isinstance(type, StoragelessDType):  # bfloat16: float32's exponent, 8 bits of mantissa
+            self.bits, self.eps, self.max = 16, 2.0 ** -7, builtins_float((2 - 2.0 ** -7) * 2.0 ** 127)
+            self.tiny = self.smallest_normal = 2.0 ** -126
+            self.resolution, self.dtype = 0.01, type.name
+        else:
+            d = as_dtype(type, "finfo")
+            if d.kind != "f":
+                raise TypeError("finfo() requires a floating point input type; use iinfo for an integer type")
+            info = np.finfo(d)
+            self.bits, self.eps, self.max = info.bits, builtins_float(info.eps), builtins_float(info.max)
+            self.tiny = self.smallest_normal = builtins_float(info.smallest_normal)
+            self.resolution, self.dtype = 10.0 ** -info.precision, d.name  # (numpy's is float32-rounded)
+        self.min = -self.max
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer (or bool) dtype, with PyTorch's fields: bits, max, min and dtype."""
+
+    bits: _b.int
+    max: _b.int
+    min: _b.int
+    dtype: str
+
+    def __init__(self, type: Any) -> None:
+        d = None if isinstance(type, StoragelessDType) else as_dtype(type, "iinfo")
+        if d is not None and d.kind == "b":
+            raise TypeError("iinfo: bool is not supported (PyTorch's iinfo takes integer dtypes only)")
+        if d is None or d.kind not in "iu":
+            raise TypeError("iinfo() requires an integer input type; use finfo for a floating point type")
+        info = np.iinfo(d)
+        self.bits, self.min, self.max = info.bits, builtins_int(info.min), builtins_int(info.max)
+        self.dtype = d.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

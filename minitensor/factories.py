@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Sequence, SupportsIndex
+from typing import Callable, Sequence, SupportsIndex
 
 import numpy as np
 
@@ -39,6 +39,18 @@ def _shape(size, op):
         if n < 0:
             raise RuntimeError(f"{op}: trying to create a tensor with negative dimension {n}: {list(shape)}")
     return shape
+
+
+def _sizes(sizes, size, op):
+    """The shape given positionally (`zeros(2, 3)`, `zeros((2, 3))`) or as the keyword `size=` (`zeros(size=(2, 3))`),
+    as PyTorch takes either, never both."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() got the size both positionally ({sizes!r}) and as size={size!r}")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, not {type(size).__name__}")
+    return (size,)
 
 
 def _drawn_dtype(dtype, op):
@@ -76,20 +88,23 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 _ndarray, _make = np.ndarray, Tensor._make
 
 
-def zeros(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-          requires_grad: bool = False) -> Tensor:
-    return _finish(np.zeros(_shape(size, "zeros"), _float_dtype(dtype)), requires_grad, device, "zeros")
+def zeros(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    shape = _shape(_sizes(sizes, size, "zeros"), "zeros")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "zeros")
 
 
-def ones(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-         requires_grad: bool = False) -> Tensor:
-    return _finish(np.ones(_shape(size, "ones"), _float_dtype(dtype)), requires_grad, device, "ones")
+def ones(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    shape = _shape(_sizes(sizes, size, "ones"), "ones")
+    return _finish(np.ones(shape, _float_dtype(dtype)), requires_grad, device, "ones")
 
 
-def empty(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-          requires_grad: bool = False) -> Tensor:
+def empty(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
-    return _finish(np.zeros(_shape(size, "empty"), _float_dtype(dtype)), requires_grad, device, "empty")
+    shape = _shape(_sizes(sizes, size, "empty"), "empty")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty")
 
 
 def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
@@ -180,18 +195,18 @@ def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: De
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device, "eye")
 
 
-def rand(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
-         generator: Generator | None = None) -> Tensor:
+def rand(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
-    g = _gen(generator)
-    return _finish(g.random(_shape(size, "rand")).astype(_drawn_dtype(dtype, "rand")), requires_grad, device, "rand")
+    shape = _shape(_sizes(sizes, size, "rand"), "rand")
+    return _finish(_gen(generator).random(shape).astype(_drawn_dtype(dtype, "rand")), requires_grad, device, "rand")
 
 
-def randn(*size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
-          generator: Generator | None = None) -> Tensor:
+def randn(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+          device: DeviceLike | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
     """Standard normal, from the global generator (seeded by manual_seed)."""
-    g = _gen(generator)
-    return _finish(g.standard_normal(_shape(size, "randn")).astype(_drawn_dtype(dtype, "randn")), requires_grad, device,
+    shape = _shape(_sizes(sizes, size, "randn"), "randn")
+    return _finish(_gen(generator).standard_normal(shape).astype(_drawn_dtype(dtype, "randn")), requires_grad, device,
                    "randn")
 
 
@@ -201,6 +216,8 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=size)
+        low, high = 0, low
     if not (isinstance(low, SupportsIndex) and isinstance(high, SupportsIndex) and isinstance(size, (tuple, list))):
         raise TypeError(f"randint: expected randint(high, size) or randint(low, high, size) with int bounds (never "
                         f"2.5) and a tuple size, got low {low!r}, high {high!r} and size {size!r}")
@@ -279,6 +296,166 @@ def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None
                            f"{probs[~((probs >= 0) & (probs <= 1))].flat[0]}")
     g = _gen(generator)
     return Tensor._make((g.random(input.shape) < probs).astype(input.dtype))
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
+                 dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+                 requires_grad: bool = False) -> Tensor:
+    """Integers uniform on [low, high) in input's shape and dtype: randint_like(x, high), randint_like(x, low, high)."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=_like(input, dtype), device=device,
+                   requires_grad=requires_grad, generator=generator)
+
+
+def scalar_tensor(s: Number, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+                  requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding the number `s`, of the default float dtype unless `dtype` says otherwise
+    (PyTorch's: `scalar_tensor(3)` is `tensor(3.)`, unlike `tensor(3)`)."""
+    return tensor(s, dtype=_float_dtype(dtype), device=device, requires_grad=requires_grad)
+
+
+def asarray(obj: ArrayLike, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+            copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of `obj` that shares its memory when it can (a tensor, or a numpy array of a dtype
+    kept), copying when it must or when `copy=True`; `copy=False` refuses a needed copy."""
+    if isinstance(obj, Tensor):
+        same = dtype is None or obj.dtype == _dtype.as_dtype(dtype)
+        if copy is False and not same:
+            raise ValueError("asarray: copy=False, but changing the dtype needs a copy")
+        t = obj if same and not copy else tensor(obj.detach(), dtype=dtype)
+        if requires_grad and not t.requires_grad:
+            t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
+        return _finish_device(t, device, "asarray")
+    if isinstance(obj, np.ndarray) and copy is False and dtype is not None and obj.dtype != _dtype.as_dtype(dtype):
+        raise ValueError("asarray: copy=False, but changing the dtype needs a copy")
+    if isinstance(obj, np.ndarray) and not copy:
+        t = as_tensor(obj, dtype=dtype)
+    elif copy is False:
+        raise ValueError(f"asarray: copy=False, but a {type(obj).__name__} has to be copied into a tensor")
+    else:
+        t = tensor(obj, dtype=dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return _finish_device(t, device, "asarray")
+
+
+def _finish_device(t: Tensor, device: DeviceLike | None, where: str) -> Tensor:
+    check_device(device, where)
+    return t
+
+
+def frombuffer(buffer: object, *, dtype: DTypeLike, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor sharing the memory of a Python buffer (bytes, bytearray, array.array ...): `count`
+    items of `dtype` from byte `offset` (-1: all that follow)."""
+    d = _dtype.as_dtype(dtype, "frombuffer")
+    size = memoryview(buffer).nbytes  # type: ignore[arg-type]
+    if offset < 0 or offset > size or (count < 0 and (size - offset) % d.itemsize) or count == 0:
+        raise ValueError(f"frombuffer: a buffer of {size} bytes holds no whole number of {d} items from byte "
+                         f"{offset} (count={count})")
+    if count > 0 and offset + count * d.itemsize > size:
+        raise ValueError(f"frombuffer: {count} items of {d} from byte {offset} overrun the buffer of {size} bytes")
+    return _finish(np.frombuffer(buffer, dtype=d, count=count, offset=offset), requires_grad,  # type: ignore[call-overload]
+                   None, "frombuffer")
+
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: DTypeLike | None = None,
+                  device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """An (here zero-filled) tensor of `size`; the strides are checked but not kept: numpy owns the
+    layout and a tensor's strides are not part of minitensor's API."""
+    shape = _shape((size,), "empty_strided")
+    if len(tuple(stride)) != len(shape):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides ({len(tuple(stride))}) and shape "
+                           f"({len(shape)})")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty_strided")
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: DTypeLike | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """`steps` values base ** linspace(start, end, steps), both ends included."""
+    exponents = linspace(start, end, steps, dtype=_dtype.float64)._array
+    with np.errstate(over="ignore"):
+        values = np.power(float(base), exponents)
+    d = _float_dtype(dtype)
+    if d.kind in "iu":
+        values = np.round(values)  # (PyTorch computes in double, then casts: 10 ** 2 is 100, not 99)
+    return _finish(values.astype(d), requires_grad, device, "logspace")
+
+
+# (torch.range: this module calls no builtin range below)
+def range(start: Number = 0, end: Number | None = None, step: Number = 1, *, dtype: DTypeLike | None = None,  # noqa: A001
+          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """Deprecated in PyTorch (with a warning, given here too): [start, end] in steps, the end included,
+    of the default float dtype whatever the arguments. Prefer `arange`, which leaves the end out."""
+    import warnings
+
+    warnings.warn("minitensor.range is deprecated, as torch.range is: its end is included, unlike Python's range; "
+                  "use minitensor.arange, which produces values in [start, end)", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"range: upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    n = int(math.floor((end - start) / step)) + 1
+    values = start + step * np.arange(n, dtype=np.float64)
+    return _finish(values.astype(_float_dtype(dtype)), requires_grad, device, "range")
+
+
+# ---- window functions (signal processing): values in float64, then the dtype asked for -----------------
+
+def _window(name: str, window_length: int, periodic: bool, dtype: DTypeLike | None, device: DeviceLike | None,
+            requires_grad: bool, values: Callable[[np.ndarray, int], np.ndarray]) -> Tensor:
+    """A window of `window_length` points: `values(n, N)` at n = 0..N-1 for the symmetric window of N
+    points; a periodic window is the symmetric one of length + 1 without its last point."""
+    if window_length < 0:
+        raise RuntimeError(f"{name}: requires non-negative window_length, got window_length={window_length}")
+    d = _float_dtype(dtype)
+    if d.kind != "f":
+        raise RuntimeError(f"{name}: expects a floating point dtype, got {d}")
+    if window_length <= 1:
+        return _finish(np.ones(window_length, d), requires_grad, device, name)
+    n_points = window_length + 1 if periodic else window_length
+    w = values(np.arange(n_points, dtype=np.float64), n_points)[:window_length]
+    return _finish(w.astype(d), requires_grad, device, name)
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
+                device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """0.5 - 0.5 cos(2 pi n / (N - 1))."""
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1)))
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+                   requires_grad: bool = False) -> Tensor:
+    """alpha - beta cos(2 pi n / (N - 1))."""
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / (N - 1)))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
+                    device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / (N - 1)) + 0.08 * np.cos(4 * np.pi * n / (N - 1)))
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
+                    device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """1 - |2n / (N - 1) - 1| (a triangle)."""
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1))
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: DTypeLike | None = None,
+                  device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta), I0 the modified Bessel function of order 0."""
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (N - 1) - 1) ** 2, 0, None))) / np.i0(beta))
 
 
 # ---- `x.new_zeros(...)` & co: new tensors with x's dtype (unless `dtype=` says otherwise) -------------

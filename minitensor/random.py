@@ -6,16 +6,28 @@ from typing import Any, Mapping
 import numpy as np
 
 _generator = np.random.default_rng(0)
+_initial_seed = 0  # (PyTorch draws one at startup; minitensor starts from 0, so runs repeat)
 
 
-def manual_seed(seed: int) -> np.random.Generator:
-    """Seed the global generator: the same seed gives the same numbers, op for op."""
-    global _generator
-    _generator = np.random.default_rng(int(seed))
-    return _generator
+def manual_seed(seed: int) -> Generator:
+    """Seed the global generator: the same seed gives the same numbers, op for op. Returns the global
+    generator (`default_generator`), as PyTorch does."""
+    global _generator, _initial_seed
+    _initial_seed = int(seed)
+    _generator = np.random.default_rng(_initial_seed)
+    return default_generator
 
 
-seed = manual_seed
+def seed() -> int:
+    """Seed the global generator from the operating system's entropy, and return the seed."""
+    s = int(np.random.default_rng().integers(2 ** 63))  # (a fresh generator draws from the OS's entropy)
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The seed the global generator was last seeded with (0 until `manual_seed` or `seed`)."""
+    return _initial_seed
 
 
 def _gen(generator: Generator | None = None) -> Any:
@@ -44,3 +56,28 @@ class Generator:
 
     def __getattr__(self, name: str) -> Any:  # uniform, normal, random, ... of the numpy Generator
         return getattr(self._rng, name)
+
+
+class _DefaultGenerator(Generator):
+    """`minitensor.default_generator`: the global generator, as a Generator object."""
+
+    def __init__(self) -> None:
+        pass  # (no `_rng` of its own: it draws from the global generator, which manual_seed replaces)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_generator, name)
+
+    def manual_seed(self, seed: int) -> Generator:
+        return manual_seed(seed)
+
+    def initial_seed(self) -> int:
+        return _initial_seed
+
+    def get_state(self) -> Mapping[str, Any]:
+        return get_rng_state()
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        set_rng_state(state)
+
+
+default_generator: Generator = _DefaultGenerator()

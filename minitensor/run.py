@@ -69,6 +69,9 @@ MODULES = {
     "torch.backends.cudnn": "minitensor.backends.cudnn",
     "torch.linalg": "minitensor.linalg",  # issue 29
     "torch.special": "minitensor.special",  # issue 29
+    # ---- h-misc: the stand-ins of minitensor/_runtime.py
+    "torch.backends.cuda": "minitensor.backends.cuda",
+    "torch.amp": "minitensor.amp",
 }
 
 

@@ -182,7 +182,18 @@ def _flat(seq: Any) -> Iterator[Any]:
 
 
 def _untensor(seq: Any) -> Any:
-    return [(_untensor(x) if isinstance(x, (list, tuple)) else (x._array if isinstance(x, Tensor) else x)) for x in seq]
+    """A list holding tensors as PyTorch reads it: each tensor one number (a 0-d array, keeping its dtype),
+    so a list of one-element tensors of any shape is a 1-d tensor; a tensor of more elements is PyTorch's
+    ValueError."""
+    return [(_untensor(x) if isinstance(x, (list, tuple)) else (_one_number(x) if isinstance(x, Tensor) else x))
+            for x in seq]
+
+
+def _one_number(t: Tensor) -> NDArray[Any]:
+    if t._array.size != 1:
+        raise ValueError(f"tensor: only one element tensors can be converted to Python scalars (a tensor in the "
+                         f"list has shape {tuple(t.shape)}; use minitensor.stack to join tensors)")
+    return t._array.reshape(())
 
 
 _new = object.__new__
@@ -652,15 +663,20 @@ def _size_arg(size: Sequence[Any], op: str) -> tuple[int, ...]:
         raise TypeError(f"{op}: expected ints or one tuple of ints, got {size!r}") from None
 
 
+# ---- printing, laid out as PyTorch lays out a tensor ------------------------------------------------
+# (minitensor.set_printoptions changes these; `sci_mode` None picks scientific notation by the values)
+PRINT_OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
 def _format(t: Tensor) -> str:
     arr = t._array
-    kind = arr.dtype.kind
-    if kind == "f" and arr.size and np.isfinite(arr).all() and (arr == np.round(arr)).all() and np.abs(arr).max() < 1e8:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", floatmode="unique", threshold=1000)
-    elif kind == "f":
-        body = np.array2string(arr, separator=", ", prefix="tensor(", precision=4, floatmode="fixed", threshold=1000)
+    prefix = "tensor("
+    if arr.size == 0:
+        body = "[]"
     else:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000)
+        summarize = arr.size > PRINT_OPTIONS["threshold"]
+        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        body = _layout(arr, len(prefix), summarize, fmt)
     extras = []
     if arr.size == 0 and arr.ndim != 1:  # `[]` alone can't show the shape of an empty tensor
         extras.append(f"size={tuple(arr.shape)}")
@@ -671,4 +687,78 @@ def _format(t: Tensor) -> str:
         extras.append(f"grad_fn={t.grad_fn!r}")
     elif t._rg:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    text = prefix + body
+    # each suffix goes on the line if it fits in linewidth, else on a new line under the values (as PyTorch's)
+    column = len(text) - text.rfind("\n") + 1
+    for e in extras:
+        if column + len(e) + 2 > PRINT_OPTIONS["linewidth"]:
+            text += ",\n" + " " * len(prefix) + e
+            column = len(prefix) + len(e)
+        else:
+            text += ", " + e
+            column += len(e) + 2
+    return text + ")"
+
+
+def _summarized(arr: NDArray[Any]) -> NDArray[Any]:
+    """The values a summarized print shows (edgeitems at each end of each dim), to size the columns by."""
+    k = PRINT_OPTIONS["edgeitems"]
+    for axis, n in enumerate(arr.shape):
+        if n > 2 * k:
+            arr = np.concatenate([arr.take(range(k), axis), arr.take(range(n - k, n), axis)], axis)
+    return arr
+
+
+class _Formatter:
+    """How every number of one tensor is written, chosen from all the values shown (so columns line
+    up): integers as they are; floats with 4 decimals, or as `1.` when all are whole numbers, or in
+    scientific notation when they span more than 1000x, pass 1e8, or (not whole) go below 1e-4."""
+
+    def __init__(self, arr: NDArray[Any]) -> None:
+        self.kind = arr.dtype.kind
+        self.sci = False
+        self.whole = False
+        values = arr.ravel()
+        if self.kind == "f":
+            with np.errstate(invalid="ignore"):
+                finite = values[np.isfinite(values) & (values != 0)].astype(np.float64)
+            self.whole = bool((np.ceil(finite) == finite).all())
+            if finite.size:
+                big, small = np.abs(finite).max(), np.abs(finite).min()
+                self.sci = bool(big / small > 1000.0 or big > 1.0e8 or (not self.whole and small < 1.0e-4))
+            if PRINT_OPTIONS["sci_mode"] is not None:
+                self.sci = bool(PRINT_OPTIONS["sci_mode"])
+            values = finite  # (PyTorch sizes float columns by the nonzero finite values only)
+        self.width = max((len(self._text(v)) for v in values.tolist()), default=1)
+
+    def _text(self, v: Any) -> str:
+        if self.kind != "f":
+            return str(v)
+        p = PRINT_OPTIONS["precision"]
+        if self.sci:
+            return f"{v:.{p}e}"
+        if self.whole:
+            return f"{v:.0f}" + ("." if math.isfinite(v) else "")
+        return f"{v:.{p}f}"
+
+    def __call__(self, v: Any) -> str:
+        text = self._text(v)
+        return " " * (self.width - len(text)) + text
+
+
+def _layout(arr: NDArray[Any], indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if arr.ndim == 0:
+        return fmt._text(arr.item())
+    k = PRINT_OPTIONS["edgeitems"]
+    cut = summarize and arr.shape[0] > 2 * k
+    if arr.ndim == 1:
+        items = [fmt(v) for v in arr.tolist()] if not cut else (
+            [fmt(v) for v in arr[:k].tolist()] + [" ..."] + [fmt(v) for v in arr[-k:].tolist()])
+        per_line = max(1, (PRINT_OPTIONS["linewidth"] - indent) // (fmt.width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = range(arr.shape[0])
+    parts = [_layout(arr[i], indent + 1, summarize, fmt) for i in (list(rows[:k]) if cut else rows)]
+    if cut:
+        parts += ["..."] + [_layout(arr[i], indent + 1, summarize, fmt) for i in rows[-k:]]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import importlib
 import inspect
 import os
@@ -143,6 +144,8 @@ def _own_section(tree: ast.Module) -> tuple[list[str], list[str]]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             module_lines += declaration(node, "", {})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):  # an annotated module variable
+            module_lines.append(f"{node.target.id}: {_annotation(node.annotation, {})}")
         elif isinstance(node, ast.ClassDef):
             is_tensor = node.name == "Tensor"
             rename = IN_CLASS if is_tensor else {}
@@ -221,13 +224,16 @@ def _imports(defined: set[str]) -> str:
     header_names = {"Any", "Callable", "ClassVar", "Iterator", "Literal", "Sequence", "TypeVar", "overload",
                     "NDArray", "Self", "Function", "builtins", "_int", "_float", "_bool", "None", "int", "float",
                     "bool", "str", "object", "tuple", "list", "dict", "type", "slice", "bytes"}
+    return _imports_of(USED - header_names - defined)
+
+
+def _imports_of(used: set[str]) -> str:
     import pkgutil
 
     import minitensor.ops
     ops = sorted(f"minitensor.ops.{m.name}" for m in pkgutil.iter_modules(minitensor.ops.__path__))
     sources = ["minitensor.types", "minitensor.random", *ops]  # (where each op's result classes live)
     wanted: dict[str, list[str]] = {}
-    used = USED - header_names - defined
     for name in sorted(used):
         for source in sources:
             module = importlib.import_module(source)
@@ -285,6 +291,7 @@ def import_block() -> str:
     from minitensor.ops import table
 
     by_module: dict[str, list[str]] = {}
+    out_forms: list[tuple[str, object]] = []  # (name, function) of the rows that take `out=` (table.OUT_FORMS)
     for row in table.OPS:
         if not row.function:
             continue
@@ -292,21 +299,85 @@ def import_block() -> str:
         own = _attribute_name(row.fn, module)
         names = by_module.setdefault(module.__name__, [])
         for name in row.names():
-            names.append(own if name == own else f"{own} as {name}")
+            if name in table.OUT_FORMS:
+                out_forms.append((name, row.fn))
+            else:
+                names.append(own if name == own else f"{own} as {name}")
     lines = [BEGIN]
     for module_name, names in by_module.items():
+        if not names:
+            continue
         rel = "." + module_name.split(".", 1)[1]
         lines.append(f"from {rel} import (  # noqa: F401")
         lines += textwrap.wrap(", ".join(names) + ",", WIDTH - 4, initial_indent="    ", subsequent_indent="    ",
                                break_on_hyphens=False)
         lines.append(")")
+    if out_forms:
+        lines += _out_block(out_forms)
     lines.append(END)
     return "\n".join(lines)
 
 
+# in minitensor/__init__.py the names int, float and bool are dtypes: annotations name the builtins
+IN_INIT = {"int": "_builtins.int", "float": "_builtins.float", "bool": "_builtins.bool"}
+
+
+def _out_block(out_forms: list[tuple[str, object]]) -> list[str]:
+    """The functions taking `out=`: a declaration of each for type checkers (the op's own signature
+    plus `out: Tensor | None = None`), and at run time the wrappers of ops/table.py's `with_out`."""
+    before = set(USED)
+    USED.clear()
+    decls: list[str] = []
+    for name, fn in out_forms:
+        nodes, tree, _ = _source_def(fn)
+        rename = dict(IN_INIT)
+        for node in tree.body:  # a name the op's module imports under another name: its original
+            if isinstance(node, ast.ImportFrom):
+                rename.update({alias.asname: alias.name for alias in node.names if alias.asname})
+        for node in nodes:
+            node = copy.deepcopy(node)
+            if "out" not in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+                one = node.returns is None or ast.unparse(node.returns) in ("Tensor", "'Tensor'")
+                kind = "Tensor | None" if one else "Tensor | tuple[Tensor, ...] | None"  # max(x, dim, out=(v, i))
+                node.args.kwonlyargs.append(ast.arg("out", ast.parse(kind, mode="eval").body))
+                node.args.kw_defaults.append(ast.Constant(None))
+            decls += declaration(node, "    ", rename, name=name)
+        if len(nodes) > 1:  # overloads outside a stub need an implementation, for the checker's sake
+            decls.append(f"    def {name}(*args: Any, **kwargs: Any) -> Any: ...")
+            USED.add("Any")
+    if any(line.strip() == "@overload" for line in decls):
+        USED.add("overload")
+    typing_names = sorted(USED & {"Any", "Callable", "Iterator", "Literal", "Sequence", "overload"})
+    own = {"Tensor", "Size", "device", "_builtins", "None", "str", "object", "tuple", "list", "dict",
+           "type", "slice", "bytes"} | set(typing_names)
+    imports = _imports_for(USED - own)
+    USED.clear()
+    USED.update(before)
+    names = [name for name, _ in out_forms]
+    assign = ["    ("] + textwrap.wrap(", ".join(names) + ",", WIDTH - 8, initial_indent="        ",
+                                      subsequent_indent="        ", break_on_hyphens=False)
+    assign.append("    ) = _out_functions(")
+    quoted = textwrap.wrap(", ".join(f'"{n}"' for n in names) + ",", WIDTH - 8, initial_indent="        ",
+                           subsequent_indent="        ", break_on_hyphens=False)
+    return (["# the functions PyTorch gives `out=` (OUT_FORMS in minitensor/ops/table.py): the op's function",
+             "# wrapped by the table's `with_out`; a type checker reads their declarations",
+             "if _TYPE_CHECKING:",
+             *([f"    from typing import {', '.join(typing_names)}"] if typing_names else [])]
+            + ["    " + line for line in imports] + [""] + decls
+            + ["else:", "    from .ops.table import out_functions as _out_functions", ""] + assign + quoted + ["    )"])
+
+
+def _imports_for(names: set[str]) -> list[str]:
+    return [line for line in _imports_of(names).splitlines() if line]
+
+
 def _public_names(source: str) -> list[str]:
     names = set()
-    for node in ast.parse(source).body:
+    body = list(ast.parse(source).body)
+    for node in list(body):  # `if _TYPE_CHECKING: ... else: <run time>`: the names bound at run time
+        if isinstance(node, ast.If):
+            body += node.orelse
+    for node in body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 names.add((alias.asname or alias.name).split(".")[0])

@@ -36,6 +36,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .messages import freed_message, modified_message
+from .torch_names import torch_node_name
 
 
 class Function:
@@ -117,7 +118,8 @@ class Function:
         return tuple((target, i) for i, target, _, _ in self.edges)
 
     def __repr__(self) -> str:
-        return f"<{self.name()}>"
+        """PyTorch's node name (`<MulBackward0>`, see torch_names.py), without PyTorch's `object at 0x...`."""
+        return f"<{torch_node_name(type(self).__name__)}>"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply

@@ -1,4 +1,4 @@
 """`minitensor.backends`: the accelerator back ends tutorials ask about; none is present."""
-from . import cudnn, mps  # noqa: F401
+from . import cuda, cudnn, mps  # noqa: F401
 
-__all__ = ["cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mps"]

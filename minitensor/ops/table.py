@@ -14,10 +14,15 @@ table (`tests/minitensor/test_ops.py`): see docs/contributing.md.
 """
 from __future__ import annotations
 
+import functools
+import inspect as _inspect
+import warnings
 from typing import Any, Callable, NamedTuple
 
+import numpy as np
+
 from .. import _dtype, factories as F
-from ..autograd import api
+from ..autograd import api, grad_mode
 from ..tensor import Tensor
 from . import (
     arithmetic as A,
@@ -468,6 +473,105 @@ OPS: list[Row] = [
     method("new_full", F.new_full),
     method("backward", api.tensor_backward),
 ]
+
+
+# ---- `out=`: the functions PyTorch lets write their result into a given tensor ----------------------
+# A function row whose name (or alias) is here gets the keyword `out=` in minitensor's namespace
+# (`minitensor.add(a, b, out=c)`; methods take no `out=`, as in PyTorch), made by `with_out` below
+# and bound by scripts/gen_api.py; a row added later under one of these names gets it too. The
+# names are PyTorch's functions that take `out=` (its factories' `out=` is left out: see
+# docs/notes/misc_differences.md).
+OUT_FORMS = frozenset({
+    "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
+    "amax", "amin", "any", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax",
+    "argmin", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bernoulli", "bitwise_and",
+    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm", "bucketize",
+    "cat", "ceil", "chain_matmul", "cholesky", "cholesky_inverse", "cholesky_solve", "clamp", "clamp_max",
+    "clamp_min", "clip", "column_stack", "concat", "concatenate", "copysign", "cos", "cosh", "cross", "cummax",
+    "cummin", "cumprod", "cumsum", "deg2rad", "diag", "diff", "digamma", "div", "divide", "dot", "dstack", "eq",
+    "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor", "floor_divide", "fmax", "fmin",
+    "fmod", "frac", "frexp", "gather", "gcd", "ge", "ger", "greater", "greater_equal", "gt", "heaviside", "histc",
+    "hstack", "hypot", "i0", "index_add", "index_select", "inner", "inverse", "isin", "isneginf", "isposinf",
+    "kron", "kthvalue", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p",
+    "log2", "log_softmax", "logaddexp", "logaddexp2", "logcumsumexp", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logit", "logsumexp", "lt", "masked_select", "matmul", "matrix_power", "max", "maximum", "mean",
+    "median", "min", "minimum", "mm", "mode", "msort", "mul", "multinomial", "multiply", "mv", "mvlgamma",
+    "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "ne", "neg", "negative", "nextafter", "nonzero",
+    "norm", "not_equal", "outer", "polygamma", "pow", "prod", "quantile", "rad2deg", "reciprocal", "remainder",
+    "renorm", "round", "row_stack", "rsqrt", "scatter", "scatter_add", "searchsorted", "sgn", "sigmoid", "sign",
+    "signbit", "sin", "sinc", "sinh", "softmax", "sort", "sqrt", "square", "stack", "std", "sub", "subtract", "sum",
+    "take", "take_along_dim", "tan", "tanh", "topk", "tril", "triu", "true_divide", "trunc", "var", "vdot",
+    "vstack", "where", "xlogy",
+})
+
+
+def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` taking PyTorch's `out=`: with `out=None` it is `fn`; else the result is written into the
+    tensor `out` (a tuple of them for an op with several results, such as `max(x, dim)`), which is
+    returned. The rules are PyTorch's: no autograd through `out=`, the result's dtype must cast to
+    out's without dropping a category (float into int64 is refused), and an `out` of another shape
+    is resized (with PyTorch's warning when it held elements). Nothing is written when a check fails."""
+
+    @functools.wraps(fn)
+    def fn_with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        outs = (out,) if isinstance(out, Tensor) else tuple(out) if isinstance(out, (tuple, list)) else None
+        if not outs or not all(isinstance(o, Tensor) for o in outs):
+            raise TypeError(f"{name}(): argument 'out' must be a Tensor (a tuple of Tensors for an op with several "
+                            f"results), not {type(out).__name__}")
+        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in _tensors((args, kwargs, outs))):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        results = (result,) if isinstance(result, Tensor) else tuple(result)
+        if len(results) != len(outs):
+            raise TypeError(f"{name}(): out= takes {len(results)} tensor(s) for this call, got {len(outs)}")
+        for r, o in zip(results, outs):
+            if not _dtype.can_cast(r.dtype, o.dtype):
+                raise RuntimeError(f"{name}(): result type {_dtype.scalar_name(r.dtype)} can't be cast to the desired "
+                                   f"output type {_dtype.scalar_name(o.dtype)}")
+        for r, o in zip(results, outs):
+            _write_into(o, r._array)
+        return out
+
+    sig = _inspect.signature(fn)
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(at, _inspect.Parameter("out", _inspect.Parameter.KEYWORD_ONLY, default=None,
+                                         annotation="Tensor | tuple[Tensor, ...] | None"))
+    fn_with_out.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return fn_with_out
+
+
+def _tensors(obj: Any) -> list[Tensor]:
+    """The tensors in args, kwargs and lists of them (`cat([a, b], out=c)`)."""
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (tuple, list)):
+        return [t for item in obj for t in _tensors(item)]
+    return []
+
+
+def _write_into(out: Tensor, values: np.ndarray[Any, Any]) -> None:
+    if out.shape == values.shape:
+        np.copyto(out._array, values, casting="unsafe")
+    else:
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(values.shape)}. PyTorch deprecates "
+                          "this: resize the out tensor to zero elements first (t.resize_(0) in PyTorch).",
+                          UserWarning, stacklevel=3)
+        out._array = values.astype(out.dtype, copy=True)
+    out._bump_version()
+
+
+def out_functions(*names: str) -> tuple[Callable[..., Any], ...]:
+    """The namespace functions under `names` (each in OUT_FORMS), taking `out=` (minitensor/__init__.py binds them)."""
+    fns = {name: row.fn for row in OPS if row.function for name in row.names()}
+    return tuple(with_out(name, fns[name]) for name in names)
 
 
 def methods() -> dict[str, Callable[..., Any] | property]:
