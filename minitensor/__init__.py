@@ -91,6 +91,7 @@ def set_printoptions(precision: _builtins.int | None = None, threshold: _builtin
 from . import nn, optim  # noqa: E402,F401
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import viz  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401  (torch.distributions: minitensor/distributions)
 from .serialization import load, save  # noqa: E402,F401
 
 __version__ = "0.1.0"
@@ -110,10 +111,10 @@ __all__ = [
     "abs", "add", "addcdiv", "addcmul", "all", "allclose", "amax", "amin", "any", "arange", "argmax", "argmin",
     "argsort", "as_tensor", "autograd", "backends", "bernoulli", "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "bmm", "bool", "BoolTensor", "broadcast_to", "ByteTensor", "cat", "CharTensor", "chunk", "clamp",
-    "clip", "clone", "concat", "concatenate", "cos", "count_nonzero", "cuda", "cumsum", "device", "div", "divide",
-    "dot", "double", "DoubleTensor", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal",
-    "erf", "exp", "expand", "eye", "flatten", "flip", "float", "float16", "float32", "float64", "FloatTensor",
-    "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "ge", "gelu", "Generator",
+    "clip", "clone", "concat", "concatenate", "cos", "count_nonzero", "cuda", "cumsum", "device", "distributions",
+    "div", "divide", "dot", "double", "DoubleTensor", "dtype", "e", "einsum", "empty", "empty_like", "enable_grad",
+    "eq", "equal", "erf", "exp", "expand", "eye", "flatten", "flip", "float", "float16", "float32", "float64",
+    "FloatTensor", "floor_divide", "fmod", "from_numpy", "full", "full_like", "gather", "ge", "gelu", "Generator",
     "get_default_dtype", "get_rng_state", "greater", "greater_equal", "gt", "half", "HalfTensor", "index_fill",
     "index_select", "inf", "inference_mode", "int", "int16", "int32", "int64", "int8", "IntTensor",
     "is_grad_enabled", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "less", "less_equal",
