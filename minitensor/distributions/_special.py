@@ -154,7 +154,7 @@ def erfinv(x: Tensor) -> Tensor:
 
 def _np_gammainc(a: np.ndarray, x: np.ndarray, terms: int = 400) -> np.ndarray:
     """The regularised lower incomplete gamma P(a, x): its series where x < a + 1, else 1 minus the
-    continued fraction of Q(a, x) (modified Lentz), both summed to a fixed number of terms."""
+    continued fraction of Q(a, x) (modified Lentz), each summed until every element has converged."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     with np.errstate(all="ignore"):
         log_front = a * np.log(x) - x - np_lgamma(a)
@@ -164,6 +164,8 @@ def _np_gammainc(a: np.ndarray, x: np.ndarray, terms: int = 400) -> np.ndarray:
         for n in range(1, terms):
             term = term * x / (a + n)
             total = total + term
+            if n % 8 == 0 and not np.any(np.where(x < a + 1, term, 0) > 1e-17 * total):
+                break
         series = np.exp(log_front - np.log(a)) * total
         # continued fraction for Q = x^a e^-x / Γ(a) * 1 / (x + 1 - a - 1(1 - a) / (x + 3 - a - ...))
         tiny = 1e-300
@@ -179,6 +181,8 @@ def _np_gammainc(a: np.ndarray, x: np.ndarray, terms: int = 400) -> np.ndarray:
             c = b + an / c
             c = np.where(np.abs(c) < tiny, tiny, c)
             h = h * d * c
+            if i % 8 == 0 and not np.any(np.where(x < a + 1, 0, np.abs(d * c - 1)) > 1e-16):
+                break
         fraction = 1 - np.exp(log_front) * h
         out = np.where(x < a + 1, series, fraction)
     return np.where(x <= 0, 0.0, np.where(np.isinf(x), 1.0, out))

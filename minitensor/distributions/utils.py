@@ -68,10 +68,10 @@ def bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
 
 
 def xlogy(x: Tensor, y: Tensor) -> Tensor:
-    """x ln y, taken as 0 where x is 0 (also where y is 0 there), as PyTorch's xlogy."""
-    zero = x == 0
-    safe_y = minitensor.where(zero, minitensor.ones_like(y), y)
-    return minitensor.where(zero, minitensor.zeros_like(x * safe_y), x * safe_y.log())
+    """x ln y, taken as 0 where x and y are both 0, as PyTorch's xlogy (its gradient in x stays ln y at x = 0)."""
+    both_zero = (x == 0) & (y == 0)
+    safe_y = minitensor.where(both_zero, minitensor.ones_like(y), y)
+    return x * safe_y.log()
 
 
 def sum_rightmost(value: Tensor, dim: int) -> Tensor:
