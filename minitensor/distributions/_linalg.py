@@ -21,6 +21,7 @@ def cholesky(a: Tensor) -> Tensor:
     op = _linalg("cholesky")
     if op is not None:
         return op(a)
+    a = (a + a.transpose(-2, -1)) / 2  # reads both triangles, so its gradient is symmetric, as PyTorch's
     n = a.shape[-1]
     rows: list[list[Tensor]] = []  # rows[i][j] = L[..., i, j] for j <= i
     for i in range(n):

@@ -33,8 +33,9 @@ class Dirichlet(Distribution):
     def mode(self) -> Tensor:
         a1 = (self.concentration - 1).clamp(min=0.0)
         mode = a1 / a1.sum(-1, keepdim=True)
-        # every α < 1: the density peaks at the corner of the largest α
-        corner = (self.concentration.argmax(-1, keepdim=True) == minitensor.arange(a1.shape[-1])).to(a1.dtype)
+        # every α < 1: the density is unbounded at every corner; PyTorch names the one its argmax of the
+        # NaN row 0/0 gives (the first), and so does this
+        corner = (mode.argmax(-1, keepdim=True) == minitensor.arange(a1.shape[-1])).to(a1.dtype)
         return minitensor.where((self.concentration < 1).all(-1, keepdim=True), corner, mode)
 
     @property

@@ -57,14 +57,20 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return p.log() - (-p).log1p() if is_binary else p.log()
 
 
+def _positive_part(x: Tensor) -> Tensor:
+    # max(x, 0) written (x + |x|) / 2: its gradient at 0 is 1/2, so the sums below have the exact
+    # gradient sigmoid(0) = 1/2 there (with clamp's gradient, 1 at the kink, it would come out wrong)
+    return (x + x.abs()) / 2
+
+
 def softplus(x: Tensor) -> Tensor:
     """ln(1 + e^x), computed as max(x, 0) + ln(1 + e^-|x|) so it neither overflows nor loses digits."""
-    return x.clamp(min=0) + (-x.abs()).exp().log1p()
+    return _positive_part(x) + (-x.abs()).exp().log1p()
 
 
 def bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     """-(t ln σ(l) + (1 - t) ln(1 - σ(l))), elementwise, in its stable form max(l, 0) - l t + ln(1 + e^-|l|)."""
-    return logits.clamp(min=0) - logits * target + (-logits.abs()).exp().log1p()
+    return softplus(logits) - logits * target
 
 
 def xlogy(x: Tensor, y: Tensor) -> Tensor:
