@@ -7,12 +7,14 @@ gains `cholesky` / `solve_triangular`, those are used instead.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import minitensor
 
 from ..tensor import Tensor
 
 
-def _linalg(name: str):
+def _linalg(name: str) -> Any:
     return getattr(getattr(minitensor, "linalg", None), name, None)
 
 

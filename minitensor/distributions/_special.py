@@ -13,6 +13,7 @@ then sum their asymptotic series (error below 1e-15 there), and reflect x < 1/2 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -36,7 +37,7 @@ def np_lgamma(x: np.ndarray) -> np.ndarray:
     return np.asarray(_lgamma_ufunc(np.asarray(x, np.float64)), np.float64).astype(x.dtype, copy=False)
 
 
-def _shifted(x: np.ndarray, step) -> tuple[np.ndarray, np.ndarray]:
+def _shifted(x: np.ndarray, step: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """x moved up to at least 6 (x >= 1/2 given), and the sum of `step(x)` over the values passed."""
     acc = np.zeros_like(x)
     for _ in range(6):

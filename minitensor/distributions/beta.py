@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import minitensor
 
@@ -30,7 +30,7 @@ class Beta(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Beta:
         new = type(self).__new__(type(self))
-        new._dirichlet = self._dirichlet.expand(batch_shape)
+        new._dirichlet = cast(Dirichlet, self._dirichlet.expand(batch_shape))
         Distribution.__init__(new, new._dirichlet.batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

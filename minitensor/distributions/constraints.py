@@ -6,6 +6,8 @@ on construction when validation is on) and `support` (checked by `log_prob`).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import minitensor
@@ -52,7 +54,7 @@ class dependent_property(property):
     """A property that is also a dependent constraint (a distribution's `support` that depends on its
     parameters); `@dependent_property(is_discrete=..., event_dim=...)` decorates as well as the bare form."""
 
-    def __init__(self, fn=None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
         super().__init__(fn)
         self.is_discrete, self.event_dim = is_discrete, event_dim
 
@@ -78,7 +80,7 @@ class _OneHot(Constraint):
 class _IntegerInterval(Constraint):
     is_discrete = True
 
-    def __init__(self, lower_bound, upper_bound) -> None:
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
@@ -91,7 +93,7 @@ class _IntegerInterval(Constraint):
 class _IntegerGreaterThan(Constraint):
     is_discrete = True
 
-    def __init__(self, lower_bound) -> None:
+    def __init__(self, lower_bound: Any) -> None:
         self.lower_bound = lower_bound
 
     def check(self, value):
@@ -107,7 +109,7 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
-    def __init__(self, lower_bound) -> None:
+    def __init__(self, lower_bound: Any) -> None:
         self.lower_bound = lower_bound
 
     def check(self, value):
@@ -126,7 +128,7 @@ class _GreaterThanEq(_GreaterThan):
 
 
 class _Interval(Constraint):
-    def __init__(self, lower_bound, upper_bound) -> None:
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
@@ -158,11 +160,11 @@ class _Independent(Constraint):
         self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
 
     @property
-    def is_discrete(self):  # type: ignore[override]
+    def is_discrete(self):
         return self.base_constraint.is_discrete
 
     @property
-    def event_dim(self):  # type: ignore[override]
+    def event_dim(self):
         return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
 
     def check(self, value):

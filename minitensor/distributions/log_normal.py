@@ -5,7 +5,7 @@ PyTorch builds it as a TransformedDistribution of Normal by ExpTransform; here i
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..tensor import Size, Tensor
 from . import constraints
@@ -26,7 +26,7 @@ class LogNormal(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> LogNormal:
         new = type(self).__new__(type(self))
-        new.base_dist = self.base_dist.expand(batch_shape)
+        new.base_dist = cast(Normal, self.base_dist.expand(batch_shape))
         Distribution.__init__(new, new.base_dist.batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -1,7 +1,7 @@
 """OneHotCategorical(probs | logits): a Categorical whose draws are one-hot vectors of length K."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import minitensor
 
@@ -30,7 +30,7 @@ class OneHotCategorical(Distribution):
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> OneHotCategorical:
         new = type(self).__new__(type(self))
-        new._categorical = self._categorical.expand(batch_shape)
+        new._categorical = cast(Categorical, self._categorical.expand(batch_shape))
         Distribution.__init__(new, new._categorical.batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
