@@ -73,6 +73,30 @@ def np_trigamma(x: np.ndarray) -> np.ndarray:
     return out.astype(np.asarray(x).dtype, copy=False)
 
 
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)  # B_2, B_4, ..., B_12
+
+
+def np_polygamma(n: int, x: np.ndarray) -> np.ndarray:
+    """ψ⁽ⁿ⁾(x) for n >= 1 and x > 0 (trigamma also for x <= 0, NaN there for n >= 2): shift x up to >= 12 with
+    ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x + 1) + (-1)ⁿ⁺¹ n! / xⁿ⁺¹, then the asymptotic series
+    (-1)ⁿ⁺¹ [(n-1)!/xⁿ + n!/(2xⁿ⁺¹) + Σₖ B₂ₖ (2k+n-1)! / ((2k)! x²ᵏ⁺ⁿ)]."""
+    a = np.asarray(x, np.float64)
+    if n == 1 and np.any(a <= 0):  # trigamma's reflection covers x <= 0
+        return np.where(a > 0, np_polygamma(1, np.where(a > 0, a, 1.0)), np_trigamma(a)).astype(
+            np.asarray(x).dtype, copy=False)
+    sign = (-1.0) ** (n + 1)
+    acc = np.zeros_like(a)
+    z = np.where(a > 0, a, np.nan)
+    for _ in range(12):
+        small = z < 12
+        acc += np.where(small, sign * math.factorial(n) / np.where(small, z, 1.0) ** (n + 1), 0.0)
+        z = np.where(small, z + 1, z)
+    series = math.factorial(n - 1) / z**n + math.factorial(n) / (2 * z ** (n + 1))
+    for k, b in enumerate(_BERNOULLI, start=1):
+        series = series + b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) * z ** (2 * k + n))
+    return (sign * series + acc).astype(np.asarray(x).dtype, copy=False)
+
+
 class _Lgamma(Function):
     r"""out = ln |Γ(x)|;   VJP: gx = g * ψ(x)   (ψ = digamma)"""
 
@@ -86,7 +110,7 @@ class _Lgamma(Function):
 
 
 class _Digamma(Function):
-    r"""out = ψ(x) = d/dx ln Γ(x);   VJP: gx = g * ψ'(x)   (trigamma, a constant here: no second derivative)"""
+    r"""out = ψ(x) = d/dx ln Γ(x);   VJP: gx = g * ψ⁽¹⁾(x)   (trigamma)"""
 
     @staticmethod
     def forward(ctx, x):
@@ -94,7 +118,20 @@ class _Digamma(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make(np_trigamma(ctx.inputs[0]._array))
+        return g * _Polygamma.apply(ctx.inputs[0], 1)
+
+
+class _Polygamma(Function):
+    r"""out = ψ⁽ⁿ⁾(x), the n-th derivative of ψ (n >= 1);   VJP: gx = g * ψ⁽ⁿ⁺¹⁾(x)"""
+
+    @staticmethod
+    def forward(ctx, x, n):
+        return np_polygamma(n, x._array)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, n = ctx.inputs
+        return g * _Polygamma.apply(x, n + 1), None
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -202,23 +239,17 @@ def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(grad), grad, 0.0)
 
 
-class _StandardGamma(Function):
-    r"""out ~ Gamma(α, 1), a draw;   VJP: gα = g * ∂out/∂α, with out's quantile held fixed:
-    ∂out/∂α = -(∂P(α, out)/∂α) / p(out; α)   (P the Gamma CDF, p its density)"""
-
-    @staticmethod
-    def forward(ctx, alpha):
-        from ..random import _gen
-
-        a = alpha._array
-        out = _gen().standard_gamma(a.astype(np.float64))
-        return np.maximum(out, np.finfo(a.dtype).tiny).astype(a.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        grad = standard_gamma_grad(ctx.output._array, ctx.inputs[0]._array)
-        return g * Tensor._make(grad.astype(g.dtype))
-
-
 def standard_gamma(alpha: Tensor) -> Tensor:
-    return _StandardGamma.apply(alpha)
+    """A standard Gamma(α) draw (numpy's sampler, minitensor's generator) whose gradient in α is the
+    implicit reparameterisation ∂x/∂α = -(∂P(α, x)/∂α) / p(x; α) (P the Gamma CDF, p its density): the
+    draw held at a fixed quantile while α moves. Written as x + ∂x/∂α (α - α.detach()), whose value is x
+    and whose gradient is ∂x/∂α (first order only, as PyTorch's), so no Function of its own is needed."""
+    from ..random import _gen
+
+    a = alpha.detach().numpy()
+    x = np.maximum(_gen().standard_gamma(a.astype(np.float64)), np.finfo(a.dtype).tiny).astype(a.dtype)
+    draw = minitensor.tensor(x, dtype=alpha.dtype)
+    if not alpha.requires_grad:
+        return draw
+    slope = minitensor.tensor(standard_gamma_grad(x, a).astype(a.dtype), dtype=alpha.dtype)
+    return draw + slope * (alpha - alpha.detach())
