@@ -72,6 +72,29 @@ MODULES = {
     # ---- h-misc: the stand-ins of minitensor/_runtime.py
     "torch.backends.cuda": "minitensor.backends.cuda",
     "torch.amp": "minitensor.amp",
+    # ---- torch.distributions (minitensor/distributions) ----
+    "torch.distributions": "minitensor.distributions",
+    "torch.distributions.distribution": "minitensor.distributions.distribution",
+    "torch.distributions.constraints": "minitensor.distributions.constraints",
+    "torch.distributions.categorical": "minitensor.distributions.categorical",
+    "torch.distributions.one_hot_categorical": "minitensor.distributions.one_hot_categorical",
+    "torch.distributions.normal": "minitensor.distributions.normal",
+    "torch.distributions.bernoulli": "minitensor.distributions.bernoulli",
+    "torch.distributions.uniform": "minitensor.distributions.uniform",
+    "torch.distributions.multivariate_normal": "minitensor.distributions.multivariate_normal",
+    "torch.distributions.beta": "minitensor.distributions.beta",
+    "torch.distributions.gamma": "minitensor.distributions.gamma",
+    "torch.distributions.exponential": "minitensor.distributions.exponential",
+    "torch.distributions.laplace": "minitensor.distributions.laplace",
+    "torch.distributions.poisson": "minitensor.distributions.poisson",
+    "torch.distributions.binomial": "minitensor.distributions.binomial",
+    "torch.distributions.geometric": "minitensor.distributions.geometric",
+    "torch.distributions.dirichlet": "minitensor.distributions.dirichlet",
+    "torch.distributions.log_normal": "minitensor.distributions.log_normal",
+    "torch.distributions.independent": "minitensor.distributions.independent",
+    "torch.distributions.gumbel": "minitensor.distributions.gumbel",
+    "torch.distributions.kl": "minitensor.distributions.kl",
+    "torch.distributions.utils": "minitensor.distributions.utils",
 }
 
 
