@@ -464,8 +464,8 @@ class Logit(Function):
 
 
 class NanToNum(Function):
-    r"""out = x, with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (defaults: 0, and
-    the largest and lowest finite numbers of x's dtype);   VJP: gx = g * [x is finite]"""
+    r"""out = x, with NaN replaced by nan, +inf by posinf and -inf by neginf (by default 0 and x's dtype's extremes)
+    VJP: gx = g * [x is finite]"""
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
