@@ -191,15 +191,22 @@ class Compared(Function):
         return zeros(a, ctx.needs_input_grad[0]), zeros(b, ctx.needs_input_grad[1]), None
 
 
-def in_dtype_of_input(compare: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """`compare(input, other)` converted to input's dtype through a Compared node (zero gradient):
-    what the op table's in-place comparison `x.<name>_(other)` writes into x."""
-    def fn(input: Tensor, other: TensorOrNumber | None = None) -> Tensor:
-        return Compared.apply(input, other, compare)
+def in_place(name: str, compare: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The in-place method `x.<name>(other)` (`x.eq_(y)` ...): compare(x, other) written into x in
+    x's dtype (1 or 0 for a comparison) through a Compared node, so x's gradient becomes 0, as PyTorch."""
+    def method(self: Tensor, other: TensorOrNumber) -> Tensor:
+        from .inplace import inplace  # (inplace.py sits above the op modules)
+        return inplace(self, name, Compared.apply, other, compare)
 
-    fn.__name__ = compare.__name__
-    fn.__doc__ = f"`{compare.__name__}(input, other)` in input's dtype."
-    return with_formulas(Compared)(fn)
+    def unary_method(self: Tensor) -> Tensor:
+        from .inplace import inplace
+        return inplace(self, name, Compared.apply, None, compare)
+
+    chosen = unary_method if compare in (logical_not, bitwise_not) else method
+    chosen.__name__ = chosen.__qualname__ = name
+    chosen.__doc__ = (f"In place: x becomes `{compare.__name__}(x, ...)` in x's dtype (recorded in the graph, "
+                      "with a zero gradient).")
+    return with_formulas(Compared)(chosen)
 
 
 def _tensor(x, op):

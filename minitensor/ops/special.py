@@ -316,6 +316,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return Polygamma.apply(_float(input, "polygamma"), n)
 
 
+@with_formulas(Polygamma)
 def polygamma_method(self: Tensor, n: int) -> Tensor:
     """`x.polygamma(n)`: polygamma(n, x) (the method takes n after the tensor, as PyTorch's)."""
     return polygamma(n, self)

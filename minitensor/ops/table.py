@@ -458,7 +458,7 @@ OPS: list[Row] = [
     op("igamma", SP.igamma, inplace=True),
     op("igammac", SP.igammac, inplace=True),
     # the in-place comparisons: x.eq_(y) writes 1 or 0 in x's dtype, with a zero gradient (see compare.Compared)
-    *[method(name + "_", inplace.inplace_method(name + "_", C.in_dtype_of_input(fn))) for name, fn in (
+    *[method(name + "_", C.in_place(name + "_", fn)) for name, fn in (
         ("eq", C.eq), ("ne", C.ne), ("not_equal", C.ne), ("lt", C.lt), ("less", C.lt), ("le", C.le),
         ("less_equal", C.le), ("gt", C.gt), ("greater", C.gt), ("ge", C.ge), ("greater_equal", C.ge),
         ("logical_and", C.logical_and), ("logical_or", C.logical_or), ("logical_xor", C.logical_xor),

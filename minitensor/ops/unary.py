@@ -464,8 +464,8 @@ class Logit(Function):
 
 
 class NanToNum(Function):
-    r"""out = x, with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (defaults: 0, and
-    the largest and lowest finite numbers of x's dtype);   VJP: gx = g * [x is finite]"""
+    r"""out = x, with NaN replaced by nan, +inf by posinf and -inf by neginf (by default 0 and x's dtype's extremes)
+    VJP: gx = g * [x is finite]"""
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
@@ -663,13 +663,15 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     return NanToNum.apply(input, nan, posinf, neginf)
 
 
+@with_formulas(Clamp)
 def clamp_min(input: Tensor, min: TensorOrNumber) -> Tensor:
-    """clamp(input, min=min): every element at least `min` (Clamp's formulas, with hi = None)."""
+    """clamp(input, min=min): every element at least `min` (hi = None in Clamp's formulas)."""
     return clamp(input, min=min)
 
 
+@with_formulas(Clamp)
 def clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:
-    """clamp(input, max=max): every element at most `max` (Clamp's formulas, with lo = None)."""
+    """clamp(input, max=max): every element at most `max` (lo = None in Clamp's formulas)."""
     return clamp(input, max=max)
 
 

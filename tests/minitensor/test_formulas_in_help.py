@@ -38,6 +38,12 @@ NO_GRADIENT = {
                      "triu_indices", "unique", "unique_consecutive", "unravel_index"], "integer or count results"),
     **dict.fromkeys(["resize_", "resize_as_"], "refused for a tensor that requires grad, as in PyTorch"),
     "new": "a new tensor of constants",
+    # issue 29's ops without a gradient: bool and integer results, and ops PyTorch defines no gradient for
+    **dict.fromkeys(["signbit", "isposinf", "isneginf", "isreal", "isin"], "a bool result"),
+    **dict.fromkeys(["gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "gcd_", "lcm_", "bitwise_left_shift_",
+                     "bitwise_right_shift_"], "an integer result"),
+    "frexp": "a mantissa and an integer exponent, no gradient in PyTorch",
+    **dict.fromkeys(["nextafter", "heaviside"], "no gradient in PyTorch either"),
     # pictures, not tensors
     **dict.fromkeys(["show_heatmaps", "unicode_heatmap", "attention_viewer_html"], "a picture"),
 }
