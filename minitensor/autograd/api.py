@@ -50,6 +50,8 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
     tensors = _tuple(tensors)
     grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):  # zip would silently drop the outputs without a gradient
+        raise RuntimeError(f"backward: got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
