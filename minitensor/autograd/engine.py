@@ -16,6 +16,7 @@ import numpy as np
 from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
 from .freeing import release as _release
+from .hooks import run_hooks as _run_hooks
 from .messages import freed_message, modified_message
 
 
@@ -131,20 +132,12 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
     return captured
 
 
-def _run_hooks(hooks, g):
-    """Each hook sees the gradient; one that returns a tensor replaces it."""
-    for hook in hooks or ():
-        new = hook(g)
-        g = g if new is None else (new if isinstance(new, Tensor) else Tensor._make(np.asarray(new)))
-    return g
-
-
 def store_grad(t, g, create_graph):
     """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
     with `create_graph` it keeps its graph."""
     if t.grad is not None and not create_graph:
-        t.grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
+        t._grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
     elif t.grad is not None:
         t.grad = t.grad + g  # with create_graph the sum is recorded
     elif create_graph:

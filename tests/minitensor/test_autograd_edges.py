@@ -17,3 +17,43 @@ def test_backward_needs_one_gradient_per_tensor():
     with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
         autograd.backward([y1, y2], [mt.tensor(1.0)])
     assert x.grad is None
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("hook, error, match", [
+    (lambda g: g.sum(), RuntimeError, "changed the size"),
+    (lambda g: g[:2], RuntimeError, "changed the size"),
+    (lambda g: g.double(), RuntimeError, "changed the type"),
+    (lambda g: 5, TypeError, "returned 'int'"),
+])
+def test_a_hook_may_not_change_the_gradient_shape_or_dtype(leaf, hook, error, match):
+    x = mt.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    y = x * 2
+    (x if leaf else y).register_hook(hook)
+    with pytest.raises(error, match="hook '<lambda>' .*" + match if error is RuntimeError else match):
+        y.sum().backward()
+    assert x.grad is None
+
+
+def test_a_hook_that_keeps_shape_and_dtype_replaces_the_gradient():
+    x = _leaf()
+    x.register_hook(lambda g: g * 10)
+    (x * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0, 20.0])
+
+
+@pytest.mark.parametrize("value, error", [
+    (mt.ones(2, dtype=mt.float64), RuntimeError),
+    (mt.ones(1, dtype=mt.float64), RuntimeError),
+    (mt.ones(3, dtype=mt.float32), RuntimeError),
+    (mt.ones(3, dtype=mt.int64), RuntimeError),
+    ([1.0, 2.0, 3.0], TypeError),
+])
+def test_assigning_a_grad_that_does_not_fit_is_refused(value, error):
+    x = _leaf()
+    with pytest.raises(error):
+        x.grad = value
+    assert x.grad is None
+    x.grad = mt.ones(3, dtype=mt.float64)
+    x.grad = None
+    assert x.grad is None

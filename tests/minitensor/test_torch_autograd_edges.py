@@ -27,3 +27,27 @@ def test_backward_with_fewer_gradients_than_tensors():
     err = _error(lambda: autograd.backward([(x * 2).sum(), (x * 3).sum()], [mt.tensor(1.0)]))
     terr = _error(lambda: torch.autograd.backward([(tx * 2).sum(), (tx * 3).sum()], [torch.tensor(1.0)]))
     assert err is terr is RuntimeError
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("hook", [lambda g: g.sum(), lambda g: g[:2], lambda g: g.double(), lambda g: 5,
+                                  lambda g: g * 3])
+def test_hook_results_that_do_not_fit(leaf, hook):
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        (x if leaf else y).register_hook(hook)
+        err = _error(lambda: y.sum().backward())
+        return err, None if x.grad is None else x.grad.tolist()
+    assert run(mt) == run(torch)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.ones(2), lambda lib: lib.ones(1), lambda lib: lib.ones(3),
+                                  lambda lib: lib.ones(3, dtype=lib.float64), lambda lib: lib.ones(3, dtype=lib.int64),
+                                  lambda lib: [1.0, 2.0, 3.0], lambda lib: None])
+def test_assigning_grad(make):
+    def run(lib):
+        x = lib.zeros(3, requires_grad=True)
+        err = _error(lambda: setattr(x, "grad", make(lib)))
+        return err, None if x.grad is None else (x.grad.tolist(), str(x.grad.dtype).split(".")[-1])
+    assert run(mt) == run(torch)
