@@ -57,3 +57,20 @@ def test_assigning_a_grad_that_does_not_fit_is_refused(value, error):
     x.grad = mt.ones(3, dtype=mt.float64)
     x.grad = None
     assert x.grad is None
+
+
+def test_grad_runs_only_the_part_of_the_graph_that_reaches_the_inputs():
+    a, b = _leaf(), _leaf()
+    fired = []
+    b.register_hook(lambda g: fired.append("b"))
+    h = a.exp()  # ExpBackward saves its output: freed after a backward through it
+    h.register_hook(lambda g: fired.append("h"))
+    y = h * 2
+    y.register_hook(lambda g: fired.append("y"))
+    loss = (y * b).sum()
+    (gy,) = autograd.grad(loss, y, retain_graph=True)
+    np.testing.assert_allclose(gy.numpy(), b.detach().numpy())
+    assert fired == ["y"]
+    assert a.grad is None and b.grad is None
+    loss.backward()  # the nodes below y were not freed by grad
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp(a.detach().numpy()) * b.detach().numpy())
