@@ -74,3 +74,19 @@ def test_grad_runs_only_the_part_of_the_graph_that_reaches_the_inputs():
     assert a.grad is None and b.grad is None
     loss.backward()  # the nodes below y were not freed by grad
     np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp(a.detach().numpy()) * b.detach().numpy())
+
+
+def test_grad_of_a_non_tensor_input_is_a_type_error():
+    x = _leaf()
+    with pytest.raises(TypeError, match="float"):
+        autograd.grad((x * 2).sum(), 1.0)
+    with pytest.raises(RuntimeError):
+        autograd.grad((x * 2).sum(), [x, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [mt.int64, mt.bool, mt.float32])
+def test_backward_casts_the_upstream_gradient_to_the_output_dtype(dtype):
+    x = _leaf()
+    (x * 2).backward(mt.ones(3, dtype=dtype))
+    assert x.grad.dtype == mt.float64
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 2.0])

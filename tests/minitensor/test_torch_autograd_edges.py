@@ -66,3 +66,19 @@ def test_grad_runs_only_what_reaches_its_inputs():
         loss.backward()
         return sorted(fired), gy.tolist(), a.grad.tolist()  # (only which hooks fired: the order may differ)
     assert run(mt) == run(torch)
+
+
+@pytest.mark.parametrize("inputs", [lambda x: 1.0, lambda x: [x, 1.0]])
+def test_grad_of_non_tensor_inputs(inputs):
+    x, tx = _pair()
+    assert _error(lambda: autograd.grad((x * 2).sum(), inputs(x))) is \
+        _error(lambda: torch.autograd.grad((tx * 2).sum(), inputs(tx)))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_backward_with_a_gradient_of_another_dtype(dtype):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        (x * 2).backward(lib.ones(3, dtype=getattr(lib, dtype)))
+        return x.grad.tolist(), str(x.grad.dtype).split(".")[-1]
+    assert run(mt) == run(torch)
