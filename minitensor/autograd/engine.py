@@ -136,7 +136,7 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
         g = _run_hooks(leaf._hooks, g)
         if capture is not None:
             captured[id(leaf)] = g
-        else:
+        elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
             store_grad(leaf, g, create_graph)
     return captured
 

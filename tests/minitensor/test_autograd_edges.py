@@ -90,3 +90,12 @@ def test_backward_casts_the_upstream_gradient_to_the_output_dtype(dtype):
     (x * 2).backward(mt.ones(3, dtype=dtype))
     assert x.grad.dtype == mt.float64
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad():
+    x, w = _leaf(), _leaf()
+    y = (x * w).sum()
+    x.requires_grad_(False)
+    y.backward()
+    assert x.grad is None
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy())

@@ -82,3 +82,13 @@ def test_backward_with_a_gradient_of_another_dtype(dtype):
         (x * 2).backward(lib.ones(3, dtype=getattr(lib, dtype)))
         return x.grad.tolist(), str(x.grad.dtype).split(".")[-1]
     assert run(mt) == run(torch)
+
+
+def test_requires_grad_false_between_forward_and_backward():
+    def run(lib):
+        x, w = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+        y = (x * w).sum()
+        x.requires_grad_(False)
+        y.backward()
+        return x.grad, w.grad.tolist()
+    assert run(mt) == run(torch)
