@@ -219,9 +219,9 @@ class Tensor:
     # _array: the numpy array holding the values (`.numpy()` outside the library)
     # _rg: requires_grad;  _base: the tensor whose memory a view shares (None if not a view)
     # _base_grad_fn: the base's grad_fn when this view was taken (its graph is right while that holds)
-    __slots__ = ("_array", "_rg", "grad", "grad_fn", "_version_counter", "_base", "_base_grad_fn", "_hooks",
+    __slots__ = ("_array", "_rg", "_grad", "grad_fn", "_version_counter", "_base", "_base_grad_fn", "_hooks",
                  "__weakref__")
-    grad: Tensor | None
+    _grad: Tensor | None
     grad_fn: Function | None
     _array: NDArray[Any]
     _rg: bool
@@ -245,7 +245,7 @@ class Tensor:
             raise TypeError(f"Tensor(): expected data or a shape of ints, got {args!r}")
         self._array = data
         self._rg = False
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._version_counter = VersionCounter()
         self._base = None
@@ -260,7 +260,7 @@ class Tensor:
         t = _new(Tensor)
         t._array = arr
         t._rg = False
-        t.grad = None
+        t._grad = None
         t.grad_fn = None
         t._version_counter = VersionCounter()
         t._base = None
@@ -330,6 +330,26 @@ class Tensor:
             )
         self._rg = bool(requires_grad)
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient backward accumulated here (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        # checked as PyTorch does, so an optimizer never meets a gradient that doesn't fit its parameter
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._array.shape != self._array.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size {list(value.shape)} to a tensor of "
+                                   f"size {list(self.shape)}: the gradient and the tensor must have the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient of dtype {value.dtype} to a tensor of dtype "
+                                   f"{self.dtype}: the gradient must have the tensor's dtype")
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:

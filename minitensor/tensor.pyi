@@ -73,7 +73,7 @@ class _Formatter:
 def _layout(arr: NDArray[Any], indent: int, summarize: bool, fmt: _Formatter) -> str: ...
 
 class Tensor:
-    grad: Tensor | None
+    _grad: Tensor | None
     grad_fn: Function | None
     _array: NDArray[Any]
     _rg: _bool
@@ -100,6 +100,10 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: _bool) -> None: ...
     def requires_grad_(self, requires_grad: _bool = True) -> Self: ...
+    @property
+    def grad(self) -> Tensor | None: ...
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None: ...
     @property
     def is_leaf(self) -> _bool: ...
     @property

@@ -37,6 +37,8 @@ def root_gradients(outputs, grad_outputs):
             g = Tensor._make(np.ones_like(t._array))
         elif not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=t.dtype))
+        elif g.dtype != t.dtype:  # PyTorch casts the gradient to its output's dtype (an int one too)
+            g = Tensor._make(g._array.astype(t.dtype))
         if g.shape != t.shape:
             raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output "
                                f"has shape {tuple(t.shape)}")
@@ -50,6 +52,8 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
     tensors = _tuple(tensors)
     grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):  # zip would silently drop the outputs without a gradient
+        raise RuntimeError(f"backward: got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
@@ -87,6 +91,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
+    if not isinstance(inputs, (Tensor, list, tuple)):  # PyTorch: a TypeError (it iterates over them)
+        raise TypeError(f"grad: inputs must be a Tensor or a sequence of Tensors, got {type(inputs).__name__}")
     outputs = _tuple(outputs)
     inputs_t = _tuple(inputs)
     grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)

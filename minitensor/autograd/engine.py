@@ -16,7 +16,9 @@ import numpy as np
 from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
 from .freeing import release as _release
+from .hooks import run_hooks as _run_hooks
 from .messages import freed_message, modified_message
+from .pruning import leads_to, needed_nodes
 
 
 def _count_consumers(roots):
@@ -90,6 +92,8 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
     ready = [node for node in roots if consumers[node] == 0]
     captured = {}
     capture_nodes = {t.grad_fn: t for t in capture or () if t.grad_fn is not None}
+    needed = needed_nodes(roots, capture) if capture else None  # only what leads to the inputs runs (explain: all)
+    capture_ids = {id(t) for t in capture or ()}
     modes = grad_mode.modes
     prev = modes.grad_enabled, modes.in_backward
     modes.grad_enabled, modes.in_backward = bool(create_graph), True  # record the VJPs only for create_graph
@@ -97,6 +101,9 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
         while ready:
             node = ready.pop()
             g = pending.pop(node, None)
+            if needed is not None and node not in needed:
+                continue  # (and nothing below it is needed either)
+            useful = needed is None or any(leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
             grads = (None,) * len(node.needs_input_grad)
             if g is not None:  # (a node nothing flowed into still counts down its inputs)
                 g = _run_hooks(node.hooks, g)
@@ -104,6 +111,7 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
                     store_grad(node._out(), g, create_graph)
                 if node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
+            if g is not None and useful:
                 _check_versions(node)
                 grads = _call_backward(node, g)
                 if modes.anomaly_enabled:
@@ -111,32 +119,26 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
                 if visit is not None:
                     visit(node, g, grads)
             for i, child, shape, dtype in node.edges:
-                if grads[i] is not None:
+                if grads[i] is not None and (needed is None or leads_to(child, needed, capture_ids)):
                     accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
                 if not isinstance(child, Tensor):
                     consumers[child] -= 1
                     if consumers[child] == 0:
                         ready.append(child)
-            if not retain_graph:
+            if not retain_graph and useful:
                 _release(node)
     finally:
         modes.grad_enabled, modes.in_backward = prev
     # only leaves are left: every node ran
     for leaf, g in pending.items():
+        if needed is not None and id(leaf) not in capture_ids:
+            continue  # a leaf that is also an output, not asked for
         g = _run_hooks(leaf._hooks, g)
         if capture is not None:
             captured[id(leaf)] = g
-        else:
+        elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
             store_grad(leaf, g, create_graph)
     return captured
-
-
-def _run_hooks(hooks, g):
-    """Each hook sees the gradient; one that returns a tensor replaces it."""
-    for hook in hooks or ():
-        new = hook(g)
-        g = g if new is None else (new if isinstance(new, Tensor) else Tensor._make(np.asarray(new)))
-    return g
 
 
 def store_grad(t, g, create_graph):
@@ -144,7 +146,7 @@ def store_grad(t, g, create_graph):
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
     with `create_graph` it keeps its graph."""
     if t.grad is not None and not create_graph:
-        t.grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
+        t._grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
     elif t.grad is not None:
         t.grad = t.grad + g  # with create_graph the sum is recorded
     elif create_graph:
