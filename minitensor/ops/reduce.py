@@ -274,7 +274,7 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 @numpy_names
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
-    x = input if dtype is None else input.to(dtype)
+    x = integers_as_int64(input) if dtype is None else input.to(dtype)  # uint8 and bool too, as PyTorch
     d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
     return Prod.apply(x, d if x.ndim else None, keepdim)  # a 0-d tensor has no axis: its product is itself
 
