@@ -65,3 +65,34 @@ def test_integer_prod_and_sum_are_int64(dtype, op):
     ours, theirs = both([np.array([[1, 2], [3, 1]], dtype)])
     same(getattr(ours[0], op)(), getattr(theirs[0], op)())
     same(getattr(ours[0], op)(1), getattr(theirs[0], op)(1))
+
+
+def _layers(nn):
+    return [
+        ("mha", lambda: nn.MultiheadAttention(8, 2), 3, False),
+        ("mha_batch_first_bias_kv", lambda: nn.MultiheadAttention(8, 2, batch_first=True, add_bias_kv=True,
+                                                                  add_zero_attn=True), 3, True),
+        ("encoder_layer", lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 1, False),
+        ("encoder_layer_norm_first", lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                                                        norm_first=True), 1, True),
+        ("decoder_layer", lambda: nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), 2, False),
+        ("encoder", lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 2,
+                                                  enable_nested_tensor=False), 1, False),
+        ("decoder", lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), 2), 2, False),
+        ("transformer", lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0), 2, False),
+    ]
+
+
+@pytest.mark.parametrize("i", range(8), ids=[c[0] for c in _layers(mt.nn)])
+def test_attention_and_transformer_layers_on_an_empty_batch(i):
+    _, make, n_inputs, batch_first = _layers(mt.nn)[i]
+    _, make_t, _, _ = _layers(torch.nn)[i]
+    shapes = [(0, 3, 8), (0, 4, 8), (0, 4, 8)] if batch_first else [(3, 0, 8), (4, 0, 8), (4, 0, 8)]
+    if n_inputs == 3:  # attention: query, then key and value of one length
+        shapes = [shapes[0], shapes[1], shapes[1]]
+    ours = make()(*[mt.zeros(*s, requires_grad=True) for s in shapes[:n_inputs]])
+    theirs = make_t()(*[torch.zeros(*s) for s in shapes[:n_inputs]])
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape)
+    ours[0].sum().backward()  # and backward runs through the empty graph
