@@ -22,6 +22,7 @@ from .._fperr import log as _quiet_log, quietly
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..ops._half import computed_in_float32_for_half
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
@@ -100,6 +101,7 @@ def silu(input: Tensor) -> Tensor:
     return tensor_input(input, "silu") * sigmoid(input)
 
 
+@computed_in_float32_for_half  # e^12 overflows float16
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: F811
     """log(1 + e^{beta x}) / beta, linear above `threshold` (as PyTorch).
 
@@ -108,7 +110,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """
     z = tensor_input(input, "softplus") * beta
     safe = where(z > threshold, 0.0, z)
-    return where(z > threshold, input, (safe.exp() + 1).log() / beta)
+    return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
 
 
 class Dropout(Function):
@@ -185,6 +187,7 @@ class LayerNorm(Function):
 
 
 @with_formulas(LayerNorm)
+@computed_in_float32_for_half
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
@@ -465,6 +468,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
 
+@computed_in_float32_for_half
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
@@ -583,6 +587,7 @@ def _pad_by_index(input, pad, mode):
     return out
 
 
+@computed_in_float32_for_half
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     r"""x divided by its p-norm along `dim`, the norm clamped below at eps.
 
@@ -592,6 +597,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
 
+@computed_in_float32_for_half
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim` (of the two broadcast together),
     computed as PyTorch does: each vector divided by its norm first (so 1e30-long float32 vectors

@@ -167,8 +167,9 @@ class MultiheadAttention(Module):
 
         # 2. split E into H heads of d features: head h is features h*d .. (h+1)*d
         q = q.reshape(N, L, H, d).transpose(1, 2)                        # (N, H, L, d)
-        k = k.reshape(N, -1, H, d).transpose(1, 2)                       # (N, H, S', d)
-        v = v.reshape(N, -1, H, d).transpose(1, 2)                       # (N, H, S', d)
+        # S' named, not -1: a batch of N = 0 holds no elements, and -1 could then be any size
+        k = k.reshape(N, k.shape[1], H, d).transpose(1, 2)               # (N, H, S', d)
+        v = v.reshape(N, v.shape[1], H, d).transpose(1, 2)               # (N, H, S', d)
         if self.add_zero_attn:  # a key and value of zeros, so a query can attend to "nothing"
             k = cat([k, zeros(N, H, 1, d, dtype=k.dtype)], dim=2)        # (N, H, S'+1, d)
             v = cat([v, zeros(N, H, 1, d, dtype=v.dtype)], dim=2)

@@ -141,12 +141,22 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = x if result is None else result * x
     summed = tuple(i for i, c in enumerate(letters) if c not in output)
     if summed:
-        result = result.sum(dim=summed)
+        result = _summed_in_dtype(result, summed, len(operands))
     kept = [c for c in letters if c in output]
     return result.permute([kept.index(c) for c in output]) if len(output) > 1 else result
 
 
 # ---- edge cases and argument checks, named ------------------------------------------------------
+
+def _summed_in_dtype(product, dims, n_operands):
+    """einsum's sum over the contracted letters. PyTorch contracts two or more integer operands as a
+    batched matmul in their own dtype (int32 stays int32, an int8 wraps), while one operand alone is
+    just summed, which gives int64 as `sum` does."""
+    out = product.sum(dim=dims)
+    if n_operands > 1 and product._array.dtype.kind in "iu":
+        return out.to(product.dtype)
+    return out
+
 
 def _diagonal(x: Tensor, term: str, equation: str) -> tuple[Tensor, str]:
     """(x, term) with each letter that `term` repeats read once, along the diagonal: "ii" of a

@@ -18,6 +18,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import Dims, DTypeLike
+from ._half import computed_in_float32_for_half
 from ._util import finite_max, float_only, integers_as_int64, norm_dims
 from .arithmetic import Maximum, Minimum, maximum, minimum
 from .indexing import where
@@ -225,6 +226,7 @@ def _renamed(kwargs, op):
 
 
 @with_formulas(Sum)
+@computed_in_float32_for_half
 @numpy_names
 def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
@@ -234,6 +236,7 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DT
 
 
 @with_formulas(Mean)
+@computed_in_float32_for_half
 @numpy_names
 def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
@@ -244,6 +247,7 @@ def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: D
 
 
 @with_formulas(Var)
+@computed_in_float32_for_half
 @numpy_names
 def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
@@ -255,6 +259,7 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 
 @with_formulas(Std)
+@computed_in_float32_for_half
 @numpy_names
 def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
@@ -269,7 +274,7 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 @numpy_names
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
-    x = input if dtype is None else input.to(dtype)
+    x = integers_as_int64(input) if dtype is None else input.to(dtype)  # uint8 and bool too, as PyTorch
     d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
     return Prod.apply(x, d if x.ndim else None, keepdim)  # a 0-d tensor has no axis: its product is itself
 
@@ -299,6 +304,7 @@ def amin(input: Tensor, dim: Dims | None = (), keepdim: bool = False) -> Tensor:
 
 
 @with_formulas(Logsumexp)
+@computed_in_float32_for_half
 @numpy_names
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim`, computed without overflow (integers as the default float dtype)."""
@@ -310,6 +316,7 @@ def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
 
 
 @with_formulas(Norm)
+@computed_in_float32_for_half
 def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
 

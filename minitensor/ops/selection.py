@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
+from ._half import computed_in_float32_for_half
 from ._util import integers_as_int64
 from .indexing import Index
 
@@ -89,6 +90,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 
 @with_formulas(Cumsum)
+@computed_in_float32_for_half  # a float16 running sum of 0.1s would stop at 256
 def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)
