@@ -202,7 +202,17 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
             raise RuntimeError(f"layer_norm: {name} of shape {p._array.shape} should have shape {shape}")
     if x.dtype.kind != "f":
         raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            _same_dtype_as_input(p, input, "layer_norm", name)
     return LayerNorm.apply(input, len(shape), weight, bias, eps)
+
+
+def _same_dtype_as_input(param, input, op, name):
+    """PyTorch's layer_norm and cross_entropy kernels read a weight in the input's dtype and refuse any other
+    (a bool or integer weight, or float64 with a float32 input) rather than promote."""
+    if param.dtype != input.dtype:
+        raise RuntimeError(f"{op}: expected {name} to have the input's dtype {input.dtype}, got {param.dtype}")
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
@@ -433,6 +443,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     t = Tensor._make(_class_targets(input, logits, rest, target, "cross_entropy"))
     w = None
     if weight is not None:
+        _same_dtype_as_input(weight, input, "cross_entropy", "weight")
         if tuple(weight.shape) != (c,):
             raise RuntimeError(f"cross_entropy: weight of shape {tuple(weight.shape)} should have shape ({c},)")
         if isinstance(weight, Tensor) and weight.requires_grad and grad_mode.modes.grad_enabled:
@@ -455,8 +466,16 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     tensor_input(input, "mse_loss")
     if isinstance(target, Tensor) and target.shape != input.shape:
         broadcast_shapes("mse_loss", input.shape, target.shape)
+    input, target = _as_floats(input, target)  # a bool or integer target is promoted, as PyTorch (x - bool refuses)
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
+
+
+def _as_floats(a, b):
+    """A bool or integer Tensor next to a float one, in the float's dtype (PyTorch's type promotion)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and (a.dtype.kind == "f") != (b.dtype.kind == "f"):
+        return (a, b.to(a.dtype)) if a.dtype.kind == "f" else (a.to(b.dtype), b)
+    return a, b
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -608,6 +627,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     VJP:     gx1 = g (x2 / (n1 n2) - out x1 / (n1 ||x1||))   (0 from the second term where x1 = 0);  gx2 likewise
     """
     shape = broadcast_shapes("cosine_similarity", x1.shape, x2.shape)  # dim counts in the broadcast shape
+    if x1.dtype.kind != "f" and x2.dtype.kind != "f":
+        raise RuntimeError(f"cosine_similarity: expected a floating point common dtype, got {x1.dtype} and "
+                           f"{x2.dtype}")
+    x1, x2 = _as_floats(x1, x2)
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1, n2 = x1.norm(dim=dim, keepdim=True), x2.norm(dim=dim, keepdim=True)
     # the clamped value, the unclamped gradient: a constant lifts a norm below eps up to eps

@@ -341,9 +341,10 @@ class Module:
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy values in by name. Everything is validated first: on any error nothing changes.
 
-        Checked for every name: present (if strict), expected (if strict), same shape, and a dtype
-        of the same kind (a float value may go into a float tensor of another precision and is cast,
-        as PyTorch's copy does; an integer or bool buffer needs its exact dtype). The error lists
+        Checked for every name: present (if strict), expected (if strict), same shape, and a numeric
+        dtype: a value of another dtype is cast to the tensor's, as PyTorch's copy does (integers into a
+        float parameter, floats into an integer buffer, truncated). A complex value is refused for a real
+        tensor (PyTorch warns and drops the imaginary part: a silent loss here is worse). The error lists
         every missing, unexpected and mismatched key at once. With strict=False, missing and
         unexpected keys are skipped and returned as `(missing_keys, unexpected_keys)`; a shape or
         dtype mismatch is still an error. Values are copied into the existing arrays, so optimizers
@@ -369,7 +370,7 @@ class Module:
             elif tuple(arr.shape) != tuple(target.shape):
                 problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
                                 f"checkpoint, the shape in current model is {tuple(target.shape)}")
-            elif arr.dtype != target.dtype and not (arr.dtype.kind == "f" and target.dtype.kind == "f"):
+            elif arr.dtype.kind == "c" and target.dtype.kind != "c":
                 problems.append(f"dtype mismatch for {key}: got {arr.dtype}, the current model has {target.dtype}")
             else:
                 # A private copy made now: the cast can no longer fail half way, and a dict whose values

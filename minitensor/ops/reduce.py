@@ -603,7 +603,9 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
     values = reduce.apply(input, dims, keepdim and dim is not None, True)
     if dim is None:
         return values
-    return result(values, arg(input, dim, keepdim))
+    # bool has an order (False < True) for max and min; only argmax refuses bool, so its indices come from uint8
+    index_source = input.to(_dtype.uint8) if input._array.dtype == np.bool_ else input
+    return result(values, arg(index_source, dim, keepdim))
 
 
 def _truth(answer: object, input: Tensor) -> Tensor:

@@ -96,3 +96,51 @@ def test_attention_and_transformer_layers_on_an_empty_batch(i):
     for o, t in zip(ours, theirs):
         assert tuple(o.shape) == tuple(t.shape)
     ours[0].sum().backward()  # and backward runs through the empty graph
+
+
+def test_load_state_dict_casts_integer_and_bool_values_as_pytorch():
+    ours, theirs = mt.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+    for m, t in ((ours, mt), (theirs, torch)):
+        m.load_state_dict({"weight": t.tensor([[1, 2]]), "bias": t.tensor([True])})
+    same(ours.weight, theirs.weight)
+    same(ours.bias, theirs.bias)
+
+
+PROMOTED = [
+    ("bool_max_dim", lambda t, f: t.tensor([[True, False], [False, False]]).max(1)),
+    ("bool_min_dim", lambda t, f: t.tensor([[True, False], [False, False]]).min(0)),
+    ("mse_float_bool", lambda t, f: f.mse_loss(t.tensor([1.0, 2.0]), t.tensor([True, False]))),
+    ("mse_bool_float", lambda t, f: f.mse_loss(t.tensor([True, False]), t.tensor([1.0, 2.0]))),
+    ("mse_float_int", lambda t, f: f.mse_loss(t.tensor([1.0, 2.0]), t.tensor([1, 3]))),
+    ("cosine_float_int", lambda t, f: f.cosine_similarity(t.tensor([1.0, 2.0]), t.tensor([1, 3]), dim=0)),
+    ("cosine_bool_float", lambda t, f: f.cosine_similarity(t.tensor([True, True]), t.tensor([1.0, 3.0]), dim=0)),
+]
+
+
+@pytest.mark.parametrize("name, fn", PROMOTED, ids=[c[0] for c in PROMOTED])
+def test_promotions_as_pytorch(name, fn):
+    ours, theirs = fn(mt, F), fn(torch, TF)
+    if isinstance(ours, tuple):
+        for o, t in zip(ours, theirs):
+            same(o, t)
+    else:
+        same(ours, theirs)
+
+
+REFUSED = [
+    ("cosine_int_int", lambda t, f: f.cosine_similarity(t.tensor([1, 2]), t.tensor([1, 3]), dim=0)),
+    ("layer_norm_bool_weight", lambda t, f: f.layer_norm(t.tensor([1.0, 2.0]), (2,), t.tensor([True, False]))),
+    ("layer_norm_int_bias", lambda t, f: f.layer_norm(t.tensor([1.0, 2.0]), (2,), None, t.tensor([1, 2]))),
+    ("cross_entropy_bool_weight", lambda t, f: f.cross_entropy(t.tensor([[1.0, 2.0]]), t.tensor([1]),
+                                                               t.tensor([True, False]))),
+    ("cross_entropy_int_weight", lambda t, f: f.cross_entropy(t.tensor([[1.0, 2.0]]), t.tensor([1]),
+                                                              t.tensor([1, 2]))),
+]
+
+
+@pytest.mark.parametrize("name, fn", REFUSED, ids=[c[0] for c in REFUSED])
+def test_refusals_as_pytorch(name, fn):
+    with pytest.raises(RuntimeError):
+        fn(torch, TF)
+    with pytest.raises(RuntimeError, match=name.split("_")[0]):
+        fn(mt, F)
