@@ -622,7 +622,7 @@ def np_normalize(a, dim, p, eps=1e-12):
 
 # ---- issue 29: matrices drawn well-conditioned, decompositions read gauge-free ---------------------
 
-UNIT = {"min_value": -1.0, "max_value": 1.0}
+MATRIX_UNIT = {"min_value": -1.0, "max_value": 1.0}
 
 
 @st.composite
@@ -1049,30 +1049,30 @@ TABLE = [
        lambda a, b, equation: np.einsum(equation, a, b), einsum_case()),
     # -- issue 29: decompositions (drawn well-conditioned), products, scans and order statistics --
     Op("det", "Det", lambda a: mt.linalg.det(_dominant(a)), lambda a: np.linalg.det(_np_dominant(a)), square_case(),
-       domain=UNIT),
+       domain=MATRIX_UNIT),
     Op("slogdet", "LogAbsDet", lambda a: mt.linalg.slogdet(_dominant(a) - 2 * a).logabsdet,
-       lambda a: np.linalg.slogdet(_np_dominant(a) - 2 * a)[1], square_case(), domain=UNIT),
+       lambda a: np.linalg.slogdet(_np_dominant(a) - 2 * a)[1], square_case(), domain=MATRIX_UNIT),
     Op("inv", "Inverse", lambda a: mt.linalg.inv(_dominant(a)), lambda a: np.linalg.inv(_np_dominant(a)),
-       square_case(), domain=UNIT, f32_tol=(1e-4, 1e-4)),
+       square_case(), domain=MATRIX_UNIT, f32_tol=(1e-4, 1e-4)),
     Op("solve", "Solve", lambda a, b: mt.linalg.solve(_dominant(a), b),
-       lambda a, b: np.linalg.solve(_np_dominant(a), b), square_case([lambda n: (n, 2)]), domain=UNIT,
+       lambda a, b: np.linalg.solve(_np_dominant(a), b), square_case([lambda n: (n, 2)]), domain=MATRIX_UNIT,
        f32_tol=(1e-4, 1e-4)),
     Op("cholesky", "Cholesky", lambda a: mt.linalg.cholesky(a @ a.mT + mt.eye(a.shape[-1], dtype=a.dtype)),
-       lambda a: np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])), square_case(), domain=UNIT,
+       lambda a: np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])), square_case(), domain=MATRIX_UNIT,
        f32_tol=(1e-4, 1e-4)),
     Op("qr", "QR", lambda a: _positive_qr(*mt.linalg.qr(a)), lambda a: _positive_qr(*np.linalg.qr(a)), matrix_case(),
-       domain=UNIT,
+       domain=MATRIX_UNIT,
        valid=lambda a: np.all(np.abs(np.diagonal(np.linalg.qr(a)[1], axis1=-2, axis2=-1)) > 0.2),
        f32_tol=(1e-3, 1e-3)),
     Op("svd", "SVD", lambda a: (lambda u, s, vh: (s, u * u, vh * vh))(*mt.linalg.svd(a, full_matrices=False)), _np_svd,
-       matrix_case(), domain=UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False)), f32_tol=(1e-3, 1e-3)),
+       matrix_case(), domain=MATRIX_UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False)), f32_tol=(1e-3, 1e-3)),
     Op("eigh", "Eigh", lambda a: (lambda w, q: (w, q * q))(*mt.linalg.eigh(_sym(a))), _np_eigh, square_case(),
-       domain=UNIT, valid=lambda a: _gaps(np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2) + 10, 0.1)
+       domain=MATRIX_UNIT, valid=lambda a: _gaps(np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2) + 10, 0.1)
        and np.all(np.diff(np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2), axis=-1) > 0.1),
        f32_tol=(1e-3, 1e-3)),
-    Op("matrix_exp", "MatrixExp", mt.linalg.matrix_exp, lambda a: _np_expm(a), square_case(), domain=UNIT,
+    Op("matrix_exp", "MatrixExp", mt.linalg.matrix_exp, lambda a: _np_expm(a), square_case(), domain=MATRIX_UNIT,
        f32_tol=(1e-4, 1e-4)),
-    Op("lu_factor", "LUFactor", lambda a: mt.linalg.lu_factor(a).LU, _np_lu_packed, square_case(), domain=UNIT,
+    Op("lu_factor", "LUFactor", lambda a: mt.linalg.lu_factor(a).LU, _np_lu_packed, square_case(), domain=MATRIX_UNIT,
        valid=_same_pivots, f32_tol=(1e-3, 1e-3)),
     Op("cumprod", "Cumprod", lambda a, dim: a.cumprod(dim),
        lambda a, dim: np.cumprod(a, axis=_axis(dim, a.ndim)).reshape(a.shape), dim_case(0), domain=NONZERO),
@@ -1102,10 +1102,10 @@ TABLE = [
     Op("diff", None, lambda a, dim: a.diff(dim=dim), lambda a, dim: np.diff(a, axis=dim), dim_case(1)),
     Op("trapezoid", None, lambda a, dim: mt.trapezoid(a, dim=dim), lambda a, dim: np.trapezoid(a, axis=dim),
        dim_case(1)),
-    Op("pinv", None, mt.linalg.pinv, np.linalg.pinv, matrix_case(), domain=UNIT,
+    Op("pinv", None, mt.linalg.pinv, np.linalg.pinv, matrix_case(), domain=MATRIX_UNIT,
        valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False), 0.2), f32_tol=(1e-3, 1e-3)),
     Op("matrix_norm_nuc", None, lambda a: mt.linalg.matrix_norm(a, "nuc"), lambda a: np.linalg.norm(a, "nuc", (-2, -1)),
-       matrix_case(), domain=UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False))),
+       matrix_case(), domain=MATRIX_UNIT, valid=lambda a: _gaps(np.linalg.svd(a, compute_uv=False))),
     # -- issue 29: shape, joining and scatter composites (no node of their own: the gradient is theirs) --
     Op("roll", None, lambda a, shift, dim: a.roll(shift, dim), lambda a, shift, dim: np.roll(a, shift, dim),
        roll_case()),
