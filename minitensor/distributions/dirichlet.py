@@ -5,9 +5,10 @@ from typing import Any
 
 import minitensor
 
+from ..ops.special import digamma, lgamma
 from ..tensor import Size, Tensor
 from . import constraints
-from ._special import digamma, lgamma, standard_gamma
+from ._special import standard_gamma
 from .distribution import Distribution
 from .utils import finfo, xlogy
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from ..ops.special import digamma, lgamma
 from ..tensor import Size, Tensor
 from . import constraints
-from ._special import digamma, lgamma, standard_gamma
+from ._special import standard_gamma
 from .distribution import Distribution
 from .utils import broadcast_all, finfo, xlogy
 

@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import minitensor
 
+from ..ops.special import digamma, lgamma
 from ..tensor import Tensor
 from ._linalg import solve_lower
-from ._special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

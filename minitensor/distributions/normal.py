@@ -7,9 +7,9 @@ from typing import Any
 
 import minitensor
 
+from ..ops.special import erfinv
 from ..tensor import Size, Tensor
 from . import constraints
-from ._special import erfinv
 from .distribution import Distribution
 from .utils import broadcast_all
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import minitensor
 
+from ..ops.special import lgamma
 from ..tensor import Size, Tensor
 from . import constraints
-from ._special import lgamma
 from .distribution import Distribution
 from .utils import broadcast_all, floor, xlogy
 

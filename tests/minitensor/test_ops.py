@@ -26,7 +26,6 @@ import minitensor as mt
 import minitensor.nn.functional as F
 import minitensor.special  # noqa: F401  (mt.special)
 from minitensor.autograd import Function, gradcheck, gradgradcheck
-from minitensor.distributions import _special as _dist_special  # the distributions' private Functions
 from minitensor.ops.indexing import IndexAdd, IndexPut
 from minitensor.testing import assert_close, strategies as mst
 
@@ -1155,16 +1154,6 @@ TABLE = [
        lambda a, b, reduction: np_reduce((a - b) ** 2, reduction),
        _case(mst.shapes().map(lambda s: (s, s))).flatmap(
            lambda c: st.sampled_from(["mean", "sum", "none"]).map(lambda r: (c[0], {"reduction": r})))),
-    # ---- minitensor.distributions' private special functions (until lgamma/digamma/erfinv are ops) ----
-    Op("dist_lgamma", "_Lgamma", lambda a: _dist_special._Lgamma.apply(a),
-       lambda a: np.vectorize(math.lgamma)(a), unary(), domain=POS),
-    Op("dist_digamma", "_Digamma", lambda a: _dist_special._Digamma.apply(a), _dist_special.np_digamma, unary(),
-       domain={"min_value": 0.1, "max_value": 3.0}),
-    Op("dist_polygamma", "_Polygamma", lambda a: _dist_special._Polygamma.apply(a, 2),
-       lambda a: _dist_special.np_polygamma(2, a), unary(), domain={"min_value": 0.3, "max_value": 3.0},
-       f32_tol=(1e-4, 1e-4)),
-    Op("dist_erfinv", "_Erfinv", lambda a: _dist_special._Erfinv.apply(a), _dist_special.np_erfinv, unary(),
-       domain={"min_value": -0.9, "max_value": 0.9}),
 ]
 
 IDS = [op.id for op in TABLE]
