@@ -25,6 +25,7 @@ What each strategy draws:
 
 Keep sizes small: a float64 gradient check evaluates the function twice per input element.
 """
+from functools import lru_cache
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -51,10 +52,6 @@ def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4):
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
 
-def _as_strategy(shape):
-    return shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
-
-
 def _grid(n, min_value, max_value, away_from_zero):
     """At least `n` evenly spaced values in [min_value, max_value], none closer to 0 than `away_from_zero`."""
     count = max(4 * n, 8)
@@ -75,39 +72,53 @@ def arrays_for(shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_from
     (max_value - min_value) / (4 n) apart, so no tie and no near-tie (for max, min, sort, topk).
     Integer dtypes draw from [int(min_value), int(max_value)]; bool draws True/False.
     """
-    dtype = np.dtype(dtype)
+    if isinstance(shape, list):
+        shape = tuple(shape)
+    args = (shape, np.dtype(dtype), min_value, max_value, away_from_zero, unique)
+    try:
+        return _arrays_for(*args)
+    except TypeError:  # an unhashable argument (a numpy bound, say): built afresh, uncached
+        return _arrays_for.__wrapped__(*args)
+
+
+# Hypothesis checks a strategy's arguments when it is first drawn from, which costs more than the
+# draw itself: the op table asks for the same few shapes and bounds thousands of times, so one
+# strategy object per distinct request is built and kept (strategies are immutable).
+@lru_cache(maxsize=4096)
+def _arrays_for(shape, dtype, min_value, max_value, away_from_zero, unique):
     if dtype.kind == "f" and away_from_zero is not None and not (
             min_value <= -away_from_zero or max_value >= away_from_zero):
         raise ValueError(f"arrays_for: no value in [{min_value}, {max_value}] is at least {away_from_zero} from 0")
+    if isinstance(shape, tuple):
+        return _array_of_shape(shape, dtype, min_value, max_value, away_from_zero, unique)
+    return shape.flatmap(lambda shp: _array_of_shape(shp, dtype, min_value, max_value, away_from_zero, unique))
 
-    @st.composite
-    def draw_array(draw):
-        shp = draw(_as_strategy(shape))
-        n = int(np.prod(shp, dtype=np.int64))
-        if dtype.kind == "b":
-            return draw(hnp.arrays(dtype, shp, elements=st.booleans()))
-        if dtype.kind in "iu":
-            lo, hi = int(np.ceil(min_value)), int(np.floor(max_value))
-            if unique and hi - lo + 1 < n:
-                raise ValueError(f"arrays_for: can't draw {n} distinct integers from [{lo}, {hi}]")
-            return draw(hnp.arrays(dtype, shp, elements=st.integers(lo, hi), unique=unique))
-        if unique:
-            grid = _grid(n, min_value, max_value, away_from_zero)
-            picks = draw(hnp.arrays(np.int64, shp, elements=st.integers(0, len(grid) - 1), unique=True))
-            return np.asarray(grid[picks], dtype=dtype)  # indexing with a 0-d array gives a numpy scalar
-        if away_from_zero:
-            parts = []
-            if min_value <= -away_from_zero:
-                parts.append(st.floats(min_value, -away_from_zero))
-            if max_value >= away_from_zero:
-                parts.append(st.floats(away_from_zero, max_value))
-            elements = st.one_of(*parts)
-        else:
-            elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False)
-        # drawn as float64 and then rounded: every float32 value is a float64 value, not the reverse
-        return draw(hnp.arrays(np.float64, shp, elements=elements)).astype(dtype)
 
-    return draw_array()
+@lru_cache(maxsize=4096)
+def _array_of_shape(shp, dtype, min_value, max_value, away_from_zero, unique):
+    n = int(np.prod(shp, dtype=np.int64))
+    if dtype.kind == "b":
+        return hnp.arrays(dtype, shp, elements=st.booleans())
+    if dtype.kind in "iu":
+        lo, hi = int(np.ceil(min_value)), int(np.floor(max_value))
+        if unique and hi - lo + 1 < n:
+            raise ValueError(f"arrays_for: can't draw {n} distinct integers from [{lo}, {hi}]")
+        return hnp.arrays(dtype, shp, elements=st.integers(lo, hi), unique=unique)
+    if unique:
+        grid = _grid(n, min_value, max_value, away_from_zero)
+        picks = hnp.arrays(np.int64, shp, elements=st.integers(0, len(grid) - 1), unique=True)
+        return picks.map(lambda p: np.asarray(grid[p], dtype=dtype))  # grid[0-d array] is a numpy scalar
+    if away_from_zero:
+        parts = []
+        if min_value <= -away_from_zero:
+            parts.append(st.floats(min_value, -away_from_zero))
+        if max_value >= away_from_zero:
+            parts.append(st.floats(away_from_zero, max_value))
+        elements = st.one_of(*parts)
+    else:
+        elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False)
+    # drawn as float64 and then rounded: every float32 value is a float64 value, not the reverse
+    return hnp.arrays(np.float64, shp, elements=elements).map(lambda a: a.astype(dtype))
 
 
 def tensors(shape=None, dtype=np.float64, requires_grad=False, **array_kwargs):
