@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
 import importlib
 import inspect
 import os
@@ -176,23 +177,30 @@ def _own_section(tree: ast.Module) -> tuple[list[str], list[str]]:
     return module_lines, tensor_lines
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(path: str) -> tuple[ast.Module, dict]:
+    """The syntax tree of one source file, and its function definitions by (name, line) with their
+    parent node: parsed and walked once per file, since hundreds of op functions share a few files."""
+    tree = ast.parse(open(path).read())
+    defs: dict = {}
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            if isinstance(child, ast.FunctionDef):
+                first = child.decorator_list[0].lineno if child.decorator_list else child.lineno
+                defs[(child.name, first)] = defs[(child.name, child.lineno)] = (child, parent)
+    return tree, defs
+
+
 def _source_def(fn) -> tuple[list[ast.FunctionDef], ast.Module, str]:
     """The definition(s) of function `fn` in its source: its `@overload`s if it has any, else itself."""
     fn = inspect.unwrap(fn)
     code = fn.__code__
     path = code.co_filename
-    tree = ast.parse(open(path).read())
-    found = None
-    parents = [tree]
-    for parent in ast.walk(tree):
-        for child in ast.iter_child_nodes(parent):
-            if isinstance(child, ast.FunctionDef):
-                first = child.decorator_list[0].lineno if child.decorator_list else child.lineno
-                if code.co_firstlineno in (first, child.lineno) and child.name == code.co_name:
-                    found, parents = child, [parent]
-    if found is None:
+    tree, defs = _parsed(path)
+    if (code.co_name, code.co_firstlineno) not in defs:
         raise SystemExit(f"gen_api: no definition of {fn.__qualname__} found in {path}")
-    siblings = [n for n in ast.iter_child_nodes(parents[0]) if isinstance(n, ast.FunctionDef) and n.name == found.name]
+    found, parent = defs[(code.co_name, code.co_firstlineno)]
+    siblings = [n for n in ast.iter_child_nodes(parent) if isinstance(n, ast.FunctionDef) and n.name == found.name]
     overloads = [n for n in siblings if any(ast.unparse(d) == "overload" for d in n.decorator_list)]
     return overloads or [found], tree, path
 
