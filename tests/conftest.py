@@ -76,3 +76,24 @@ def pytest_ignore_collect(collection_path, config):
     if not collection_path.name.startswith("test_"):
         return None
     return "\npytestmark = pytest.mark.slow" in collection_path.read_text() or None
+
+
+_COLLECTED = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Remember how many tests this session collected, before `-m`/`-k` deselect any."""
+    config.stash[_COLLECTED] = len(items)
+
+
+@pytest.fixture
+def whole_suite_test_count(request):
+    """The number of tests this session collected when it collected the whole suite (`pytest`
+    with no paths, `-k` or `-m`), else None: README's test count is checked against it without
+    collecting the suite a second time."""
+    config = request.config
+    whole = not config.args or [os.path.abspath(a) for a in config.args] == [str(config.rootpath / "tests")]
+    if whole and not config.getoption("keyword") and not config.getoption("markexpr"):
+        return config.stash.get(_COLLECTED, None)
+    return None
