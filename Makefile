@@ -1,5 +1,6 @@
 # Everyday commands. Each runs in the current Python environment (the one you installed the
-# checkout into with `pip install -e '.[test]'`; .ci/run makes a fresh one and calls these).
+# checkout into with `pip install -e '.[test]'`; .ci/run makes a fresh one with every extra, runs the
+# whole suite once (typecheck, docs and notebooks included) and calls lint, check-generated and wheel).
 #
 #   make lint            ruff: lint and import order (settings in ruff.toml)
 #   make test-fast       the suite without the tests marked slow, 3 examples per property (about a minute)
