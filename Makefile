@@ -16,6 +16,9 @@
 # default: pytest-xdist, which the test extra installs, pays on this project's 2-core machines).
 PYTHON ?= python
 JOBS ?= 2
+# compiled bytecode cached, as Python does by default (an environment with PYTHONDONTWRITEBYTECODE set
+# makes each xdist worker and each of the suite's subprocesses compile the sources again)
+export PYTHONDONTWRITEBYTECODE :=
 PYTEST = $(PYTHON) -m pytest $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 
 .PHONY: help lint test-fast test typecheck docs notebooks wheel check-generated coverage
