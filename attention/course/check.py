@@ -240,8 +240,8 @@ def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERI
         elif named:
             what = named[0][0]
             times = "" if what in ("2", "1/2") else f", i.e. times {what}"
-            lines.append(f"  your gradient is {_factor(c)} the true one everywhere{times}: "
-                         + " Or ".join(means for _, means in named))
+            lines.append(f"  your gradient is {_factor(c)} the true one everywhere{times}: {named[0][1]}")
+            lines += [f"  or: {means}" for _, means in named[1:]]
         else:
             lines.append(f"  your gradient is {_factor(c)} the true one everywhere: a missing or extra factor")
     if note:
@@ -264,7 +264,7 @@ def shape_note(exercise, message):
         return None
     got, i, want = _shape(m.group(1)), int(m.group(2)), _shape(m.group(3))
     name = f"'{exercise.arg_names[i]}'" if i < len(exercise.arg_names) else f"input {i}"
-    if len(got) >= 2 and got == want[:-2] + (want[-1], want[-2]):
+    if len(got) == len(want) >= 2 and got == want[:-2] + (want[-1], want[-2]):
         return (f"your gradient for {name} is {got}, its shape is {want}: the last two dims are swapped, "
                 "a transpose too many or too few?")
     try:
