@@ -141,7 +141,7 @@ def _child(name, path, student, scratch, cpu_seconds, memory_bytes, requests, re
     it), each piece a message of its own."""
     exercise = find(name)
     sandbox.limit(scratch, cpu_seconds, memory_bytes, keep_fds=(requests.fileno(), replies.fileno()))
-    lock = threading.Lock()  # a student's thread may print while a reply is being sent
+    lock = threading.RLock()  # a student's thread may print while a reply is being sent
 
     def stream(text):
         with lock:

@@ -2,9 +2,9 @@
 
 The audit submits, for every exercise, answers that are wrong in the usual ways (0, twice the
 true gradient, the true one transposed, its sign flipped; for the topological sort an empty,
-reversed or doubled order) and requires 0 points on every case. It grades in this process
-(`check_case`, the grader's own two halves joined directly): the verdicts are the same as in a
-child, and it costs a fraction of a second.
+reversed or doubled order, on every graph but the 3000-node chain, which costs 0.6 s a check)
+and requires 0 points on every case. It grades in this process (`check_case`, the grader's own
+two halves joined directly): the verdicts are the same as in a child, at a fraction of the cost.
 """
 import importlib.resources
 import importlib.util
@@ -98,8 +98,10 @@ def test_a_wrong_answer_scores_0_on_every_case(name, wrong, remembered_reference
     else:
         module, path = _with_wrong_backward(name, WRONG_GRADIENTS[wrong])
     cases = list(enumerate(exercise.cases))
-    if name == "topo_sort" and wrong != "reversed":
-        cases = cases[:-1]  # the chain of 3000 nodes costs 0.6 s a check: audited with the reversed order only
+    if name == "topo_sort":
+        # the chain of 3000 nodes costs 0.6 s a check (the test budget is tight): its wrong orders lose
+        # every gradient as the ladder's do, and test_exercises fails a recursive walk on it
+        cases = cases[:-1]
     # the grader's default seed (case n gets seed + n); the tolerance is relative, so no other seed differs
     passed = [case.label for n, case in cases if check.check_case(exercise, module, path, case, n)[0] != "fail"]
     assert not passed, f"{name}, {wrong}: scores on {passed}"
