@@ -72,7 +72,13 @@ __all__ = [
     "model_loss", "train_step", "evaluate", "heldout_loss", "heldout_sets", "ExactMatch", "HeldoutLoss", "evaluator",
     "CommandError", "CheckpointError", "prompt_of", "prompt_ids", "sample_text", "save_checkpoint", "load_checkpoint",
     "Progress", "train", "generate_only", "blas_threads", "parser", "parse_args", "command", "main",
+    "TrainingDiverged",
 ]
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss (or a weight) stopped being a finite number: the run stops there, keeping the last
+    checkpoint it wrote, which is finite (`error: ...`, exit status 1, on the command line)."""
 
 
 def build(cfg: Config) -> tuple[Task | CharsTask, DecoderLM, mt.optim.AdamW, mt.optim.lr_scheduler.LambdaLR]:
@@ -121,10 +127,33 @@ def train_step(model: DecoderLM, optimizer: mt.optim.Optimizer, scheduler: mt.op
     return loss.item()
 
 
+def _finite(model: DecoderLM) -> bool:
+    return all(bool(np.isfinite(p.numpy(force=True)).all()) for p in model.parameters())
+
+
+def _diverged(cfg: Config, step: int, what: str, saved: int | None, ckpt_path: str) -> TrainingDiverged:
+    kept = (f"the last checkpoint, {ckpt_path} at step {saved}, is kept (finite)" if saved is not None
+            else "no checkpoint was written")
+    return TrainingDiverged(f"{what} at step {step}: training diverged, so it stops here. Try a lower --lr "
+                            f"(this run's is {cfg.lr:g}); {kept}")
+
+
 def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
-    """Train per `cfg`; return a dict with the results (also printed as a report)."""
+    """Train per `cfg`; return a dict with the results (also printed as a report).
+
+    A loss or a weight that is no longer a finite number stops the run (TrainingDiverged) before
+    anything non-finite is saved. The folder `cfg.out` is made when the first checkpoint is
+    written, so a run that fails before that leaves no empty folder behind."""
     stream = stream or sys.stdout
-    os.makedirs(cfg.out, exist_ok=True)
+    made_out = not os.path.exists(cfg.out)
+    try:
+        return _train(cfg, stream)
+    finally:
+        if made_out and os.path.isdir(cfg.out) and not os.listdir(cfg.out):
+            os.rmdir(cfg.out)  # a run that failed before writing anything leaves nothing behind
+
+
+def _train(cfg: Config, stream: TextIO) -> dict[str, Any]:
     ckpt_path = os.path.join(cfg.out, CHECKPOINT)
     task, model, optimizer, scheduler = build(cfg)
     vocab = task.chars if isinstance(task, CharsTask) else None
@@ -133,36 +162,53 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
     step = 0
     losses: list[float] = []
     evals: list[dict[str, Any]] = []
+    saved: int | None = None  # the step of the last checkpoint written or resumed from
     if cfg.resume:
         if not os.path.exists(ckpt_path):
             raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}; run without --resume to start fresh")
         step, losses, evals = load_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, data_rng, vocab, scorer.keys)
+        saved = step
         stream.write(f"resumed from {ckpt_path} at step {step}\n")
     if cfg.sample:
         prompt_ids(cfg, vocab)  # a bad --prompt, or a toy task, stops the run before it starts, not after it
     n_params = sum(p.numel() for p in model.parameters())
+    perfect = bool(evals and scorer.perfect(evals[-1]))
+    if cfg.resume and (step >= cfg.steps or (perfect and cfg.stop_when_perfect)):
+        return _finished(cfg, stream, scorer, evals, losses, step, n_params, ckpt_path)
     stream.write(header(cfg, task, scorer, n_params))
     t0, first = time.perf_counter(), step
-    progress = Progress(cfg.steps, step, stream)
-    perfect = bool(evals and scorer.perfect(evals[-1]))
+    progress = Progress(cfg.steps, step, stream, eval_every=cfg.eval_every,
+                        may_stop_early=cfg.stop_when_perfect and not isinstance(task, CharsTask))
 
     def save() -> None:
+        nonlocal saved
+        if not _finite(model):  # a finite loss from weights that the last update made inf or nan
+            progress.close(step)
+            raise _diverged(cfg, step, "a weight is no longer a finite number after the update", saved, ckpt_path)
+        os.makedirs(cfg.out, exist_ok=True)
         save_checkpoint(ckpt_path, cfg, model, optimizer, scheduler, step, losses, data_rng, evals, vocab)
+        saved = step
 
     model.train()
     # the speed layer records the first step's ops and replays them for every later batch: the same numbers
     replay = Replay(lambda x, y: model_loss(model, x, y), names=dict(model.named_parameters())) if cfg.replay else None
     while step < cfg.steps and not (perfect and cfg.stop_when_perfect):  # a toy task stops once it is perfect
         x, y = task.batch(cfg.batch, data_rng)
-        losses.append(train_step(model, optimizer, scheduler, x, y, cfg.clip, replay))
+        loss = train_step(model, optimizer, scheduler, x, y, cfg.clip, replay)
+        if not math.isfinite(loss):  # nothing of this step is kept: the last checkpoint stays the last finite one
+            progress.close(step)
+            raise _diverged(cfg, step + 1, f"the loss is {loss}", saved, ckpt_path)
+        losses.append(loss)
         step += 1
         progress.update(step, losses[-1])
         if step % cfg.eval_every == 0 or step == cfg.steps:
+            started = time.perf_counter()
             evals.append(scorer(model, step))
             progress.note(f"step {step}: {scorer.line(evals[-1])}")
             perfect = scorer.perfect(evals[-1])
             if cfg.sample and vocab is not None and step < cfg.steps:  # the last one is printed after training
                 show_sample(progress.note, sample_text(model, vocab, cfg), step)
+            progress.evaluated(time.perf_counter() - started)
         if step % cfg.checkpoint_every == 0 or perfect or step == cfg.steps:  # the last step is always saved
             save()
     progress.close(step)
@@ -177,6 +223,24 @@ def train(cfg: Config, stream: TextIO | None = None) -> dict[str, Any]:
     result = {"steps": step, "wall_time": wall, **scorer.result(evals[-1]), "parameters": n_params,
               "final_loss": losses[-1] if losses else None, "sample": sample, "files": files}
     stream.write(report(cfg, result, scorer.report(evals[-1]), resumed_at=first))
+    return result
+
+
+def _finished(cfg: Config, stream: TextIO, scorer: ExactMatch | HeldoutLoss, evals: list[dict[str, Any]],
+              losses: list[float], step: int, n_params: int, ckpt_path: str) -> dict[str, Any]:
+    """--resume of a run that has nothing left to train: say so, and report where it ended."""
+    if step >= cfg.steps:
+        why, more = f"it ran all {cfg.steps} --steps", "raise --steps"
+    else:
+        why, more = "held-out exact match is perfect", "pass --no-early-stop"
+    stream.write(f"nothing to train: the run in {cfg.out} finished at step {step} ({why}); {more} to train "
+                 "it further\n")
+    if not evals or evals[-1]["step"] != step:  # (a checkpoint always ends on an evaluation; an old one may not)
+        return {"steps": step, "wall_time": 0.0, "parameters": n_params, "files": [ckpt_path],
+                "final_loss": losses[-1] if losses else None, "sample": None}
+    result = {"steps": step, "wall_time": 0.0, **scorer.result(evals[-1]), "parameters": n_params,
+              "final_loss": losses[-1] if losses else None, "sample": None, "files": [ckpt_path]}
+    stream.write(report(cfg, result, scorer.report(evals[-1]), resumed_at=step))
     return result
 
 
@@ -209,6 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CheckpointError, CommandError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except TrainingDiverged as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,11 +1,14 @@
 """The trainer's command line (`python -m attention`, `attention-train`, examples/train_toy_model.py):
 its flags with their defaults in --help, their parsing into a `Config`, and the BLAS thread count
-the command runs with. A bad value or combination is argparse's usage line and exit 2.
+the command runs with. A bad value or combination is one `error:` line and exit status 2, as
+argparse's (its usage is shown by --help only: a screen of usage above the error hid the one line
+that says what is wrong).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import sys
 from typing import Sequence
@@ -14,27 +17,44 @@ from .tasks import TASKS
 from .trainer_config import TASK_DEFAULTS, Config, check
 
 
-def _at_least(low, kind=int):
-    """An argparse type: a number of `kind` that is at least `low` (a one-line error otherwise)."""
+def _at_least(low, kind=int, high=None, why=""):
+    """An argparse type: a number of `kind` from `low` (to `high`, when given; a float must be finite),
+    a one-line error otherwise; `why` says what a value above `high` would do."""
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a{'n integer' if kind is int else ' number'}, got {text!r}")
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}{why}, got {value}")
         return value
     parse.__name__ = kind.__name__  # what argparse calls the type in its messages
     return parse
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is its one `error:` line (exit status 2), without the usage above it."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# AdamW moves every weight by about lr a step, whatever the gradient's size: past 1, a run only diverges
+MAX_LR = 1.0
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of the trainer: every option with its default in --help, each value checked."""
     d, toy, chars = Config(), TASK_DEFAULTS["toy"], TASK_DEFAULTS["chars"]
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="python -m attention" if sys.argv[0].endswith("__main__.py") else None,
         description="Train a tiny decoder-only transformer on a toy task or on a text (CPU, numpy).")
     pos, count, rate = _at_least(1), _at_least(0), _at_least(0.0, float)
+    lr = _at_least(0.0, float, MAX_LR, " (AdamW moves every weight by about lr a step)")
 
     def option(flag, what, **kw):
         ap.add_argument(flag, help=f"{what} (default: {kw['default']})", **kw)
@@ -56,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
     option("--dropout", "dropout probability, below 1", type=rate, default=d.dropout)
     per_task("--steps", "steps to train; a toy task stops early at 100%% held-out", type=pos)
     per_task("--batch", "sequences per step", type=pos)
-    per_task("--lr", "AdamW's learning rate", type=rate)
+    per_task("--lr", f"AdamW's learning rate, at most {MAX_LR:g}", type=lr)
     option("--weight-decay", "AdamW's decay on Linear weights", type=rate, default=d.weight_decay)
     option("--clip", "gradient norm clipping (0: none)", type=rate, default=d.clip)
     per_task("--warmup", "steps of linear learning-rate warmup", type=count)

@@ -116,6 +116,11 @@ def check(cfg: Config) -> None:
         raise ValueError(f"argument --heads: {cfg.heads} heads don't divide --d-model {cfg.d_model}")
     if cfg.dropout >= 1:
         raise ValueError(f"argument --dropout: must be below 1, got {cfg.dropout}")
+    if cfg.lr * cfg.weight_decay >= 1:  # AdamW multiplies every decayed weight by 1 - lr * weight_decay a step
+        raise ValueError(f"argument --weight-decay: lr * weight decay must be below 1 (each step multiplies the "
+                         f"weights by 1 - lr * weight decay), got {cfg.lr:g} * {cfg.weight_decay:g}")
+    if os.path.exists(cfg.out) and not os.path.isdir(cfg.out):
+        raise ValueError(f"argument --out: {cfg.out} is a file, not a folder")
     if cfg.task == "chars" and not cfg.generate_only:
         try:
             task = make_task(cfg)

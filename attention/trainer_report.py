@@ -45,38 +45,72 @@ def report(cfg: Config, result: dict[str, Any], scores: str, resumed_at: int) ->
 
 
 class Progress:
-    """A live bar on a terminal (tqdm when installed), plain lines otherwise (logs, CI, pipes)."""
+    """A live bar on a terminal (tqdm when installed), plain lines otherwise (logs, CI, pipes).
 
-    def __init__(self, total: int, start: int, stream: TextIO | None = None, every: int = 50) -> None:
+    Its ETA counts the steps left at the rate of the training steps alone, plus the evaluations
+    left (every `eval_every` steps and at the last one) at the time the evaluations took so far.
+    With `may_stop_early` (a toy task stops once held-out is perfect) it is an upper bound, and
+    says "at most"."""
+
+    def __init__(self, total: int, start: int, stream: TextIO | None = None, every: int = 50,
+                 eval_every: int | None = None, may_stop_early: bool = False) -> None:
         self.stream = stream or sys.stdout
         self.total, self.start_step, self.every = total, start, every
+        self.eval_every, self.may_stop_early = eval_every, may_stop_early
         self.t0 = time.perf_counter()
+        self.eval_seconds, self.n_evals = 0.0, 0
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.bar, self.last_loss = None, float("nan")
+        self.bar, self.last_loss, self.closed = None, float("nan"), False
         if self.tty:
             try:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=total, initial=start, file=self.stream, unit="step", dynamic_ncols=True)
+                # tqdm's own estimate would assume every step is trained and none is evaluated: ours is shown
+                self.bar = tqdm(total=total, initial=start, file=self.stream, unit="step", dynamic_ncols=True,
+                                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]")
             except ImportError:
                 pass
+
+    def evaluated(self, seconds: float) -> None:
+        """An evaluation (with its sample, if any) took `seconds`: kept out of the step rate, and
+        counted once per evaluation left in the ETA."""
+        self.eval_seconds += seconds
+        self.n_evals += 1
+
+    def _evals_left(self, step: int) -> int:
+        if not self.eval_every:
+            return 0
+        return self.total // self.eval_every - step // self.eval_every + (1 if self.total % self.eval_every else 0)
+
+    def eta(self, step: int) -> str:
+        """The time left as text: '1m20s', 'at most 1m20s' (a run that may stop early), '?' (unknown yet)."""
+        done = step - self.start_step
+        training = time.perf_counter() - self.t0 - self.eval_seconds
+        if done <= 0 or training <= 0:
+            return "?"
+        left = (self.total - step) * training / done
+        evals = self._evals_left(step)
+        if evals and self.n_evals:
+            left += evals * self.eval_seconds / self.n_evals
+        text = _fmt_time(left) + (" + evaluations" if evals and not self.n_evals else "")
+        return f"at most {text}" if self.may_stop_early and step < self.total else text
 
     def update(self, step: int, loss: float) -> None:
         self.last_loss = loss
         done = step - self.start_step
         rate = done / max(time.perf_counter() - self.t0, 1e-9)
-        eta = (self.total - step) / rate if rate > 0 else float("inf")
         if self.bar is not None:
             self.bar.update(1)
-            self.bar.set_postfix(loss=f"{loss:.4f}")
+            self.bar.set_postfix_str(f"loss={loss:.4f}, ETA {self.eta(step)}")
         elif self.tty:
             width = 30
             filled = int(width * step / self.total)
             self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] step {step}/{self.total} "
-                              f"loss {loss:.4f} {rate:.1f} steps/s ETA {_fmt_time(eta)}   ")
+                              f"loss {loss:.4f} {rate:.1f} steps/s ETA {self.eta(step)}   ")
             self.stream.flush()
         elif step % self.every == 0 or step == self.total:
-            self.stream.write(f"step {step}/{self.total}  loss {loss:.4f}  {rate:.1f} steps/s  ETA {_fmt_time(eta)}\n")
+            self.stream.write(f"step {step}/{self.total}  loss {loss:.4f}  {rate:.1f} steps/s  "
+                              f"ETA {self.eta(step)}\n")
             self.stream.flush()
 
     def note(self, text: str) -> None:
@@ -88,6 +122,9 @@ class Progress:
 
     def close(self, step: int) -> None:
         """End the bar at `step`: where training stopped, which is the whole bar when it stopped early."""
+        if self.closed:
+            return
+        self.closed = True
         if self.bar is not None:
             self.bar.total = step
             self.bar.refresh()

@@ -22,7 +22,9 @@ references computed there. So nothing the student's code does can reach a verdic
 """
 import inspect
 import itertools
+import math
 import os
+import re
 import traceback
 
 import numpy as np
@@ -31,6 +33,8 @@ import minitensor
 from minitensor.autograd import Function, grad, no_grad
 
 from .channel import (
+    MAX_DIMS,
+    MAX_ELEMENTS,
     Malformed,
     clip,
     clip_lines,
@@ -144,9 +148,18 @@ def _factor(c):
     return f"{c:.4g}x"
 
 
+def _tolerance(true, tol):
+    """(atol, rtol) for comparing with `true`: the absolute part shrinks with the true gradient's
+    size (down to 1/1000 of it), so a small gradient is checked relatively, and returning 0 for
+    it, or twice it, fails as it does for a large one."""
+    atol, rtol = tol
+    scale = float(np.abs(true).max()) if true.size else 0.0
+    return min(atol, max(atol * 1e-3, atol * scale)), rtol
+
+
 def constant_ratio(yours, true, tol=NUMERIC_TOL):
     """The number c with yours = c * true at every element (within tolerance), or None."""
-    atol, rtol = tol
+    atol, rtol = _tolerance(true, tol)
     if yours.size == 0:
         return None
     big = np.abs(true) > max(atol, 1e-3 * float(np.abs(true).max()))
@@ -158,12 +171,51 @@ def constant_ratio(yours, true, tol=NUMERIC_TOL):
     return c
 
 
-def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERIC_TOL, zero_note=True):
+def _transposed(yours, true, tol):
+    """Whether `yours` is `true` with its last two dims swapped (and that is not `true` itself)."""
+    if true.ndim < 2 or true.shape[-1] != true.shape[-2] or true.shape[-1] < 2:
+        return False
+    atol, rtol = tol
+    swapped = np.swapaxes(true, -1, -2)
+    return bool(np.all(np.abs(yours - swapped) <= atol + rtol * np.abs(swapped)))
+
+
+# the ratios any backward can slip into, after an exercise's own (see Exercise.factors)
+_COMMON_FACTORS = [(2.0, "2", "a term counted twice, or a factor 2 too many?"),
+                   (0.5, "1/2", "a term left out, or a factor 1/2 too many?")]
+
+
+def broadcast_factors(in_shape, out_shape):
+    """An input broadcast over rows of the output (a weight, a bias) gets the sum of their gradients:
+    a mean there instead gives a ratio of 1/rows."""
+    in_shape, out_shape = tuple(in_shape), tuple(out_shape)
+    try:
+        if np.broadcast_shapes(in_shape, out_shape) != out_shape:
+            return []
+    except ValueError:
+        return []
+    rows = math.prod(out_shape) // max(1, math.prod(in_shape))
+    if rows < 2:
+        return []
+    return [(1 / rows, f"1/{rows} (the input is used by {rows} rows)",
+             "a mean over a broadcast axis where the sum belongs? An input used by every row gets the sum of "
+             "their gradients")]
+
+
+def _named(c, factors):
+    """The slips whose factor is c: [(what the factor is, what it means)]."""
+    return [(what, means) for value, what, means in factors if abs(c - value) <= 1e-3 * abs(value)]
+
+
+def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERIC_TOL, zero_note=True, factors=()):
     """[] if `yours` matches `true`; else the lines naming the input, its worst element as one
     (yours, true) pair, and what a constant ratio means (`upstream`: the random upstream gradient,
-    for a scalar output: a ratio of 1/upstream means it was left out)."""
+    for a scalar output: a ratio of 1/upstream means it was left out; `factors`: the ratios this
+    exercise's usual slips give, [(value, what it is, what it means)], named when one matches).
+    The tolerance is relative to the true gradient's size (see `_tolerance`)."""
     if yours is None:
         return [f"WRONG GRADIENT for {name}: your backward returned None for it, but it needs a gradient"]
+    tol = _tolerance(true, tol)
     atol, rtol = tol
     err = np.abs(yours - true) - (atol + rtol * np.abs(true))
     bad = ~(err <= 0)  # NaN counts as wrong
@@ -176,18 +228,59 @@ def gradient_pair(name, yours, true, truth, note=None, upstream=None, tol=NUMERI
     if np.all(np.abs(yours) <= atol) and np.any(np.abs(true) > atol):
         if zero_note:
             lines.append("  your gradient is 0 everywhere: is the gradient you computed the one you return?")
+    elif _transposed(yours, true, tol):
+        lines.append("  your gradient is the true one transposed (its last two dims swapped): a .mT too many or "
+                     "too few, or a matmul's factors in the wrong order?")
     elif c is not None and abs(c) > 1e-12 and abs(c - 1) > 1e-3:
+        named = _named(c, list(factors) + _COMMON_FACTORS)
         if upstream is not None and np.ndim(upstream) == 0 and abs(c * float(upstream) - 1) < 1e-3:
             lines.append(f"  your gradient is the true one divided by the upstream gradient g ({float(upstream):.4g} "
                          "here) everywhere: multiply by g")
         elif abs(c + 1) < 1e-3:
             lines.append("  your gradient is the true one with its sign flipped everywhere: a "
                          "minus sign too many or too few")
+        elif named:
+            what = named[0][0]
+            times = "" if what in ("2", "1/2") else f", i.e. times {what}"
+            lines.append(f"  your gradient is {_factor(c)} the true one everywhere{times}: {named[0][1]}")
+            lines += [f"  or: {means}" for _, means in named[1:]]
         else:
             lines.append(f"  your gradient is {_factor(c)} the true one everywhere: a missing or extra factor")
     if note:
         lines.append("  " + note)
     return lines
+
+
+_SHAPE_ERROR = re.compile(r"gradient of shape \(([0-9, ]*)\) for input (\d+), which has shape \(([0-9, ]*)\)")
+
+
+def _shape(text):
+    return tuple(int(d) for d in text.replace(" ", "").split(",") if d)
+
+
+def shape_note(exercise, message):
+    """What a gradient of the wrong shape most likely means (the engine's error names both shapes):
+    a transpose, or a sum left out over the axes an input was broadcast along; None otherwise."""
+    m = _SHAPE_ERROR.search(message)
+    if m is None:
+        return None
+    got, i, want = _shape(m.group(1)), int(m.group(2)), _shape(m.group(3))
+    if len(got) > MAX_DIMS or len(want) > MAX_DIMS or max(got + want, default=0) > MAX_ELEMENTS:
+        return None  # (the message is the child's text: no real case has such shapes)
+    name = f"'{exercise.arg_names[i]}'" if i < len(exercise.arg_names) else f"input {i}"
+    if len(got) == len(want) >= 2 and got == want[:-2] + (want[-1], want[-2]):
+        return (f"your gradient for {name} is {got}, its shape is {want}: the last two dims are swapped, "
+                "a transpose too many or too few?")
+    try:
+        broadcast = np.broadcast_shapes(want, got) == got
+    except ValueError:
+        broadcast = False
+    if broadcast:
+        lead = len(got) - len(want)
+        axes = list(range(lead)) + [lead + k for k, d in enumerate(want) if d == 1 and got[lead + k] != 1]
+        return (f"your gradient for {name} is {got}, its shape is {want}: {name} is broadcast over dims {axes} "
+                "of it, so its gradient is the sum over them: a missing sum over a broadcast axis")
+    return None
 
 
 def _numeric_gradient(fn, args, i, u):
@@ -355,7 +448,9 @@ def _judge_function(exercise, case, rng, module_name, call):
 
     # 3. every float input's gradient, one (yours, true) pair for each that is wrong
     if record["grad_error"] is not None:
-        return _error_verdict(record["grad_error"], "in the backward", "grad_error")
+        status, lines = _error_verdict(record["grad_error"], "in the backward", "grad_error")
+        note = shape_note(exercise, expect_text(record["grad_error"]["message"], "grad_error.message"))
+        return status, lines + ([f"  {note}"] if note else [])
     grads = record["grads"]
     if not isinstance(grads, list) or len(grads) != len(floats):
         raise Malformed(f"grads should be a list of {len(floats)} gradients")
@@ -372,7 +467,9 @@ def _judge_function(exercise, case, rng, module_name, call):
         note = None
         if exercise.diagnose is not None and yours_g is not None:
             note = exercise.diagnose(args, i, yours_g, true_g)
-        lines += gradient_pair(_describe_input(exercise, i), yours_g, true_g, truth, note, upstream=u, tol=tol)
+        factors = (exercise.factors(args, i) if exercise.factors else []) + broadcast_factors(args[i].shape, want.shape)
+        lines += gradient_pair(_describe_input(exercise, i), yours_g, true_g, truth, note, upstream=u, tol=tol,
+                               factors=factors)
     return ("fail" if lines else "pass"), lines
 
 

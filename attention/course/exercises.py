@@ -35,13 +35,17 @@ class Case:
 
 class Exercise:
     def __init__(self, name, title, entry, arg_names, cases, hints, reference=None, kind="backward",
-                 diagnose=None, timeout_note="an endless loop?"):
+                 diagnose=None, timeout_note="an endless loop?", factors=None):
         self.name, self.title, self.entry, self.arg_names = name, title, entry, arg_names
         self.cases, self.hints, self.reference, self.kind = cases, hints, reference, kind
         self.timeout_note = timeout_note  # what a case that runs out of time most likely means
         # diagnose(args, input index, yours, expected) -> a sentence or None: what a wrong
         # gradient of this exercise most likely means (say, rows of repeated indices)
         self.diagnose = diagnose
+        # factors(args, input index) -> [(value, what it is, what it most likely means)]: the ratios
+        # yours / true this exercise's usual slips give (a missing 1/sqrt(d_k), a missing 1/N ...),
+        # so the report can name the slip rather than print a bare number
+        self.factors = factors
 
     @property
     def max_score(self):
@@ -63,9 +67,13 @@ def _indices(values):
 
 # ---- softmax, layer norm, scaled dot-product attention ---------------------------------------------
 
-def _softmax_case(shape, scale=1.0):
-    return Case(f"x {shape}" + (f" times {scale:g}" if scale != 1 else ""),
-                lambda rng: (_randn(rng, *shape, scale=scale),))
+def _softmax_case(shape, scale=1.0, shift=0.0):
+    # every case's true gradient must be of a meaningful size: a softmax over rows of one element,
+    # or over logits so far apart that it saturates, has a gradient of (nearly) 0, which a backward
+    # returning 0 would match. Large inputs are a shift instead (the softmax does not change, the
+    # gradient neither, but a backward that recomputes exp(x) overflows)
+    label = f"x {shape}" + (f" times {scale:g}" if scale != 1 else "") + (f" plus {shift:g}" if shift else "")
+    return Case(label, lambda rng: (minitensor.from_numpy(rng.standard_normal(shape) * scale + shift),))
 
 
 def _layer_norm_case(shape):
@@ -83,6 +91,17 @@ def _sdpa_case(q, k, v, causal=False):
     return Case(f"q {q}, k {k}, v {v}" + (", causal mask" if causal else ""), make)
 
 
+def _scale_factors(d_k):
+    """The ratios a slip with the 1/sqrt(d_k) scale gives: left out (sqrt(d_k)) or applied twice."""
+    root = math.sqrt(d_k)
+    return [(root, f"sqrt(d_k)={root:.4g} (d_k={d_k})", "did you forget the 1/sqrt(d_k) scale?"),
+            (1 / root, f"1/sqrt(d_k)={1 / root:.4g} (d_k={d_k})", "is the 1/sqrt(d_k) scale applied twice?")]
+
+
+def _sdpa_factors(args, i):
+    return _scale_factors(args[0].shape[-1]) if i < 2 else []  # v never meets the scale
+
+
 def _sdpa_reference(q, k, v, mask=None):
     s = (q @ k.mT) * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
@@ -97,6 +116,15 @@ def _cross_entropy_case(n, c, scale=1.0):
         return _randn(rng, n, c, scale=scale), _indices(rng.integers(0, c, n))
 
     return Case(f"logits ({n}, {c})" + (f" times {scale:g}" if scale != 1 else "") + f", targets ({n},)", make)
+
+
+def _mean_factors(args, i):
+    """Cross-entropy: the loss is a mean over the N rows, so a slip with N gives N or 1/N."""
+    n = args[0].shape[0]
+    if n == 1:
+        return []
+    return [(n, f"N={n} (the number of rows)", "did you forget to divide by N? The loss is the mean over the rows"),
+            (1 / n, f"1/N=1/{n}", "divided by N twice?")]
 
 
 def _embedding_case(label, rows, dim, indices, points=1):
@@ -124,6 +152,10 @@ def _block_case(batch, t, d, h, causal=False):
                 _randn(rng, h, d, scale=0.5), _randn(rng, d, h, scale=0.5), causal)
 
     return Case(f"x {shape}, head size {h}" + (", causal" if causal else ""), make)
+
+
+def _block_factors(args, i):
+    return _scale_factors(args[1].shape[0]) if i < 3 else []  # w_v and w_o never meet the scale
 
 
 def _block_reference(x, w_q, w_k, w_v, w_o, causal=False):
@@ -183,8 +215,8 @@ def _graph_chain(rng):
 EXERCISES = {e.name: e for e in [
     Exercise(
         "softmax", "the backward of softmax", "softmax", ("x",),
-        [_softmax_case((5,)), _softmax_case((3, 4)), _softmax_case((2, 3, 5)), _softmax_case((1, 1)),
-         _softmax_case((2, 6), scale=30.0)],
+        [_softmax_case((5,)), _softmax_case((3, 4)), _softmax_case((2, 3, 5)), _softmax_case((4, 2)),
+         _softmax_case((2, 6), shift=1000.0)],
         hints=(
             "every output p_i of a row depends on every input x_j of that row, so dL/dx_j is a sum over "
             "the row: dL/dx_j = sum_i g_i dp_i/dx_j.",
@@ -220,7 +252,7 @@ EXERCISES = {e.name: e for e in [
             "dv = P^T @ g; dP = g @ v^T; dS = P * (dP - rowsum(dP * P)); dq = scale * dS @ k; "
             "dk = scale * dS^T @ q.",
         ),
-        reference=_sdpa_reference),
+        reference=_sdpa_reference, factors=_sdpa_factors),
     Exercise(
         "cross_entropy", "the backward of cross-entropy", "cross_entropy", ("logits", "targets"),
         [_cross_entropy_case(4, 3), _cross_entropy_case(1, 5), _cross_entropy_case(6, 2),
@@ -233,7 +265,7 @@ EXERCISES = {e.name: e for e in [
             "dx = g * (p - onehot(t)) / N, with onehot(t) an (N, C) array of zeros with a 1 at [i, t_i]; "
             "return (dx, None).",
         ),
-        reference=lambda x, t: F.cross_entropy(x, t)),
+        reference=lambda x, t: F.cross_entropy(x, t), factors=_mean_factors),
     Exercise(
         "gelu", "the backward of GELU (tanh approximation)", "gelu", ("x",),
         [_softmax_case((7,)), _softmax_case((3, 4)), _softmax_case((2, 3, 4), scale=3.0)],
@@ -271,7 +303,7 @@ EXERCISES = {e.name: e for e in [
             "da = g Wo; dWo = g^T a; dP = da v^T; dv = P^T da; dS = P * (dP - rowsum(dP * P)); "
             "dq = scale dS k; dk = scale dS^T q; dx = dq Wq + dk Wk + dv Wv; dWq = dq^T x (same for k, v).",
         ),
-        reference=_block_reference, kind="function"),
+        reference=_block_reference, kind="function", factors=_block_factors),
     Exercise(
         "topo_sort", "the engine's topological sort", "topological_order", ("root",),
         [Case("y = sin(x * x): one node reads x twice", _graph_square),

@@ -3,7 +3,8 @@ r"""The grader: points per case, each case under a time limit, reports for a stu
     attention-grade softmax my_softmax.py              one exercise, one file
     attention-grade all my_work/                       every exercise, files my_work/<exercise>.py
     attention-grade all /autograder/submission --json /autograder/results/results.json
-    attention-grade --folder submissions/ --csv grades.csv     one row per student (sub-folder)
+    attention-grade --folder submissions/ --csv grades.csv     one row per student (sub-folder), and
+                                                       grades_feedback/<student>.txt for each
     attention-grade --hint 2 softmax                   the hints up to tier 2
     attention-grade --release handout/                 the students' files, without the solutions
     attention-grade --list                             the exercises, their cases and points
@@ -32,6 +33,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 
@@ -118,29 +120,40 @@ def load_student(path, name=None):
 
 
 def _printed(text, dropped=0):
-    """What the student's code printed, for the report (their prints are how they debug)."""
+    """What the student's code printed, for the report (their prints are how they debug): at most
+    _PRINTED_LINES lines, the first ones and the last ones (how far a case that timed out got)."""
     text = text.rstrip("\n")
     if not text:
         return []
-    lines = [clip(x) for x in text.splitlines()]
-    more = [f"  ... ({len(lines) - _PRINTED_LINES} more lines)"] if len(lines) > _PRINTED_LINES else []
+    lines = ["  " + clip(x) for x in text.splitlines()]
+    if len(lines) > _PRINTED_LINES:
+        head, tail = _PRINTED_LINES - _PRINTED_LINES // 2, _PRINTED_LINES // 2
+        lines = lines[:head] + [f"  ... ({len(lines) - head - tail} more lines)"] + lines[-tail:]
     if dropped:
-        more.append(f"  ... ({dropped} more characters not kept: the grader keeps {MAX_PRINTED} a case)")
-    return ["your code printed:"] + ["  " + x for x in lines[:_PRINTED_LINES]] + more
+        lines.append(f"  ... ({dropped} more characters not kept: the grader keeps {MAX_PRINTED} a case)")
+    return ["your code printed:"] + lines
 
 
 def _child(name, path, student, scratch, cpu_seconds, memory_bytes, requests, replies):
     """In the child: confine itself, load the student's file, then run what the grader asks (one
-    case's forward, its gradients, an order) and send back the values, never a verdict."""
+    case's forward, its gradients, an order) and send back the values, never a verdict. What the
+    student's code prints goes to the grader as it is printed (a case that never ends still shows
+    it), each piece a message of its own."""
     exercise = find(name)
     sandbox.limit(scratch, cpu_seconds, memory_bytes, keep_fds=(requests.fileno(), replies.fileno()))
-    captured = sandbox.Captured(MAX_PRINTED)
+    lock = threading.RLock()  # a student's thread may print while a reply is being sent
+
+    def stream(text):
+        with lock:
+            send(replies, {"t": "printed", "text": text})
+
+    captured = sandbox.Captured(MAX_PRINTED, stream)
     sys.stdout = sys.stderr = captured
 
     def reply(kind, case, record):
-        send(replies, {"t": kind, "case": case, "printed": captured.text(), "dropped": captured.dropped,
-                       "record": record})
-        captured.__init__(MAX_PRINTED)
+        with lock:
+            send(replies, {"t": kind, "case": case, "dropped": captured.dropped, "record": record})
+        captured.__init__(MAX_PRINTED, stream)
 
     try:
         module = load_student(path, student)
@@ -207,6 +220,7 @@ class _Child:
         receive_requests.close()
         send_replies.close()  # the child holds the only sending end now, so its death reads as end of file
         self.reader = Reader(self.replies)
+        self.printed, self.kept, self.dropped = [], 0, 0  # what the student's code printed in this case
 
     def ask(self, request):
         try:
@@ -215,19 +229,38 @@ class _Child:
             pass  # a dead child: the reply that never comes says so
 
     def receive(self, kinds, case, seconds):
-        """The record of the next reply, which must be of one of `kinds` for `case`, and what the
-        student's code printed meanwhile; raises _TimedOut, _Closed or Malformed."""
-        raw = self.reader.receive(time.monotonic() + seconds)
-        if raw is TIMED_OUT:
-            raise _TimedOut
-        if raw is CLOSED:
-            raise _Closed
-        msg = expect_dict(decode(raw), ("t", "case", "printed", "dropped", "record"))
-        if msg["t"] not in kinds or msg["case"] != case or type(msg["case"]) is not type(case):
-            raise Malformed(f"a reply ({clip(repr(msg['t']), 40)}, case {clip(repr(msg['case']), 40)}) where "
-                            f"{kinds[0]!r}" + (f" of case {case + 1}" if case is not None else "") + " was due")
-        printed = expect_text(msg["printed"], "printed", MAX_PRINTED)
-        return msg["t"], msg["record"], _printed(printed, expect_int(msg["dropped"], "dropped"))
+        """The record of the next reply, which must be of one of `kinds` for `case`; what the student's
+        code prints meanwhile is kept (see `take_printed`). Raises _TimedOut, _Closed or Malformed."""
+        deadline = time.monotonic() + seconds
+        while True:
+            raw = self.reader.receive(deadline)
+            if raw is TIMED_OUT:
+                raise _TimedOut
+            if raw is CLOSED:
+                raise _Closed
+            msg = decode(raw)
+            if isinstance(msg, dict) and msg.get("t") == "printed":
+                self._keep(expect_text(expect_dict(msg, ("t", "text"))["text"], "printed", MAX_PRINTED))
+                continue
+            msg = expect_dict(msg, ("t", "case", "dropped", "record"))
+            if msg["t"] not in kinds or msg["case"] != case or type(msg["case"]) is not type(case):
+                raise Malformed(f"a reply ({clip(repr(msg['t']), 40)}, case {clip(repr(msg['case']), 40)}) where "
+                                f"{kinds[0]!r}" + (f" of case {case + 1}" if case is not None else "") + " was due")
+            self.dropped += expect_int(msg["dropped"], "dropped")
+            return msg["t"], msg["record"]
+
+    def _keep(self, text):
+        room = MAX_PRINTED - self.kept
+        self.printed.append(text[:max(room, 0)])
+        self.kept += min(len(text), max(room, 0))
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def take_printed(self):
+        """The lines showing what the student's code printed since the last call (their prints are
+        how they debug; for a case that timed out, how far it got)."""
+        lines = _printed("".join(self.printed), self.dropped)
+        self.printed, self.kept, self.dropped = [], 0, 0
+        return lines
 
     def stop(self):
         if self.proc.pid is not None and hasattr(os, "killpg"):
@@ -250,16 +283,16 @@ class _Child:
 def _case(child, exercise, n, seed, timeout):
     """Grade case n with the student's side in `child`: (status, lines). Every verdict is reached
     here, from the values the child sends."""
-    left, printed = [timeout], []  # the time limit counts the student's side only
+    left = [timeout]  # the time limit counts the student's side only
+    child.take_printed()  # (what the file printed as it loaded is not this case's)
 
     def call(kind, payload):
         child.ask((kind, n, payload))
         start = time.monotonic()
         try:
-            got, record, lines = child.receive((kind, "error"), n, left[0])
+            got, record = child.receive((kind, "error"), n, left[0])
         finally:
             left[0] -= time.monotonic() - start
-        printed.extend(lines)
         if got == "error":
             raise _StudentExit(record)
         return record
@@ -269,7 +302,7 @@ def _case(child, exercise, n, seed, timeout):
     except _StudentExit as e:
         status, lines = check._error_verdict(e.record, "", "record")
         lines[0] = "ERROR in your code:"
-    return status, lines + printed
+    return status, lines + child.take_printed()
 
 
 class _StudentExit(Exception):
@@ -302,12 +335,13 @@ def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAU
         child = _Child(exercise, path, n, timeout, memory)
         try:
             try:
-                kind, record, printed = child.receive(("loaded", "load error"), None, timeout)
-                lines = None if kind == "loaded" else expect_lines(record, "record") + printed
+                kind, record = child.receive(("loaded", "load error"), None, timeout)
+                lines = None if kind == "loaded" else expect_lines(record, "record") + child.take_printed()
             except _TimedOut:
-                lines = [f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
+                lines = ([f"TIMED OUT after {timeout:g} s while loading your file (an endless loop at its top level?)"]
+                         + child.take_printed())
             except _Closed:
-                lines = child.crash_lines()
+                lines = child.crash_lines() + child.take_printed()
             except Malformed as e:
                 done[n] = CaseResult(exercise, n, "malformed", _malformed(e))
                 n += 1
@@ -317,22 +351,17 @@ def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAU
                 skip(n + 1, "not run: your file did not load")
                 break
             while n < len(cases):
+                rest = None  # why the rest of the exercise is not run, if it is not
                 try:
                     status, lines = _case(child, exercise, n, seed, timeout)
-                except _TimedOut:
-                    done[n] = CaseResult(exercise, n, "timed out",
-                                         [f"TIMED OUT after {timeout:g} s ({exercise.timeout_note})"])
-                    skip(n + 1, f"not run: case {n + 1} timed out, so the rest of '{exercise.name}' is skipped")
-                    n = len(cases)
-                    break
+                except _TimedOut:  # what it printed before it ran out of time shows how far it got
+                    status = "timed out"
+                    lines = [f"TIMED OUT after {timeout:g} s ({exercise.timeout_note})"] + child.take_printed()
+                    rest = f"not run: case {n + 1} timed out, so the rest of '{exercise.name}' is skipped"
                 except _Closed:
-                    done[n] = CaseResult(exercise, n, "crashed", child.crash_lines())
-                    n += 1
-                    break  # a new child carries on with the next case
+                    status, lines = "crashed", child.crash_lines() + child.take_printed()
                 except Malformed as e:
-                    done[n] = CaseResult(exercise, n, "malformed", _malformed(e))
-                    n += 1
-                    break
+                    status, lines = "malformed", _malformed(e)
                 except Exception as e:  # noqa: BLE001 (a bug of the grader's own must not stop a class)
                     status, lines = "error", [f"GRADER ERROR: {type(e).__name__}: {clip(str(e))} (please report it)"]
                 if shown + sum(map(len, lines)) > MAX_PRINTED_TOTAL:  # the first line is the grader's verdict
@@ -342,8 +371,12 @@ def grade_exercise(exercise, path, seed=0, timeout=DEFAULT_TIMEOUT, memory=DEFAU
                 done[n] = CaseResult(exercise, n, status, lines)
                 n += 1
                 if status == "not implemented":
-                    skip(n, "not run: not implemented yet")
+                    rest = "not run: not implemented yet"
+                if rest is not None:
+                    skip(n, rest)
                     n = len(cases)
+                if status in ("crashed", "malformed"):
+                    break  # a new child carries on with the next case
         finally:
             if n >= len(cases):
                 child.ask(("stop",))
@@ -465,6 +498,32 @@ def write_csv(path, grades, exercises):
             w.writerow([student, *(r.score for r in rs), sum(r.score for r in rs), sum(r.max_score for r in rs), notes])
 
 
+def feedback_folder(csv_path):
+    """Where --folder writes the students' feedback files: beside the CSV, named after it."""
+    return os.path.splitext(csv_path)[0] + "_feedback"
+
+
+def feedback_text(student, results, hint_tier=1):
+    """One student's feedback: each exercise's report, as `attention-grade` prints it, and the total."""
+    lines = [f"feedback for {student}: {sum(r.score for r in results)}/{sum(r.max_score for r in results)} points", ""]
+    for r in results:
+        lines += report(r, hint_tier) + [""]
+    return "\n".join(lines)
+
+
+def write_feedback(folder, grades, hint_tier=1):
+    """One text file per student, `<folder>/<student>.txt`: what they would read grading their own
+    files. Returns the paths written."""
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for student, results in grades.items():
+        path = os.path.join(folder, f"{student}.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(feedback_text(student, results, hint_tier))
+        paths.append(path)
+    return paths
+
+
 # ---- the command line ------------------------------------------------------------------------------
 
 def _positive(kind, name):
@@ -525,7 +584,8 @@ def parser():
     ap.add_argument("--folder", metavar="DIR", default=None,
                     help="grade every sub-folder of DIR as one student's submission (default: none)")
     ap.add_argument("--csv", metavar="FILE", default=None,
-                    help="with --folder: write one row per student to FILE (default: none)")
+                    help="with --folder: write one row per student to FILE, and each student's feedback to "
+                         "FILE's name without .csv + _feedback/<student>.txt (default: none)")
     ap.add_argument("--release", metavar="DIR", default=None,
                     help="write the students' files, without solutions, into DIR (default: none)")
     ap.add_argument("--force", action="store_true", help="with --release: overwrite files that exist")
@@ -576,6 +636,8 @@ def _check_args(ap, a):
     for flag, path in (("--csv", a.csv), ("--json", a.json)):
         if path:
             _writable(ap, flag, path)
+    if a.csv and os.path.exists(feedback_folder(a.csv)) and not os.path.isdir(feedback_folder(a.csv)):
+        ap.error(f"argument --csv: {feedback_folder(a.csv)}, where the feedback files go, is a file")
     if modes or (a.exercise and not a.path and a.hint is not None):
         return exercises
     if not a.exercise or not a.path:
@@ -615,6 +677,9 @@ def main(argv=None):
         if a.csv:
             write_csv(a.csv, grades, exercises)
             print(f"wrote {a.csv}")
+            if grades:
+                paths = write_feedback(feedback_folder(a.csv), grades, tier)
+                print(f"wrote {len(paths)} feedback file{'s' if len(paths) != 1 else ''} in {feedback_folder(a.csv)}")
         return 0 if grades and all(r.passed for rs in grades.values() for r in rs) else 1
     if not a.path:  # --hint N exercise: the hints, no grading
         for ex in exercises:

@@ -6,7 +6,8 @@ r"""What the child running a student's code is allowed: limits set before the st
   (unless the grader runs as root: don't).
 - Its own process group, so the grader kills whatever it may have started along with it.
 - A fresh scratch folder as its current and temporary folder; its standard input, output and
-  error on /dev/null (what it prints through `sys.stdout` is captured, clipped, for the report).
+  error on /dev/null (what it prints through `sys.stdout` is captured, clipped, and sent to the
+  grader as it is printed, so even a case that never finishes shows what it printed).
 - An audit hook (`sys.addaudithook`) refusing: to open for writing, create, remove, rename or
   chmod anything outside the scratch folder; to fork, exec, spawn or start a subprocess; to send
   signals; to load a C library through ctypes; to change resource limits. This is a speed bump
@@ -122,11 +123,12 @@ def limit(scratch, cpu_seconds, memory_bytes, keep_fds=()):
 
 
 class Captured(io.TextIOBase):
-    """sys.stdout and sys.stderr while the student's code runs: the first MAX characters kept,
-    the rest counted."""
+    """sys.stdout and sys.stderr while the student's code runs: the first `cap` characters kept
+    (and handed to `sink` as they are written, so the grader has them even if a case never
+    finishes), the rest counted."""
 
-    def __init__(self, cap):
-        self.cap, self.parts, self.kept, self.dropped = cap, [], 0, 0
+    def __init__(self, cap, sink=None):
+        self.cap, self.sink, self.parts, self.kept, self.dropped = cap, sink, [], 0, 0
 
     def writable(self):
         return True
@@ -134,9 +136,15 @@ class Captured(io.TextIOBase):
     def write(self, text):
         text = str(text)
         room = self.cap - self.kept
-        if room > 0:
-            self.parts.append(text[:room])
-            self.kept += min(room, len(text))
+        if room > 0 and text:
+            kept = text[:room]
+            self.parts.append(kept)
+            self.kept += len(kept)
+            if self.sink is not None:
+                try:
+                    self.sink(kept)
+                except Exception:  # noqa: BLE001 (a closed pipe: the grader has stopped listening)
+                    pass
         self.dropped += max(0, len(text) - max(room, 0))
         return len(text)
 

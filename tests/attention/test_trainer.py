@@ -613,3 +613,129 @@ def test_the_shapes_checked_are_those_of_a_built_model(vocab, block, layers, d_m
     built = {k: tuple(v.shape) for k, v in DecoderLM(vocab, block, n_layer=layers, n_head=2, d_model=d_model)
              .state_dict().items()}
     assert chars_model_shapes(vocab, block, layers, d_model) == built
+
+
+# ---- issue 32: a trainer that catches divergence --------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["--lr", "50"], "argument --lr: must be at most 1.0 (AdamW moves every weight by about lr a step), got 50.0"),
+    (["--lr", "inf"], "argument --lr: must be a finite number, got inf"),
+    (["--lr", "nan"], "argument --lr: must be a finite number, got nan"),
+    (["--weight-decay", "nan"], "argument --weight-decay: must be a finite number, got nan"),
+    (["--weight-decay", "20", "--lr", "0.1"], "argument --weight-decay: lr * weight decay must be below 1"),
+    (["--clip", "nan"], "argument --clip: must be a finite number, got nan"),
+    (["--clip", "inf"], "argument --clip: must be a finite number, got inf"),
+    (["--dropout", "nan"], "argument --dropout: must be a finite number, got nan"),
+    (["--task", "chars", "--temperature", "inf"], "argument --temperature: must be a finite number, got inf"),
+    (["--out", __file__], f"argument --out: {__file__} is a file, not a folder"),
+    (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+])
+def test_a_bad_value_is_exactly_one_error_line_without_the_usage(args, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        trainer.parse_args(args)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "usage:" not in err, err
+    assert err.rstrip("\n").endswith("error: " + message) or ("error: " + message) in err, err
+
+
+def test_help_still_shows_the_usage(capsys):
+    with pytest.raises(SystemExit) as stop:
+        trainer.parse_args(["--help"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("usage: ")
+
+
+def _checkpoint(path):
+    import minitensor as mt
+
+    return mt.load(str(path))
+
+
+def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_finite_checkpoint(tmp_path, capsys):
+    # lr 1e4 (the command line refuses it; the API does not): step 2's loss is huge, step 3's is nan
+    with pytest.raises(trainer.TrainingDiverged) as info:
+        run(tmp_path, "d", steps=10, lr=1e4, checkpoint_every=1, pictures=False)
+    message = str(info.value)
+    step = int(re.search(r"at step (\d+): training diverged", message).group(1))
+    saved = int(re.search(r"checkpoint.npz at step (\d+), is kept", message).group(1))
+    assert "Try a lower --lr (this run's is 10000)" in message and saved == step - 1 >= 1, message
+    ck = _checkpoint(tmp_path / "d" / "checkpoint.npz")
+    assert int(ck["step"]) == saved and np.isfinite(ck["losses"].numpy()).all()
+    assert all(np.isfinite(w.numpy(force=True)).all() for w in ck["model"].values())
+    assert "loss nan" not in capsys.readouterr().out
+
+
+def test_weights_made_non_finite_by_an_update_are_never_saved(tmp_path, monkeypatch):
+    real_step = trainer.train_step
+
+    def step_that_breaks_a_weight(model, *args):
+        loss = real_step(model, *args)
+        if len(calls) == 1:  # the second update leaves a nan weight behind a finite loss
+            next(iter(model.parameters())).data.fill_(float("nan"))
+        calls.append(loss)
+        return loss
+
+    calls = []
+    monkeypatch.setattr(trainer, "train_step", step_that_breaks_a_weight)
+    with pytest.raises(trainer.TrainingDiverged, match=r"a weight is no longer a finite number after the update at "
+                                                       r"step 2: .*/checkpoint.npz at step 1, is kept"):
+        run(tmp_path, "w", steps=4, checkpoint_every=1, pictures=False)
+    assert int(_checkpoint(tmp_path / "w" / "checkpoint.npz")["step"]) == 1
+
+
+def test_a_run_that_diverges_before_any_checkpoint_leaves_no_folder_and_exits_1(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(trainer, "restart_for_blas_threads", lambda argv: None)
+    monkeypatch.setattr(trainer, "parse_args", lambda argv: Config(**{**TINY, "out": str(tmp_path / "nan"),
+                                                                      "lr": 1e8, "steps": 4, "pictures": False}))
+    assert trainer.main([]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the loss is nan at step 2: training diverged") and err.count("\n") == 1, err
+    assert "no checkpoint was written" in err and not os.path.exists(tmp_path / "nan")
+
+
+def test_a_failed_resume_leaves_no_empty_folder(tmp_path, capsys):
+    assert trainer.main(["--resume", "--out", str(tmp_path / "none"), "--no-pictures"]) == 2
+    assert capsys.readouterr().err.startswith("error: --resume: no checkpoint at ")
+    assert not os.path.exists(tmp_path / "none")
+
+
+def test_resuming_a_finished_run_says_so_and_trains_nothing(tmp_path, capsys):
+    run(tmp_path, "f", steps=5, pictures=False, stop_when_perfect=False)
+    before = (tmp_path / "f" / "checkpoint.npz").read_bytes()
+    capsys.readouterr()
+    assert trainer.main(["--resume", "--out", str(tmp_path / "f"), "--layers", "1", "--heads", "2", "--d-model", "16",
+                         "--batch", "16", "--eval-every", "5", "--eval-n", "50", "--steps", "5", "--no-pictures",
+                         "--no-early-stop"]) == 0
+    out = capsys.readouterr().out
+    assert f"nothing to train: the run in {tmp_path / 'f'} finished at step 5 (it ran all 5 --steps); raise " \
+           "--steps to train it further" in out
+    assert "== report ==" in out and not re.search(r"^step \d", out, re.M), out
+    assert (tmp_path / "f" / "checkpoint.npz").read_bytes() == before  # nothing rewritten
+
+
+def test_the_eta_counts_the_real_steps_and_the_evaluations_left(monkeypatch):
+    import io
+    import types
+
+    from attention import trainer_report
+
+    clock = types.SimpleNamespace(now=0.0)
+    monkeypatch.setattr(trainer_report, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    out = io.StringIO()
+    bar = trainer.Progress(300, 0, out, every=1, eval_every=100)  # --steps 300: the ETA counts 300 steps
+    clock.now = 1.0
+    bar.update(10, 0.5)  # 0.1 s a step; no evaluation timed yet
+    assert out.getvalue().splitlines()[-1] == "step 10/300  loss 0.5000  10.0 steps/s  ETA 29s + evaluations"
+    for step in range(11, 101):
+        clock.now += 0.1
+        bar.update(step, 0.5)
+    clock.now += 4.0
+    bar.evaluated(4.0)  # the evaluation at step 100 took 4 s: two more are due, at 200 and 300
+    clock.now += 0.1
+    bar.update(101, 0.5)
+    assert bar.eta(101) == "28s"  # 199 steps of 0.1 s, and 2 evaluations of 4 s
+    assert trainer.Progress(301, 0, io.StringIO(), eval_every=100)._evals_left(101) == 3  # and one at the end
+    # a toy task stops once it is perfect: its ETA is an upper bound, and says so
+    early = trainer.Progress(2000, 0, io.StringIO(), eval_every=100, may_stop_early=True)
+    clock.now += 1.0
+    early.update(10, 0.5)
+    assert early.eta(10).startswith("at most ")

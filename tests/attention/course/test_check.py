@@ -26,7 +26,7 @@ def test_a_wrong_gradient_gives_one_pair_at_its_worst_element():
 
 
 @pytest.mark.parametrize("factor, words", [
-    (2.0, "your gradient is 2x the true one everywhere: a missing or extra factor"),
+    (2.0, "your gradient is 2x the true one everywhere: a term counted twice, or a factor 2 too many?"),
     (0.25, "your gradient is 1/4 of the true one everywhere: a missing or extra factor"),
     (-1.0, "your gradient is the true one with its sign flipped everywhere"),
     (1.7320508, "your gradient is 1.732x the true one everywhere"),

@@ -62,7 +62,9 @@ BROKEN = [
      ("'q'", "'v'")),
     ("sdpa", "gv = p.mT @ g", "gv = p @ g", "WRONG GRADIENT for input 'v' (argument 2)", ("'q'", "'k'")),
     ("cross_entropy", "return g * (p - from_numpy(target_rows)) / n_rows, None",
-     "return g * (p - from_numpy(target_rows)), None", "your gradient is 4x the true one everywhere", ()),
+     "return g * (p - from_numpy(target_rows)), None",
+     "your gradient is 4x the true one everywhere, i.e. times N=4 (the number of rows): did you forget to divide by N?",
+     ()),
     ("cross_entropy", "return g * (p - from_numpy(target_rows)) / n_rows, None",
      "return (p - from_numpy(target_rows)) / n_rows, None", "divided by the upstream gradient g", ()),
     ("cross_entropy", "return g * (p - from_numpy(target_rows)) / n_rows, None",
@@ -78,7 +80,8 @@ BROKEN = [
     ("attention_block", "dq = (ds @ k) * ctx.scale", "dq = ds @ k",
      "WRONG GRADIENT for input 'w_q' (argument 1): 6 of 6 elements are wrong\n"
      "      worst, element (1, 2): yours 0.109133, autograd 0.0771685\n"
-     "      your gradient is 1.414x the true one everywhere", ("'w_k'", "'w_v'", "'w_o'")),
+     "      your gradient is 1.414x the true one everywhere, i.e. times sqrt(d_k)=1.414 (d_k=2): did you forget "
+     "the 1/sqrt(d_k) scale?", ("'w_k'", "'w_v'", "'w_o'")),
     ("attention_block", "return mixed @ Wo.T", "return mixed @ Wo", "WRONG FORWARD", ()),
 ]
 

@@ -28,7 +28,9 @@ def _softmax_with(folder, backward_body, name="softmax.py"):
 
 
 # case 1 of softmax is the only 1-D input: these bugs hit it alone
-HANG_ON_1D = "        while p.ndim == 1:\n            pass\n" + SOLUTION_LINE
+# (printing as it loops, slowly: what it printed before the time limit is shown, clipped)
+HANG_ON_1D = ("        import time\n        while p.ndim == 1:\n            print('still in the loop')\n"
+              "            time.sleep(0.05)\n" + SOLUTION_LINE)
 HANG_ON_LAST = "        while p.shape[-1] == 6:\n            pass\n" + SOLUTION_LINE  # case 5, (2, 6), alone
 EXIT_ON_1D = "        import os\n        if p.ndim == 1:\n            os._exit(3)\n" + SOLUTION_LINE
 
@@ -42,6 +44,10 @@ def test_an_endless_loop_in_a_backward_times_out_its_case_and_skips_the_rest_wit
     out = "\n".join(grader.report(result))
     assert "TIMED OUT after 2 s (an endless loop?)" in out and "result: FAILED, 0/5 cases pass, 0/5 points" in out
     assert "  cases 2-5: not run: case 1 timed out, so the rest of 'softmax' is skipped" in out.splitlines()
+    assert sum("not run" in line for line in out.splitlines()) == 1
+    printed = result.cases[0].lines[1:]  # the partial output, first and last lines, under the verdict
+    assert printed[0] == "your code printed:" and printed[1] == "  still in the loop" == printed[-1], printed
+    assert printed[grader._PRINTED_LINES // 2 + 1].startswith("  ... (") and len(printed) == grader._PRINTED_LINES + 2
     result = grader.grade_exercise(EXERCISES["softmax"], _softmax_with(tmp_path, HANG_ON_LAST), timeout=2)
     assert [c.status for c in result.cases] == ["pass"] * 4 + ["timed out"] and result.score == 4
 
@@ -117,6 +123,14 @@ def test_grading_a_folder_writes_one_row_per_student_and_no_submission_stops_the
     assert "softmax: no softmax.py" in notes["erin"]
     printed = capsys.readouterr().out
     assert "alice: 5/8 (softmax 5/5, gelu 0/3 not implemented)" in printed and f"wrote {out_csv}" in printed
+    # beside the CSV, one readable feedback file per student: what they would read grading their own files
+    feedback = tmp_path / "grades_feedback"
+    assert f"wrote 5 feedback files in {feedback}" in printed
+    assert sorted(os.listdir(feedback)) == [f"{s}.txt" for s in ("alice", "bob", "carol", "dan", "erin")]
+    bob = (feedback / "bob.txt").read_text(encoding="utf-8")
+    assert bob.startswith("feedback for bob: 0/8 points\n") and "TIMED OUT after 2 s" in bob
+    assert "still in the loop" in bob and "result: not implemented yet" in bob and "hint 1: " in bob
+    assert "'softmax': no file softmax.py, 0/5 points" in (feedback / "erin.txt").read_text(encoding="utf-8")
 
 
 def _check_gradescope_schema(results):
@@ -210,6 +224,15 @@ def test_every_bad_argument_is_one_error_line_and_exit_2(capsys, argv, message):
     last = err.strip().splitlines()[-1]
     assert last.startswith("python -m attention.course: error: ") or ": error: " in last
     assert message in last, err
+
+
+def test_a_file_where_the_feedback_folder_goes_is_one_error_line(tmp_path, capsys):
+    (tmp_path / "grades_feedback").write_text("")
+    with pytest.raises(SystemExit) as info:
+        grader.main(["--folder", str(tmp_path), "--csv", str(tmp_path / "grades.csv")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and err[-1].endswith(f"{tmp_path / 'grades_feedback'}, where the feedback files go, "
+                                                     "is a file")
 
 
 def test_help_shows_every_default(capsys):
