@@ -9,10 +9,9 @@ Sampling draws from minitensor's global generator: `minitensor.manual_seed(s)` m
 but the numbers are not PyTorch's (a different generator and, for some distributions, a different
 sampling algorithm).
 """
-# ---- issue 29: transforms, TransformedDistribution and the distributions built on them ----------------
 from . import (
     constraints,
-    kl_extra as _kl_extra,  # noqa: E402,F401  (registers the new KL pairs)
+    kl_extra as _kl_extra,  # noqa: F401  (registers the KL pairs of the distributions below)
     transforms,
 )
 from .bernoulli import Bernoulli
@@ -39,6 +38,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -79,19 +79,18 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "Exponential", "Gamma", "Geometric",
-    "Gumbel", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-    "Uniform", "constraints", "kl_divergence", "register_kl",
-    # issue 29
-    "AbsTransform", "AffineTransform", "CatTransform", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
-    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform", "ExponentialFamily",
-    "FisherSnedecor", "GeneralizedPareto", "HalfCauchy", "HalfNormal", "IndependentTransform", "InverseGamma",
-    "Kumaraswamy", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
-    "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto", "PositiveDefiniteTransform",
-    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-    "TanhTransform", "Transform", "TransformedDistribution", "VonMises", "Weibull", "biject_to",
-    "identity_transform", "transform_to", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
+    "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
+    "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
+    "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
