@@ -13,6 +13,7 @@ only needs onto maps and may pick cheaper ones (softmax for the simplex, not sti
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 from . import constraints, transforms as T
@@ -94,8 +95,8 @@ for registry in (biject_to, transform_to):
     registry.register(constraints._Interval, _interval)
     registry.register(constraints._HalfOpenInterval, _interval)
     registry.register(constraints._CorrCholesky, lambda c: T.CorrCholeskyTransform())
-    registry.register(constraints._Cat, lambda c, r=registry: _cat(c, r))
-    registry.register(constraints._Stack, lambda c, r=registry: _stack(c, r))
+    registry.register(constraints._Cat, partial(_cat, registry=registry))
+    registry.register(constraints._Stack, partial(_stack, registry=registry))
     # positive and nonnegative (lower bound 0) are exp itself, other lower bounds exp then a shift
     registry.register(constraints._GreaterThan, lambda c: T.ExpTransform() if _is_zero(c.lower_bound)
                       else _greater_than(c))

@@ -23,7 +23,7 @@ class ExponentialFamily(Distribution):
     def _natural_params(self) -> tuple[Tensor, ...]:
         raise NotImplementedError
 
-    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+    def _log_normalizer(self, *natural_params: Any, **kwargs: Any) -> Tensor:
         raise NotImplementedError
 
     @property

@@ -21,8 +21,8 @@ __all__ = ["HalfNormal"]
 
 class HalfNormal(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.nonnegative
+    has_rsample = True
 
     def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)

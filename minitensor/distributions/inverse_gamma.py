@@ -24,8 +24,8 @@ __all__ = ["InverseGamma"]
 
 class InverseGamma(TransformedDistribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
-    support = constraints.positive  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.positive
+    has_rsample = True
 
     def __init__(self, concentration: Tensor | float, rate: Tensor | float, validate_args: bool | None = None) -> None:
         base = Gamma(concentration, rate, validate_args=validate_args)

@@ -33,8 +33,8 @@ def _moments(a: Tensor, b: Tensor, n: int) -> Tensor:
 
 class Kumaraswamy(TransformedDistribution):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    support = constraints.unit_interval  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.unit_interval
+    has_rsample = True
 
     def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
                  validate_args: bool | None = None) -> None:

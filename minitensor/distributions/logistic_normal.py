@@ -19,8 +19,8 @@ __all__ = ["LogisticNormal"]
 
 class LogisticNormal(TransformedDistribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.simplex  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.simplex
+    has_rsample = True
 
     def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
         base_dist: Distribution = Normal(loc, scale, validate_args=validate_args)

@@ -8,7 +8,7 @@ as in PyTorch).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import minitensor
 
@@ -72,7 +72,7 @@ class MixtureSameFamily(Distribution):
         batch_shape = tuple(batch_shape)
         new = type(self).__new__(type(self))
         new._component_distribution = self._component_distribution.expand(batch_shape + (self._num_component,))
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
+        new._mixture_distribution = cast(Categorical, self._mixture_distribution.expand(batch_shape))
         new._num_component, new._event_ndims = self._num_component, self._event_ndims
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args

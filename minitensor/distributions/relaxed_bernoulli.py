@@ -75,8 +75,8 @@ class LogitRelaxedBernoulli(Distribution):
 
 class RelaxedBernoulli(TransformedDistribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.unit_interval
+    has_rsample = True
 
     def __init__(self, temperature: Tensor, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:

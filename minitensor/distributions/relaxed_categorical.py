@@ -74,8 +74,8 @@ class ExpRelaxedCategorical(Distribution):
 
 class RelaxedOneHotCategorical(TransformedDistribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.simplex
+    has_rsample = True
 
     def __init__(self, temperature: Tensor, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:

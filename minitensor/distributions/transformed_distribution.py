@@ -23,6 +23,7 @@ __all__ = ["TransformedDistribution"]
 
 class TransformedDistribution(Distribution):
     arg_constraints: dict[str, constraints.Constraint] = {}
+    base_dist: Any  # the subclasses read their base's parameters through it
 
     def __init__(self, base_distribution: Distribution, transforms: Transform | list[Transform],
                  validate_args: bool | None = None) -> None:
@@ -55,7 +56,7 @@ class TransformedDistribution(Distribution):
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> TransformedDistribution:
-        new = _instance if _instance is not None else type(self).__new__(type(self))
+        new: Any = _instance if _instance is not None else type(self).__new__(type(self))
         shape = tuple(batch_shape) + tuple(self._event_shape)
         for t in reversed(self.transforms):
             shape = tuple(t.inverse_shape(shape))

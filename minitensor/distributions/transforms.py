@@ -31,7 +31,7 @@ import numbers
 import operator
 import weakref
 from functools import reduce
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -149,15 +149,15 @@ class _InverseTransform(Transform):
         return self._inv
 
     @property
-    def domain(self):  # type: ignore[override]
+    def domain(self):
         return self._inv.codomain
 
     @property
-    def codomain(self):  # type: ignore[override]
+    def codomain(self):
         return self._inv.domain
 
     @property
-    def bijective(self):  # type: ignore[override]
+    def bijective(self):
         return self._inv.bijective
 
     @property
@@ -226,7 +226,7 @@ class ComposeTransform(Transform):
             if event_dim > codomain.event_dim else codomain
 
     @property
-    def bijective(self):  # type: ignore[override]
+    def bijective(self):
         return all(p.bijective for p in self.parts)
 
     @property
@@ -307,7 +307,7 @@ class IndependentTransform(Transform):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
-    def bijective(self):  # type: ignore[override]
+    def bijective(self):
         return self.base_transform.bijective
 
     @property
@@ -390,7 +390,7 @@ class ExpTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
-    sign = 1  # type: ignore[assignment]
+    sign = 1
 
     def __eq__(self, other):
         return isinstance(other, ExpTransform)
@@ -449,7 +449,7 @@ class SigmoidTransform(Transform):
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
-    sign = 1  # type: ignore[assignment]
+    sign = 1
 
     def __eq__(self, other):
         return isinstance(other, SigmoidTransform)
@@ -472,7 +472,7 @@ class SoftplusTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
-    sign = 1  # type: ignore[assignment]
+    sign = 1
 
     def __eq__(self, other):
         return isinstance(other, SoftplusTransform)
@@ -494,7 +494,7 @@ class TanhTransform(Transform):
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
-    sign = 1  # type: ignore[assignment]
+    sign = 1
 
     def __eq__(self, other):
         return isinstance(other, TanhTransform)
@@ -815,7 +815,7 @@ class CatTransform(Transform):
         return self if self._cache_size == cache_size else CatTransform(self.transforms, self.dim, self.lengths,
                                                                         cache_size)
 
-    def _slices(self, x: Tensor):
+    def _slices(self, x: Tensor) -> Iterator[tuple[Transform, Tensor]]:
         if not -x.dim() <= self.dim < x.dim() or x.shape[self.dim] != self.length:
             raise ValueError(f"CatTransform: expected size {self.length} along dim {self.dim}, got shape "
                              f"{tuple(x.shape)}")
@@ -840,10 +840,10 @@ class CatTransform(Transform):
             parts.append(ladj)
         dim = self.dim if self.dim < 0 else self.dim - x.dim()
         dim = dim + self.event_dim  # the concatenated dim inside the event is summed, outside it kept
-        return minitensor.cat(parts, dim) if dim < 0 else sum(p for p in parts)  # type: ignore[return-value]
+        return minitensor.cat(parts, dim) if dim < 0 else sum(p for p in parts)
 
     @property
-    def bijective(self):  # type: ignore[override]
+    def bijective(self):
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
@@ -870,7 +870,7 @@ class StackTransform(Transform):
     def with_cache(self, cache_size: int = 1) -> Transform:
         return self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
 
-    def _slices(self, x: Tensor):
+    def _slices(self, x: Tensor) -> list[Tensor]:
         if not -x.dim() <= self.dim < x.dim() or x.shape[self.dim] != len(self.transforms):
             raise ValueError(f"StackTransform: expected size {len(self.transforms)} along dim {self.dim}, got shape "
                              f"{tuple(x.shape)}")
@@ -887,7 +887,7 @@ class StackTransform(Transform):
                                  zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
 
     @property
-    def bijective(self):  # type: ignore[override]
+    def bijective(self):
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
@@ -904,14 +904,14 @@ class CumulativeDistributionTransform(Transform):
     x = F⁻¹(y) (its icdf);   ln |det J| = ln p(x) (the density is the CDF's derivative)."""
     bijective = True
     codomain = constraints.unit_interval
-    sign = 1  # type: ignore[assignment]
+    sign = 1
 
     def __init__(self, distribution: Any, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
         self.distribution = distribution
 
     @property
-    def domain(self):  # type: ignore[override]
+    def domain(self):
         return self.distribution.support
 
     def with_cache(self, cache_size: int = 1) -> Transform:

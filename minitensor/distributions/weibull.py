@@ -25,7 +25,7 @@ __all__ = ["Weibull"]
 
 class Weibull(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
-    support = constraints.positive  # type: ignore[assignment]
+    support = constraints.positive
 
     def __init__(self, scale: Tensor | float, concentration: Tensor | float, validate_args: bool | None = None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)

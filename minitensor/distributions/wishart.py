@@ -44,7 +44,7 @@ class Wishart(ExponentialFamily):
     _mean_carrier_measure = 0
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"covariance_matrix": constraints.positive_definite, "precision_matrix": constraints.positive_definite,
                 "scale_tril": constraints.lower_cholesky, "df": constraints.greater_than(self._event_shape[-1] - 1)}
 
@@ -61,6 +61,7 @@ class Wishart(ExponentialFamily):
             batch_shape = tuple(param.shape[:-2])
             self.df = minitensor.tensor(float(df), dtype=param.dtype)
         else:
+            assert isinstance(df, Tensor)
             batch_shape = broadcast_shape(param.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
         event_shape = tuple(param.shape[-2:])
