@@ -5,6 +5,11 @@
     x = d.rsample((3,))            # reparameterised: gradients reach loc and scale
     d.log_prob(x), d.entropy(), kl_divergence(d, Normal(0.0, 1.0))
 
+Transforms (`transforms`: ExpTransform, AffineTransform, StickBreakingTransform, ...) map between
+constrained spaces with their log |det J|; `TransformedDistribution(base, transforms)` is the law of a
+transformed draw (LogNormal, HalfNormal, Pareto, Weibull, ... are built so), and `biject_to(constraint)`
+/ `transform_to(constraint)` give the map from unconstrained reals onto a parameter's constraint.
+
 Sampling draws from minitensor's global generator: `minitensor.manual_seed(s)` makes it repeatable,
 but the numbers are not PyTorch's (a different generator and, for some distributions, a different
 sampling algorithm).

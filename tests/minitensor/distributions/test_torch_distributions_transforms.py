@@ -30,9 +30,9 @@ def _mix(D, p, loc, scale):
     return D.MixtureSameFamily(D.Categorical(probs=p), D.Normal(loc, scale))
 
 
-def _affine_exp(D, a, b):
+def _affine_exp(D, a, b, scale=2.0):
     T = D.transforms
-    return D.TransformedDistribution(D.Normal(a, b), [T.AffineTransform(0.5, 2.0), T.ExpTransform()])
+    return D.TransformedDistribution(D.Normal(a, b), [T.AffineTransform(0.5, scale), T.ExpTransform()])
 
 
 W2 = [[0.5, -0.2], [0.3, 0.8], [-0.4, 0.1]]
@@ -95,6 +95,8 @@ CASES = [
      [[[1.0, -0.3], [-0.3, 0.5]]], "log_prob entropy mean variance precision_matrix"),
     ("LKJCholesky", lambda D, c: D.LKJCholesky(3, c), [([0.5, 2.0],), (1.0,)], [LKJ_VALUE], "log_prob"),
     ("Transformed", _affine_exp, [([0.3, -1.0], [1.5, 0.7])], [[1.1], [0.4]], "log_prob cdf icdf"),
+    ("TransformedDecreasing", lambda D, a, b: _affine_exp(D, a, b, -2.0), [([0.3, -1.0], [1.5, 0.7])], [[1.1], [0.4]],
+     "log_prob cdf icdf"),
 ]
 IDS = [c[0] for c in CASES]
 VALUE_METHODS = {"log_prob", "cdf", "icdf"}
