@@ -13,16 +13,17 @@ import minitensor
 
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import bce_with_logits, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
@@ -80,3 +81,10 @@ class Bernoulli(Distribution):
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = minitensor.arange(2, dtype=self._param.dtype).reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp().log1p()

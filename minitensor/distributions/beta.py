@@ -7,16 +7,18 @@ from typing import Any, cast
 
 import minitensor
 
+from ..ops.special import lgamma
 from ..tensor import Size, Tensor
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
@@ -66,3 +68,10 @@ class Beta(Distribution):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

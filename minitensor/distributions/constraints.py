@@ -15,10 +15,11 @@ import minitensor
 from ..tensor import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "lower_cholesky", "lower_triangular",
-    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
-    "real_vector", "simplex", "unit_interval",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+    "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+    "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+    "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -231,3 +232,118 @@ lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
 independent = _Independent
+
+
+# ---- the constraints the transforms and the later distributions need (issue 29) ----------------------
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer counts over the last dim that sum to at most `upper_bound`."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower-triangular, positive diagonal, unit-norm rows."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = float(np.finfo(value.detach().numpy().dtype).eps) * value.shape[-1] * 10
+        unit_rows = ((value.square().sum(-1).sqrt() - 1).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return minitensor.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=minitensor.bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return (value - value.transpose(-2, -1)).abs().le(1e-6).flatten(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        a = value.detach().numpy()
+        return minitensor.tensor(np.linalg.eigvalsh(a).min(-1) >= 0)
+
+
+class _Cat(Constraint):
+    """Each of `cseq` on its slice of `dim` (slices of `lengths`, 1 each by default)."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"cat constraint: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return minitensor.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Each of `cseq` on its index of `dim`."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        parts = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return minitensor.stack([c.check(v) for c, v in zip(self.cseq, parts)], self.dim)
+
+
+less_than = _LessThan
+multinomial = _Multinomial
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+cat = _Cat
+stack = _Stack

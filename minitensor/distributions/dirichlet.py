@@ -9,13 +9,13 @@ from ..ops.special import digamma, lgamma
 from ..tensor import Size, Tensor
 from . import constraints
 from ._special import standard_gamma
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import finfo, xlogy
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -63,3 +63,10 @@ class Dirichlet(Distribution):
         k = a.shape[-1]
         a0 = a.sum(-1)
         return (lgamma(a).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0) - ((a - 1.0) * digamma(a)).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return lgamma(x).sum(-1) - lgamma(x.sum(-1))

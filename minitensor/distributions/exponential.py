@@ -8,16 +8,17 @@ import minitensor
 
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -59,3 +60,10 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -(-x).log()

@@ -8,16 +8,17 @@ from ..ops.special import digamma, lgamma
 from ..tensor import Size, Tensor
 from . import constraints
 from ._special import standard_gamma
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, finfo, xlogy
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration: Tensor | float, rate: Tensor | float, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -53,3 +54,10 @@ class Gamma(Distribution):
     def entropy(self) -> Tensor:
         a = self.concentration
         return a - self.rate.log() + lgamma(a) + (1.0 - a) * digamma(a)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()

@@ -10,13 +10,13 @@ import minitensor
 from ..ops.special import erfinv
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -63,3 +63,11 @@ class Normal(Distribution):
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        """(loc / scale², -1 / (2 scale²))."""
+        return self.loc / self.scale.square(), -0.5 * self.scale.square().reciprocal()
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.square() / y + 0.5 * (-math.pi / y).log()

@@ -10,7 +10,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 def _one_hot(index: Tensor, num_classes: int, dtype: Any) -> Tensor:
@@ -90,3 +90,15 @@ class OneHotCategorical(Distribution):
 def _params(cat: Categorical) -> dict[str, Any]:
     return {k: (cat.__dict__[k].item() if cat.__dict__[k].numel() == 1 else cat.__dict__[k].shape)
             for k in ("probs", "logits") if k in cat.__dict__}
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    r"""OneHotCategorical with the straight-through gradient estimator (Bengio et al. 2013): `rsample` returns
+    the one-hot draw s as s + (p - p.detach()), whose value is s and whose gradient in the probs p is the
+    identity, a biased but often useful estimate."""
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -9,13 +9,13 @@ import minitensor
 from ..ops.special import lgamma
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, floor, xlogy
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -49,3 +49,10 @@ class Poisson(Distribution):
         rate, value = broadcast_all(self.rate, value)
         value = value.to(rate.dtype)
         return xlogy(value, rate) - rate - lgamma(value + 1)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp()
