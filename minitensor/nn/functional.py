@@ -804,6 +804,18 @@ from .pooling import (  # noqa: E402, F401
     max_pool2d,
 )
 
+# ---- issue 30, point 2 (nnconv helper): 3-D and transposed convolutions, more pooling, grid sampling ----
+# isort: split
+from .conv import (  # noqa: E402, F401
+    conv3d,
+    conv_tbc,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+
+# ---- end of the nnconv helper's block ----
+
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
