@@ -365,7 +365,7 @@ class _ConvNd(Module):
                  stride: int | tuple[int, ...] = 1, padding: str | int | tuple[int, ...] = 0,
                  dilation: int | tuple[int, ...] = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: DeviceLike | None = None,
-                 dtype: DTypeLike | None = None, output_padding: int | tuple[int, ...] = 0) -> None:
+                 dtype: DTypeLike | None = None) -> None:
         super().__init__()
         name, nd = type(self).__name__, self._nd
         if groups <= 0:
@@ -390,7 +390,7 @@ class _ConvNd(Module):
             self.padding: str | tuple[int, ...] = padding
         else:
             self.padding = _tuple(padding, nd, "padding", name)
-        self.output_padding = _tuple(output_padding, nd, "output_padding", name)
+        self.output_padding: tuple[int, ...] = (0,) * nd  # (a transposed convolution sets its own)
         self.padding_mode = padding_mode
         shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
         self.weight = _empty(shape + self.kernel_size, dtype, device, name)
@@ -470,7 +470,8 @@ class _ConvTransposeNd(_ConvNd):
                  dilation: int | tuple[int, ...] = 1, padding_mode: str = "zeros", device: DeviceLike | None = None,
                  dtype: DTypeLike | None = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype, output_padding)
+                         padding_mode, device, dtype)
+        self.output_padding = _tuple(output_padding, self._nd, "output_padding", type(self).__name__)
 
     def _output_padding(self, x, output_size):
         if output_size is None:
@@ -548,66 +549,63 @@ class _LazyConvMixin(LazyModuleMixin):
         self.reset_parameters()
 
 
-def _lazy_conv(transposed):
+class _LazyConv(_LazyConvMixin):
     def __init__(self, out_channels: int, kernel_size: int | tuple[int, ...], stride: int | tuple[int, ...] = 1,
-                 padding: Any = 0, *rest: Any, device: DeviceLike | None = None,
-                 dtype: DTypeLike | None = None, **kw: Any) -> None:
-        # the same arguments as `base`, less in_channels (PyTorch's order: dilation, groups, bias, padding_mode
-        # for a convolution; output_padding, groups, bias, dilation, padding_mode for a transposed one)
-        names = (("output_padding", "groups", "bias", "dilation", "padding_mode") if transposed
-                 else ("dilation", "groups", "bias", "padding_mode"))
-        if len(rest) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes at most {len(names) + 4} positional arguments")
-        args = dict(zip(names, rest), **kw)
-        bias = args.pop("bias", True)
-        # through the mixin, which registers the hook that sizes the parameters at the first forward
-        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, device=device, dtype=dtype, bias=False,
-                                 **args)
+                 padding: str | int | tuple[int, ...] = 0, dilation: int | tuple[int, ...] = 1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        # in_channels 0 for now; through the mixin, which registers the hook that sizes the parameters
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,  # type: ignore
+                         device, dtype)
         self.out_channels = out_channels
         self._lazy_init(bias, dtype)
-    return __init__
 
 
-class LazyConv1d(_LazyConvMixin, Conv1d):
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size: int | tuple[int, ...], stride: int | tuple[int, ...] = 1,
+                 padding: int | tuple[int, ...] = 0, output_padding: int | tuple[int, ...] = 0, groups: int = 1,
+                 bias: bool = True, dilation: int | tuple[int, ...] = 1, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,  # type: ignore
+                         padding_mode, device, dtype)
+        self.out_channels = out_channels
+        self._lazy_init(bias, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
     """Conv1d whose in_channels is read from the first input (it then becomes a Conv1d)."""
 
     cls_to_become = Conv1d
-    __init__ = _lazy_conv(False)
 
 
-class LazyConv2d(_LazyConvMixin, Conv2d):
+class LazyConv2d(_LazyConv, Conv2d):
     """Conv2d whose in_channels is read from the first input (it then becomes a Conv2d)."""
 
     cls_to_become = Conv2d
-    __init__ = _lazy_conv(False)
 
 
-class LazyConv3d(_LazyConvMixin, Conv3d):
+class LazyConv3d(_LazyConv, Conv3d):
     """Conv3d whose in_channels is read from the first input (it then becomes a Conv3d)."""
 
     cls_to_become = Conv3d
-    __init__ = _lazy_conv(False)
 
 
-class LazyConvTranspose1d(_LazyConvMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
     """ConvTranspose1d whose in_channels is read from the first input."""
 
     cls_to_become = ConvTranspose1d
-    __init__ = _lazy_conv(True)
 
 
-class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """ConvTranspose2d whose in_channels is read from the first input."""
 
     cls_to_become = ConvTranspose2d
-    __init__ = _lazy_conv(True)
 
 
-class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     """ConvTranspose3d whose in_channels is read from the first input."""
 
     cls_to_become = ConvTranspose3d
-    __init__ = _lazy_conv(True)
 # ---- end of the nnconv helper's block ----
 
 
