@@ -806,6 +806,7 @@ from .pooling import (  # noqa: E402, F401
 
 # ---- issue 30, point 2 (nnconv helper): 3-D and transposed convolutions, more pooling, grid sampling ----
 # isort: split
+from . import sampling as _sampling  # noqa: E402
 from .conv import (  # noqa: E402, F401
     conv3d,
     conv_tbc,
@@ -835,6 +836,7 @@ from .pooling import (  # noqa: E402, F401
     max_unpool2d,
     max_unpool3d,
 )
+from .sampling import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402, F401
 
 # ---- end of the nnconv helper's block ----
 
@@ -846,6 +848,7 @@ __all__ = [
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
 ]
+__all__ += _sampling.FUNCTIONS  # (issue 30, point 2: the nnconv helper's grid sampling)
 
 
 def __dir__() -> list[str]:
