@@ -375,21 +375,33 @@ def max_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
 def max_pool1d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """max_pool1d and the flat index of each maximum, whatever return_indices says (as PyTorch)."""
+    r"""max_pool1d and the flat index of each maximum, whatever return_indices says (as PyTorch).
+
+    forward: out[n, c, t] = max_i xp[n, c, t s + i d];  idx[n, c, t] = t s - p + argmax_i d
+    VJP:     gx at each window's (first) argmax += g[n, c, t]   (the indices get none)
+    """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1, "max_pool1d")
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says."""
+    r"""max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, y, x] = max_{i, j} xp[n, c, y s_h + i d_h, x s_w + j d_w];  idx = row W + col of that max
+    VJP:     gx at each window's (first) argmax += g[n, c, y, x]   (the indices get none)
+    """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2, "max_pool2d")
 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says."""
+    r"""max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, z, y, x] = max over window (z, y, x);  idx = (depth H + row) W + col of that max
+    VJP:     gx at each window's (first) argmax += g[n, c, z, y, x]   (the indices get none)
+    """
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3, "max_pool3d")
 
 
@@ -433,19 +445,31 @@ def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None] |
 
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size: int | Sequence[int],
                                      return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """adaptive_max_pool1d and the index of each maximum, whatever return_indices says."""
+    r"""adaptive_max_pool1d and the index of each maximum, whatever return_indices says.
+
+    forward: out[n, c, t] = max over window t of x[n, c];  idx = where that max sits
+    VJP:     gx at each window's (first) argmax += g[n, c, t]
+    """
     return _adaptive_max(input, output_size, True, 1, "adaptive_max_pool1d")
 
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: int | Sequence[int | None] | None,
                                      return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """adaptive_max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says."""
+    r"""adaptive_max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, y, x] = max over window (y, x) of x[n, c];  idx = row W + col of that max
+    VJP:     gx at each window's (first) argmax += g[n, c, y, x]
+    """
     return _adaptive_max(input, output_size, True, 2, "adaptive_max_pool2d")
 
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: int | Sequence[int | None] | None,
                                      return_indices: bool = False) -> tuple[Tensor, Tensor]:
-    """adaptive_max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says."""
+    r"""adaptive_max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, z, y, x] = max over window (z, y, x) of x[n, c];  idx = (depth H + row) W + col
+    VJP:     gx at each window's (first) argmax += g[n, c, z, y, x]
+    """
     return _adaptive_max(input, output_size, True, 3, "adaptive_max_pool3d")
 
 
@@ -648,7 +672,11 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequenc
                                        output_ratio: float | Sequence[float] | None = None,
                                        return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """fractional_max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says."""
+    r"""fractional_max_pool2d and the flat index (into H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, y, x] = max_{i, j} x[n, c, r_y + i, c_x + j];  idx = row W + col of that max
+    VJP:     gx at each window's (first) argmax += g[n, c, y, x]
+    """
     return _fractional_max(input, kernel_size, output_size, output_ratio, True, _random_samples, 2,
                            "fractional_max_pool2d")
 
@@ -658,7 +686,11 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequenc
                                        output_ratio: float | Sequence[float] | None = None,
                                        return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """fractional_max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says."""
+    r"""fractional_max_pool3d and the flat index (into D H W) of each maximum, whatever return_indices says.
+
+    forward: out[n, c, z, y, x] = max_{l, i, j} x[n, c, t_z + l, r_y + i, c_x + j];  idx = (d H + row) W + col
+    VJP:     gx at each window's (first) argmax += g[n, c, z, y, x]
+    """
     return _fractional_max(input, kernel_size, output_size, output_ratio, True, _random_samples, 3,
                            "fractional_max_pool3d")
 
