@@ -483,7 +483,8 @@ class _ConvTransposeNd(_ConvNd):
             size = size[lead:]
         if len(size) != nd:
             raise ValueError(f"{name}: output_size must have {nd} or {lead + nd} elements (got {len(output_size)})")
-        lo = [(x.shape[lead + i] - 1) * self.stride[i] - 2 * self.padding[i]  # type: ignore[index]
+        pads: Any = self.padding  # a tuple of ints: a transposed convolution takes no padding string
+        lo = [(x.shape[lead + i] - 1) * self.stride[i] - 2 * pads[i]
               + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(nd)]
         for i in range(nd):
             if not lo[i] <= size[i] <= lo[i] + self.stride[i] - 1:
@@ -492,9 +493,10 @@ class _ConvTransposeNd(_ConvNd):
                                  f"{list(x.shape[lead:])})")
         return tuple(size[i] - lo[i] for i in range(nd))
 
-    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:  # type: ignore[override]
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         x = _tensor(self, input)
-        return _CONV_TRANSPOSE[self._nd](x, self.weight, self.bias, self.stride, self.padding,
+        pads: Any = self.padding
+        return _CONV_TRANSPOSE[self._nd](x, self.weight, self.bias, self.stride, pads,
                                          self._output_padding(x, output_size), self.groups, self.dilation)
 
 
@@ -555,7 +557,7 @@ class _LazyConv(_LazyConvMixin):
                  bias: bool = True, padding_mode: str = "zeros", device: DeviceLike | None = None,
                  dtype: DTypeLike | None = None) -> None:
         # in_channels 0 for now; through the mixin, which registers the hook that sizes the parameters
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,  # type: ignore
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
                          device, dtype)
         self.out_channels = out_channels
         self._lazy_init(bias, dtype)
@@ -566,7 +568,7 @@ class _LazyConvTranspose(_LazyConvMixin):
                  padding: int | tuple[int, ...] = 0, output_padding: int | tuple[int, ...] = 0, groups: int = 1,
                  bias: bool = True, dilation: int | tuple[int, ...] = 1, padding_mode: str = "zeros",
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,  # type: ignore
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
                          padding_mode, device, dtype)
         self.out_channels = out_channels
         self._lazy_init(bias, dtype)

@@ -35,7 +35,7 @@ class UninitializedParameter(Parameter):
         super().__init__(np.empty((0,), dtype=_dtype_or_default(dtype)), requires_grad)
 
     @property
-    def shape(self) -> Any:  # type: ignore[override]
+    def shape(self) -> Any:
         _no_shape()
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
@@ -60,13 +60,13 @@ class UninitializedBuffer(Tensor):
             self.requires_grad_(True)
 
     @property
-    def shape(self) -> Any:  # type: ignore[override]
+    def shape(self) -> Any:
         _no_shape()
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         dt = as_dtype(dtype) if dtype is not None else self._array.dtype
         self._array = np.empty(tuple(shape), dtype=dt)
-        self.__class__ = self.cls_to_become
+        self.__class__ = self.cls_to_become  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return "<UninitializedBuffer>"

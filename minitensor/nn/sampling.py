@@ -184,14 +184,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         return read([np.rint(p.numpy(force=True)).astype(np.int64) for p in pos])
     lo = [np.floor(p.numpy(force=True)) for p in pos]
     frac = [p - Tensor._make(f.astype(x._array.dtype)) for p, f in zip(pos, lo)]  # u - u0: carries the gradient
-    out = None
-    for bits in itertools.product((0, 1), repeat=nd):
-        weight = None
-        for i, b in enumerate(bits):
-            w = frac[i] if b else 1 - frac[i]
-            weight = w if weight is None else weight * w
-        term = read([lo[i].astype(np.int64) + b for i, b in enumerate(bits)]) * weight.unsqueeze(1)
-        out = term if out is None else out + term
+    terms = []
+    for bits in itertools.product((0, 1), repeat=nd):  # the 2^d corners around each sampling point
+        weight = frac[0] if bits[0] else 1 - frac[0]
+        for i in range(1, nd):
+            weight = weight * (frac[i] if bits[i] else 1 - frac[i])
+        terms.append(read([lo[i].astype(np.int64) + b for i, b in enumerate(bits)]) * weight.unsqueeze(1))
+    out = terms[0]
+    for term in terms[1:]:
+        out = out + term
     return out
 
 
