@@ -60,3 +60,11 @@ __all__ = [
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
 ]
+
+# ---- issue 30, point 2 (nnconv helper): grid sampling, upsampling and the 3-D / circular padding modules ----
+# isort: split
+from . import sampling as _sampling  # noqa: E402
+from .sampling import *  # noqa: E402, F401, F403
+
+__all__ += _sampling.MODULES
+# ---- end of the nnconv helper's block ----

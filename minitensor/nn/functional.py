@@ -804,6 +804,42 @@ from .pooling import (  # noqa: E402, F401
     max_pool2d,
 )
 
+# ---- issue 30, point 2 (nnconv helper): 3-D and transposed convolutions, more pooling, grid sampling ----
+# isort: split
+from . import sampling as _sampling  # noqa: E402
+from .conv import (  # noqa: E402, F401
+    conv3d,
+    conv_tbc,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+from .pooling import (  # noqa: E402, F401
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+from .sampling import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402, F401
+
+# ---- end of the nnconv helper's block ----
+
 __all__ = [
     "linear", "relu", "gelu", "sigmoid", "tanh", "silu", "softplus", "softmax", "log_softmax", "dropout",
     "layer_norm", "embedding", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "pad",
@@ -812,6 +848,7 @@ __all__ = [
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
 ]
+__all__ += _sampling.FUNCTIONS  # (issue 30, point 2: the nnconv helper's grid sampling)
 
 
 def __dir__() -> list[str]:

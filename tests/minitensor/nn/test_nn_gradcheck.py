@@ -113,6 +113,58 @@ CASES = [
     ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 2), [_r(1, 2, 5)]),
 ]
 
+# ---- issue 30, point 2 (nnconv helper): 3-D and transposed convolutions, more pooling, grid sampling ----
+_POOLED = mt.tensor(_r(1, 2, 4, 4))
+_OUT, _IDX = F.max_pool2d(_POOLED, 2, return_indices=True)  # fixed indices: the unpool is linear in its values
+_IDX1 = F.max_pool1d(mt.tensor(_r(1, 2, 4)), 2, return_indices=True)[1]
+_IDX3 = F.max_pool3d(mt.tensor(_r(1, 1, 2, 2, 4)), 2, return_indices=True)[1]
+_U2, _U3 = mt.tensor(RNG.random((1, 2, 2))), mt.tensor(RNG.random((1, 1, 3)))
+_GRID = mt.tensor(_r(1, 2, 2, 2))
+CASES += [
+    ("conv3d", lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=(0, 1, 1), groups=2),
+     [_r(1, 2, 2, 3, 3), _r(2, 1, 1, 2, 2), _r(2)]),
+    ("conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+     [_r(2, 2, 3), _r(2, 3, 3), _r(3)]),
+    ("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=(2, 1), padding=1, groups=2, dilation=(1, 2)),
+     [_r(1, 2, 3, 3), _r(2, 1, 2, 2)]),
+    ("conv_transpose3d", lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2, output_padding=(1, 0, 0)),
+     [_r(1, 1, 2, 2, 2), _r(1, 2, 1, 2, 1), _r(2)]),
+    ("conv_tbc", lambda x, w, b: F.conv_tbc(x, w, b, 1), [_r(3, 2, 2), _r(2, 2, 3), _r(3)]),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 2, 1, 1), [_r(1, 1, 2, 3, 3)]),
+    ("max_pool1d_with_indices", lambda x: F.max_pool1d_with_indices(x, 2)[0], [_r(1, 2, 5)]),
+    ("max_pool2d_with_indices", lambda x: F.max_pool2d_with_indices(x, 2)[0], [_r(1, 2, 4, 3)]),
+    ("max_pool3d_with_indices", lambda x: F.max_pool3d_with_indices(x, 2, ceil_mode=True)[0], [_r(1, 1, 3, 2, 3)]),
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, 1, 1, count_include_pad=False), [_r(1, 1, 2, 3, 3)]),
+    ("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (1, 2, 2)), [_r(1, 1, 2, 3, 3)]),
+    ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, (1, 2, 2)), [_r(1, 1, 2, 3, 3)]),
+    ("adaptive_max_pool1d_with_indices", lambda x: F.adaptive_max_pool1d_with_indices(x, 2)[0], [_r(1, 2, 5)]),
+    ("adaptive_max_pool2d_with_indices", lambda x: F.adaptive_max_pool2d_with_indices(x, 2)[0], [_r(1, 1, 3, 4)]),
+    ("adaptive_max_pool3d_with_indices", lambda x: F.adaptive_max_pool3d_with_indices(x, 2)[0], [_r(1, 1, 3, 2, 3)]),
+    ("max_unpool1d", lambda x: F.max_unpool1d(x, _IDX1, 2), [_r(1, 2, 2)]),
+    ("max_unpool2d", lambda x: F.max_unpool2d(x, _IDX, 2), [_r(1, 2, 2, 2)]),
+    ("max_unpool3d", lambda x: F.max_unpool3d(x, _IDX3, 2), [_r(1, 1, 1, 1, 2)]),
+    ("lp_pool1d", lambda x: F.lp_pool1d(x, 3, 2), [_r(1, 2, 4, lo=0.2)]),
+    ("lp_pool2d", lambda x: F.lp_pool2d(x, 2, 2, 1), [_r(1, 1, 3, 3)]),
+    ("lp_pool3d", lambda x: F.lp_pool3d(x, 1.5, 2), [_r(1, 1, 2, 2, 4, lo=0.2)]),
+    ("fractional_max_pool2d", lambda x: F.fractional_max_pool2d(x, 2, 2, _random_samples=_U2), [_r(1, 2, 4, 3)]),
+    ("fractional_max_pool2d_with_indices",
+     lambda x: F.fractional_max_pool2d_with_indices(x, 2, output_ratio=0.5, _random_samples=_U2)[0], [_r(1, 2, 4, 5)]),
+    ("fractional_max_pool3d", lambda x: F.fractional_max_pool3d(x, 2, 2, _random_samples=_U3), [_r(1, 1, 3, 3, 3)]),
+    ("fractional_max_pool3d_with_indices",
+     lambda x: F.fractional_max_pool3d_with_indices(x, 2, (1, 2, 2), _random_samples=_U3)[0], [_r(1, 1, 2, 3, 3)]),
+    ("affine_grid", lambda t: F.affine_grid(t, [1, 1, 2, 3], align_corners=False), [_r(1, 2, 3)]),
+    ("affine_grid 3d", lambda t: F.affine_grid(t, [1, 1, 2, 2, 1], align_corners=False), [_r(1, 3, 4)]),
+    ("grid_sample", lambda x, g: F.grid_sample(x, g, align_corners=False),
+     [_r(1, 2, 2, 3), _r(1, 1, 2, 2, lo=-1.3, hi=1.3)]),
+    ("grid_sample border", lambda x, g: F.grid_sample(x, g, padding_mode="border", align_corners=True),
+     [_r(1, 1, 2, 2), _r(1, 1, 2, 2, lo=-0.9, hi=0.9)]),
+    ("grid_sample reflection", lambda x, g: F.grid_sample(x, g, padding_mode="reflection", align_corners=False),
+     [_r(1, 1, 2, 2), _r(1, 1, 2, 2, lo=-1.4, hi=1.4)]),
+    ("grid_sample 3d", lambda x, g: F.grid_sample(x, g, align_corners=True), [_r(1, 1, 2, 2, 2), _r(1, 1, 1, 2, 3)]),
+    ("grid_sample nearest", lambda x: F.grid_sample(x, _GRID, mode="nearest", align_corners=True), [_r(1, 2, 3, 3)]),
+]
+# ---- end of the nnconv helper's block ----
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_gradient_matches_central_differences(case):
@@ -122,9 +174,10 @@ def test_gradient_matches_central_differences(case):
 
 
 def test_every_new_function_has_a_gradient_check():
-    from minitensor.nn import activation, conv, loss, misc, normalization, pooling
-    gradient_free = {"dropout1d", "dropout2d", "alpha_dropout", "upsample"}  # random masks; an alias
-    names = {n for m in (activation, conv, loss, misc, normalization, pooling) for n in m.FUNCTIONS}
+    from minitensor.nn import activation, conv, loss, misc, normalization, pooling, sampling
+    gradient_free = {"dropout1d", "dropout2d", "alpha_dropout", "upsample",  # random masks; an alias
+                     "upsample_nearest", "upsample_bilinear"}  # interpolate's old names
+    names = {n for m in (activation, conv, loss, misc, normalization, pooling, sampling) for n in m.FUNCTIONS}
     checked = {c[0].split(" ")[0] for c in CASES}
     assert names - gradient_free <= checked, names - gradient_free - checked
 
