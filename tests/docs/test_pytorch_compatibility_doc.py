@@ -25,7 +25,8 @@ def resolve(name):
 
 
 def test_the_doc_lists_names():
-    assert len(names_in("Supported")) > 150 and len(names_in("Not supported")) > 15
+    # (the "Not supported" list shrinks as names are added: this only checks that both parse)
+    assert len(names_in("Supported")) > 150 and len(names_in("Not supported")) >= 5
 
 
 @pytest.mark.parametrize("name", names_in("Supported"))
