@@ -164,9 +164,21 @@ def test_a_training_step_runs_the_fused_attention(monkeypatch, node_names):
 TINY_ARGS = ["--layers", "1", "--heads", "2", "--d-model", "16", "--batch", "16", "--no-pictures", "--steps", "10"]
 
 
-def _good_checkpoint(tmp_path):
-    run(tmp_path, "a", steps=5, pictures=False)
-    return tmp_path / "a" / "checkpoint.npz"
+@pytest.fixture(scope="module")
+def _good_checkpoint_bytes(tmp_path_factory):
+    """A 5-step run's checkpoint, trained once for the module's many malformed-checkpoint cases."""
+    folder = tmp_path_factory.mktemp("good")
+    run(folder, "a", steps=5, pictures=False)
+    return (folder / "a" / "checkpoint.npz").read_bytes()
+
+
+@pytest.fixture
+def _good_checkpoint(tmp_path, _good_checkpoint_bytes):
+    """A fresh copy of that checkpoint in this test's own `a` folder, to damage as it likes."""
+    (tmp_path / "a").mkdir()
+    path = tmp_path / "a" / "checkpoint.npz"
+    path.write_bytes(_good_checkpoint_bytes)
+    return path
 
 
 def _rewrite(path, change):
@@ -225,8 +237,8 @@ FLIPS["flipped_bit_in_encryption_flag"] = _flip_in_last_central_header(8, 0)  # 
 
 
 @pytest.mark.parametrize("name", list(MALFORMED) + list(FLIPS))
-def test_resume_from_a_malformed_checkpoint_prints_error_and_exits_2(tmp_path, capsys, name):
-    path = _good_checkpoint(tmp_path)
+def test_resume_from_a_malformed_checkpoint_prints_error_and_exits_2(tmp_path, capsys, name, _good_checkpoint):
+    path = _good_checkpoint
     if name in MALFORMED:
         _rewrite(path, MALFORMED[name])
     else:
@@ -260,8 +272,8 @@ def _assert_same_state(a, b):
 
 @pytest.mark.parametrize("name", ["missing_optimizer", "wrong_optimizer_state", "bad_model_rng_state",
                                   "wrong_weight_shape", "evals_not_records"])
-def test_load_checkpoint_that_fails_changes_nothing(tmp_path, name):
-    path = _good_checkpoint(tmp_path)
+def test_load_checkpoint_that_fails_changes_nothing(tmp_path, name, _good_checkpoint):
+    path = _good_checkpoint
     _rewrite(path, MALFORMED[name])
     cfg = Config(**{**TINY, "out": str(tmp_path / "b"), "seed": 3})
     task, model, optimizer, scheduler = trainer.build(cfg)

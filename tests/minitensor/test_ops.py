@@ -1250,7 +1250,7 @@ def test_float32_stays_float32_and_matches_float64(op, data):
 
 
 @pytest.mark.parametrize("op", TABLE, ids=IDS)
-@settings(max_examples=5)
+@settings(max_examples=min(5, settings.default.max_examples))  # costlier: at most 5, fewer on the fast profile
 @given(data=st.data())
 def test_gradgradcheck_float64(op, data):
     """create_graph=True makes every op's backward differentiable: second derivatives check out too."""

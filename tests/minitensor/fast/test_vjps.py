@@ -35,7 +35,7 @@ def _array(draw, shape):
     return draw(mst.arrays_for(shape, dtype=np.float64))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 @given(st.data(), st.integers(0, 2**31))
 def test_linear(data, seed):
     lead = data.draw(mst.shapes(0, 2))
@@ -47,7 +47,7 @@ def test_linear(data, seed):
     _assert_equal_ways(lambda x, w, *b: F.linear(x, w, *b), arrays, seed)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 @given(st.data(), st.integers(0, 2**31), st.booleans())
 def test_layer_norm(data, seed, affine):
     shape = data.draw(mst.shapes(1))
@@ -60,7 +60,7 @@ def test_layer_norm(data, seed, affine):
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.1])
 @pytest.mark.parametrize("weighted", [False, True])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=min(10, settings.default.max_examples), deadline=None)
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_cross_entropy(data, seed, reduction, smoothing, weighted):
     n, c = data.draw(st.integers(1, 5)), data.draw(st.integers(2, 5))
@@ -71,7 +71,7 @@ def test_cross_entropy(data, seed, reduction, smoothing, weighted):
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 @given(data=st.data(), seed=st.integers(0, 2**31))
 def test_gelu(data, seed, approximate):
     _assert_equal_ways(lambda x: F.gelu(x, approximate=approximate), [_array(data.draw, data.draw(mst.shapes()))], seed)
@@ -103,7 +103,7 @@ def _forward_both_ways(fn, arrays):
     return outs
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 @given(st.data(), st.booleans())
 def test_layer_norm_forward(data, affine):
     shape = data.draw(mst.shapes(1))
@@ -115,7 +115,7 @@ def test_layer_norm_forward(data, affine):
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 @given(data=st.data())
 def test_gelu_forward_bit_for_bit(data, approximate):
     twin, plain = _forward_both_ways(lambda x: F.gelu(x, approximate=approximate),
