@@ -6,6 +6,7 @@ from . import functional, init, utils  # noqa: F401
 from . import (
     activation as _activation,
     conv as _conv,
+    extras as _extras,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
@@ -13,6 +14,7 @@ from . import (
 )
 from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .extras import *  # noqa: F401,F403  (h-nnrest)
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -59,4 +61,5 @@ __all__ = [
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
+    *_extras.MODULES,  # h-nnrest
 ]

@@ -732,6 +732,7 @@ def _repeat_heads(t, heads):
 from . import (  # noqa: E402
     activation as _activation,
     conv as _conv,
+    extras as _extras,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
@@ -739,26 +740,43 @@ from . import (  # noqa: E402
 )
 from .activation import (  # noqa: E402, F401
     celu,
+    celu_,
     elu,
+    elu_,
     glu,
     hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
+    hardtanh_,
     leaky_relu,
+    leaky_relu_,
     logsigmoid,
     mish,
     prelu,
     relu6,
+    relu_,
     rrelu,
+    rrelu_,
     selu,
+    selu_,
     softmin,
     softshrink,
     softsign,
     tanhshrink,
     threshold,
+    threshold_,
 )
 from .conv import conv1d, conv2d, fold, unfold  # noqa: E402, F401
+from .extras import (  # noqa: E402, F401  (h-nnrest)
+    dropout3d,
+    embedding_bag,
+    feature_alpha_dropout,
+    gumbel_softmax,
+    multilabel_margin_loss,
+    pdist,
+    triplet_margin_with_distance_loss,
+)
 from .loss import (  # noqa: E402, F401
     binary_cross_entropy,
     cosine_embedding_loss,
@@ -811,6 +829,7 @@ __all__ = [
     "scaled_dot_product_attention",
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
+    *_extras.FUNCTIONS,  # h-nnrest
 ]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .utils import _set_grad
 
 if TYPE_CHECKING:
@@ -105,6 +105,11 @@ class Module:
             self._check_init(f"parameter '{name}'")
             self._forget(name)
             self.register_parameter(name, value)
+            return
+        if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): registered as a buffer, as PyTorch
+            self._check_init(f"buffer '{name}'")
+            self._forget(name)
+            self.register_buffer(name, value, persistent=value.persistent)
             return
         if isinstance(value, Module):
             self._check_init(f"module '{name}'")
