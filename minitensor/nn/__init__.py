@@ -6,6 +6,7 @@ from . import functional, init, utils  # noqa: F401
 from . import (
     activation as _activation,
     conv as _conv,
+    ctc as _ctc,
     extras as _extras,
     loss as _loss,
     misc as _misc,
@@ -14,6 +15,7 @@ from . import (
 )
 from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403  (h-nnrest)
 from .extras import *  # noqa: F401,F403  (h-nnrest)
 from .layers import (  # noqa: F401
     GELU,
@@ -61,5 +63,5 @@ __all__ = [
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
-    *_extras.MODULES,  # h-nnrest
+    *_extras.MODULES, *_ctc.MODULES,  # h-nnrest
 ]

@@ -732,6 +732,7 @@ def _repeat_heads(t, heads):
 from . import (  # noqa: E402
     activation as _activation,
     conv as _conv,
+    ctc as _ctc,
     extras as _extras,
     loss as _loss,
     misc as _misc,
@@ -768,6 +769,7 @@ from .activation import (  # noqa: E402, F401
     threshold_,
 )
 from .conv import conv1d, conv2d, fold, unfold  # noqa: E402, F401
+from .ctc import ctc_loss  # noqa: E402, F401  (h-nnrest)
 from .extras import (  # noqa: E402, F401  (h-nnrest)
     dropout3d,
     embedding_bag,
@@ -829,7 +831,7 @@ __all__ = [
     "scaled_dot_product_attention",
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
-    *_extras.FUNCTIONS,  # h-nnrest
+    *_extras.FUNCTIONS, *_ctc.FUNCTIONS,  # h-nnrest
 ]
 
 
