@@ -8,6 +8,7 @@ from . import (
     conv as _conv,
     ctc as _ctc,
     extras as _extras,
+    lazy as _lazy,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
@@ -17,6 +18,7 @@ from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403  (h-nnrest)
 from .extras import *  # noqa: F401,F403  (h-nnrest)
+from .lazy import *  # noqa: F401,F403  (h-nnrest)
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -63,5 +65,5 @@ __all__ = [
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
-    *_extras.MODULES, *_ctc.MODULES,  # h-nnrest
+    *_extras.MODULES, *_ctc.MODULES, *_lazy.MODULES,  # h-nnrest
 ]

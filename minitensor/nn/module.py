@@ -372,7 +372,7 @@ class Module:
             if arr.dtype.kind not in "biufc":
                 problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
                                 f"with dtype {arr.dtype}, expected a {target.dtype} array")
-            elif tuple(arr.shape) != tuple(target.shape):
+            elif tuple(arr.shape) != tuple(target.shape) and not getattr(target, "_uninitialized", False):
                 problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
                                 f"checkpoint, the shape in current model is {tuple(target.shape)}")
             elif arr.dtype.kind == "c" and target.dtype.kind != "c":
@@ -399,6 +399,8 @@ class Module:
                        else Tensor._make(arr))
                 getattr(mod, store)[name] = new
             else:
+                if getattr(target, "_uninitialized", False):  # a lazy module's placeholder takes the loaded shape
+                    target.materialize(arr.shape)
                 # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
                 target._array[...] = arr
                 target._bump_version()
