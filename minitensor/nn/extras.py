@@ -24,7 +24,7 @@ from .layers import NLLLoss, _empty, _tensor
 from .loss import _legacy_reduction, _Loss, pairwise_distance
 from .misc import _ALPHA_PRIME, _channel_dropout, _check_p, _DropoutNd
 from .module import Module
-from .normalization import _BatchNorm, _InstanceNorm, local_response_norm
+from .normalization import _BatchNorm, _InstanceNorm
 from .parameter import Buffer  # noqa: F401  (nn.Buffer: defined beside Parameter, which Module knows)
 
 
@@ -246,8 +246,8 @@ class Container(Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
-                      "Subclass that instead.", stacklevel=2)
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
         for key, value in kwargs.items():
             self.add_module(key, value)
 
@@ -267,6 +267,8 @@ class NLLLoss2d(NLLLoss):
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement.",
+                      FutureWarning, stacklevel=2)
         super().__init__(weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
@@ -280,9 +282,29 @@ class FeatureAlphaDropout(_DropoutNd):
         return feature_alpha_dropout(_tensor(self, input), self.p, self.training)
 
 
+def _cross_map_window(channels: int, size: int) -> np.ndarray:
+    """w[c, j] = 1 when channel j's square enters channel c's scale. PyTorch builds the scales by a running
+    sum (channel c's = channel c-1's, plus the channel pre_pad - 1 ahead, minus the one pre_pad behind only
+    when c > pre_pad), whose window is not centred like LocalResponseNorm's; the same recurrence on indicator
+    rows gives the same windows."""
+    pre_pad = int((size - 1) / 2 + 1)
+    w = np.zeros((channels, channels))
+    w[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        w[c] = w[c - 1]
+        if c < channels - pre_pad + 1:
+            w[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            w[c, c - pre_pad] -= 1
+    return w
+
+
 class CrossMapLRN2d(Module):
-    """Local response normalisation across the channels of a 4-D input (LocalResponseNorm's formula:
-    out = x / (k + alpha / size * \\sum_{window} x^2)^beta)."""
+    r"""Local response normalisation across the channels of a 4-D input, with PyTorch's (legacy) windows:
+
+    forward: out[:, c] = x[:, c] (k + alpha / size \sum_j w[c, j] x[:, j]^2)^{-beta}   (w: _cross_map_window)
+    VJP:     that of the composition
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
         super().__init__()
@@ -292,7 +314,9 @@ class CrossMapLRN2d(Module):
         x = _tensor(self, input)
         if x.ndim != 4:
             raise ValueError(f"CrossMapLRN2d: expected a 4D input (N, C, H, W), got {x.ndim}D")
-        return local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+        w = Tensor._make(_cross_map_window(x.shape[1], self.size).T.astype(x._array.dtype))
+        sums = ((x * x).movedim(1, -1) @ w).movedim(-1, 1)
+        return x * (sums * (self.alpha / self.size) + self.k) ** -self.beta
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
