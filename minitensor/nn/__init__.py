@@ -18,7 +18,6 @@ from .activation import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403  (h-nnrest)
 from .extras import *  # noqa: F401,F403  (h-nnrest)
-from .lazy import *  # noqa: F401,F403  (h-nnrest)
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -40,6 +39,7 @@ from .layers import (  # noqa: F401
     Softmax,
     Tanh,
 )
+from .lazy import *  # noqa: F401,F403  (h-nnrest)
 from .loss import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .module import Module  # noqa: F401

@@ -15,8 +15,8 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
-from .layers import Linear
 from .extras import BatchNorm3d, InstanceNorm3d
+from .layers import Linear
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d
 from .parameter import Parameter
 
