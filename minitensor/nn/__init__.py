@@ -5,6 +5,7 @@ from . import functional, init, utils  # noqa: F401
 # isort: split
 from . import (
     activation as _activation,
+    adaptive as _adaptive,
     conv as _conv,
     ctc as _ctc,
     extras as _extras,
@@ -15,6 +16,7 @@ from . import (
     pooling as _pooling,
 )
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403  (h-nnrest)
 from .conv import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403  (h-nnrest)
 from .extras import *  # noqa: F401,F403  (h-nnrest)
@@ -65,5 +67,5 @@ __all__ = [
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
-    *_extras.MODULES, *_ctc.MODULES, *_lazy.MODULES,  # h-nnrest
+    *_extras.MODULES, *_ctc.MODULES, *_lazy.MODULES, *_adaptive.MODULES,  # h-nnrest
 ]

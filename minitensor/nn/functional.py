@@ -806,6 +806,7 @@ from .misc import (  # noqa: E402, F401
     pixel_unshuffle,
     upsample,
 )
+from .multihead import multi_head_attention_forward  # noqa: E402, F401  (h-nnrest)
 from .normalization import (  # noqa: E402, F401
     batch_norm,
     group_norm,
@@ -831,7 +832,7 @@ __all__ = [
     "scaled_dot_product_attention",
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
-    *_extras.FUNCTIONS, *_ctc.FUNCTIONS,  # h-nnrest
+    *_extras.FUNCTIONS, *_ctc.FUNCTIONS, "multi_head_attention_forward",  # h-nnrest
 ]
 
 

@@ -64,6 +64,9 @@ CASES = [
         _t(L, [[1, 2], [3, 1]]), w, mode="sum", per_sample_weights=psw), [_r(5, 3), _r(2, 2)]),
     ("embedding_bag max last offset", lambda L, w: _F(L).embedding_bag(
         _t(L, [1, 2, 4, 3]), w, _t(L, [0, 1, 4]), mode="max", include_last_offset=True), [_r(5, 3)]),
+    ("multi_head_attention_forward", lambda L, q, k, v, ipw, ipb, opw, opb: _F(L).multi_head_attention_forward(
+        q, k, v, 4, 2, ipw, ipb, None, None, True, 0.0, opw, opb, key_padding_mask=_t(L, [[False, True]]))[0],
+     [_r(3, 1, 4), _r(2, 1, 4), _r(2, 1, 4), _r(12, 4), _r(12), _r(4, 4), _r(4)]),
     ("pdist p2", lambda L, x: _F(L).pdist(x), [_r(4, 3)]),
     ("pdist p1", lambda L, x: _F(L).pdist(x, 1.5), [_r(3, 2)]),
     ("Softmax2d", lambda L, x: _lib(L).nn.Softmax2d()(x), [_r(2, 3, 2, 2)]),
@@ -368,3 +371,19 @@ def test_gumbel_softmax_and_dropouts():
     out = mt.nn.FeatureAlphaDropout(0.5)(y).numpy()
     assert all(np.unique(out[n, c]).size == 1 for n in range(2) for c in range(3))
     assert mt.nn.FeatureAlphaDropout(0.5).eval()(y) is y
+
+
+def test_adaptive_log_softmax_matches_pytorch():
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True).double()
+    mm = mt.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True).double()
+    assert list(mm.state_dict()) == list(tm.state_dict()) and repr(mm) == repr(tm)
+    mm.load_state_dict({k: v.numpy() for k, v in tm.state_dict().items()})
+    x, t = _r(4, 8), np.array([0, 4, 9, 7])
+    a, b = tm(torch.tensor(x), torch.tensor(t)), mm(mt.tensor(x), mt.tensor(t))
+    np.testing.assert_allclose(b.output.detach().numpy(), a.output.detach().numpy(), rtol=1e-10)
+    a.loss.backward(), b.loss.backward()
+    for p, q in zip(mm.parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-7, atol=1e-12)
+    np.testing.assert_array_equal(mm.predict(mt.tensor(x)).numpy(), tm.predict(torch.tensor(x)).numpy())
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        mm(mt.tensor(x), mt.tensor([0, 1, 2, 10]))
