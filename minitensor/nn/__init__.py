@@ -10,6 +10,7 @@ from . import (
     ctc as _ctc,
     extras as _extras,
     lazy as _lazy,
+    linear_ce as _linear_ce,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
@@ -42,6 +43,7 @@ from .layers import (  # noqa: F401
     Tanh,
 )
 from .lazy import *  # noqa: F401,F403  (h-nnrest)
+from .linear_ce import *  # noqa: F401,F403  (h-nnrest)
 from .loss import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
@@ -68,4 +70,5 @@ __all__ = [
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
     *_extras.MODULES, *_ctc.MODULES, *_lazy.MODULES, *_adaptive.MODULES,  # h-nnrest
+    *_linear_ce.MODULES,  # h-nnrest
 ]

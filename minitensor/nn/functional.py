@@ -779,6 +779,7 @@ from .extras import (  # noqa: E402, F401  (h-nnrest)
     pdist,
     triplet_margin_with_distance_loss,
 )
+from .linear_ce import linear_cross_entropy  # noqa: E402, F401  (h-nnrest)
 from .loss import (  # noqa: E402, F401
     binary_cross_entropy,
     cosine_embedding_loss,
@@ -833,6 +834,7 @@ __all__ = [
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
     *_extras.FUNCTIONS, *_ctc.FUNCTIONS, "multi_head_attention_forward",  # h-nnrest
+    "linear_cross_entropy",  # h-nnrest
 ]
 
 

@@ -41,6 +41,13 @@ _CTC_T = np.array([[1, 2, 2], [3, 1, 0]])
 _LAB = np.array([[3, 0, -1, 1], [1, 2, 3, -1]])
 
 # name, fn(lib, *float inputs), float input arrays (every one differentiated)
+def _ce_module(L):
+    m = _lib(L).nn.LinearCrossEntropyLoss(4, 3, bias=True, options=_lib(L).nn.LinearCrossEntropyOptions()).double()
+    for p, a in zip(m.parameters(), (np.linspace(-1, 1, 12).reshape(3, 4), np.array([0.1, -0.2, 0.3]))):
+        p.data = _t(L, a) if L == "torch" else mt.tensor(a)
+    return m
+
+
 CASES = [
     ("ctc_loss mean", lambda L, x: _F(L).ctc_loss(x.log_softmax(2), _t(L, _CTC_T), _t(L, [5, 4]), _t(L, [3, 2])),
      [_r(5, 2, 4)]),
@@ -67,6 +74,9 @@ CASES = [
     ("multi_head_attention_forward", lambda L, q, k, v, ipw, ipb, opw, opb: _F(L).multi_head_attention_forward(
         q, k, v, 4, 2, ipw, ipb, None, None, True, 0.0, opw, opb, key_padding_mask=_t(L, [[False, True]]))[0],
      [_r(3, 1, 4), _r(2, 1, 4), _r(2, 1, 4), _r(12, 4), _r(12), _r(4, 4), _r(4)]),
+    ("linear_cross_entropy", lambda L, x, w, b: _F(L).linear_cross_entropy(
+        x, w, _t(L, [[0, 2], [1, 1], [2, 0]]), linear_bias=b, label_smoothing=0.1), [_r(3, 4), _r(3, 2, 4), _r(3, 2)]),
+    ("LinearCrossEntropyLoss", lambda L, x: _ce_module(L)(x, _t(L, [0, 2])), [_r(2, 4)]),
     ("pdist p2", lambda L, x: _F(L).pdist(x), [_r(4, 3)]),
     ("pdist p1", lambda L, x: _F(L).pdist(x, 1.5), [_r(3, 2)]),
     ("Softmax2d", lambda L, x: _lib(L).nn.Softmax2d()(x), [_r(2, 3, 2, 2)]),
