@@ -114,7 +114,7 @@ def test_the_scripts_own_fallbacks_still_work(tmp_path, capsys):
             import torch.compile
         except ImportError:
             print("no compile")
-        print(hasattr(F, "ctc_loss"), hasattr(F, "softmax"), getattr(torch, "fft", None))
+        print(hasattr(F, "scaled_mm"), hasattr(F, "softmax"), getattr(torch, "fft", None))
         print(__name__)
     """))
     assert runner.main([str(script)]) == 0
