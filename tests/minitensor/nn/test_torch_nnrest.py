@@ -42,7 +42,7 @@ _LAB = np.array([[3, 0, -1, 1], [1, 2, 3, -1]])
 
 # name, fn(lib, *float inputs), float input arrays (every one differentiated)
 def _ce_module(L):
-    m = _lib(L).nn.LinearCrossEntropyLoss(4, 3, bias=True, options=_lib(L).nn.LinearCrossEntropyOptions()).double()
+    m = _lib(L).nn.LinearCrossEntropyLoss(4, 3, bias=True).double()  # (PyTorch's chunked path imports its compiler)
     for p, a in zip(m.parameters(), (np.linspace(-1, 1, 12).reshape(3, 4), np.array([0.1, -0.2, 0.3]))):
         p.data = _t(L, a) if L == "torch" else mt.tensor(a)
     return m
@@ -397,3 +397,9 @@ def test_adaptive_log_softmax_matches_pytorch():
     np.testing.assert_array_equal(mm.predict(mt.tensor(x)).numpy(), tm.predict(torch.tensor(x)).numpy())
     with pytest.raises(RuntimeError, match="Target values should be in"):
         mm(mt.tensor(x), mt.tensor([0, 1, 2, 10]))
+
+
+def test_linear_cross_entropy_options_are_accepted():
+    opts = mt.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+    m = mt.nn.LinearCrossEntropyLoss(4, 3, options=opts)
+    assert m.options is opts and m(mt.ones(2, 4), mt.tensor([0, 1])).ndim == 0
