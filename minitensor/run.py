@@ -95,6 +95,8 @@ MODULES = {
     "torch.distributions.gumbel": "minitensor.distributions.gumbel",
     "torch.distributions.kl": "minitensor.distributions.kl",
     "torch.distributions.utils": "minitensor.distributions.utils",
+    # ---- h-nnrest: packed sequences (minitensor/nn/utils/rnn.py)
+    "torch.nn.utils.rnn": "minitensor.nn.utils.rnn",
 }
 
 

@@ -5,14 +5,22 @@ from . import functional, init, utils  # noqa: F401
 # isort: split
 from . import (
     activation as _activation,
+    adaptive as _adaptive,
     conv as _conv,
+    ctc as _ctc,
+    extras as _extras,
+    lazy as _lazy,
+    linear_ce as _linear_ce,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
     pooling as _pooling,
 )
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403  (h-nnrest)
 from .conv import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403  (h-nnrest)
+from .extras import *  # noqa: F401,F403  (h-nnrest)
 from .layers import (  # noqa: F401
     GELU,
     CrossEntropyLoss,
@@ -34,6 +42,8 @@ from .layers import (  # noqa: F401
     Softmax,
     Tanh,
 )
+from .lazy import *  # noqa: F401,F403  (h-nnrest)
+from .linear_ce import *  # noqa: F401,F403  (h-nnrest)
 from .loss import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
@@ -59,6 +69,8 @@ __all__ = [
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     *_activation.MODULES, *_loss.MODULES, *_normalization.MODULES, *_misc.MODULES, *_conv.MODULES,
     *_pooling.MODULES,
+    *_extras.MODULES, *_ctc.MODULES, *_lazy.MODULES, *_adaptive.MODULES,  # h-nnrest
+    *_linear_ce.MODULES,  # h-nnrest
 ]
 
 # ---- issue 30, point 2 (nnconv helper): grid sampling, upsampling and the 3-D / circular padding modules ----

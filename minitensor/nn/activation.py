@@ -5,17 +5,22 @@ Each is a composition of minitensor ops (mostly `where` picking between two form
 gradient comes from the ops' VJPs; the docstring states the formula and the gradient it yields,
 including the value at the kinks, which matches PyTorch's.
 
-`inplace=True` is accepted for PyTorch's signatures but the result is a new tensor: an in-place
-activation would invalidate the values its own backward needs.
+`inplace=True` (and the `F.relu_`, `F.elu_` ... functions) writes the result into the input and returns
+it, as PyTorch does: the ordinary op runs on a copy of the old values and the input's history is rewritten
+(minitensor/ops/inplace.py), so the gradient is the out-of-place one. As in PyTorch, a leaf that requires
+grad can't be changed in place, and a node that saved the old input refuses to run backward afterwards.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from typing import Any, Callable, TypeVar
 
 from ..ops._util import norm_dims, tensor_input
 from ..ops.indexing import where
+from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import softmax
-from ..ops.unary import sigmoid, tanh
+from ..ops.unary import relu, sigmoid, tanh
 from ..random import _gen
 from ..tensor import Tensor
 from ..types import DeviceLike, DTypeLike
@@ -28,6 +33,26 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+_Fn = TypeVar("_Fn", bound=Callable[..., Tensor])
+
+
+def _honours_inplace(op: str) -> Callable[[_Fn], _Fn]:
+    """Make fn(..., inplace=True) write its result into the input (as the in-place function `op` does)."""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            if not bound.arguments.get("inplace", False):
+                return fn(*args, **kwargs)
+            bound.arguments["inplace"] = False
+            first, *rest = bound.args
+            return _write_in_place(tensor_input(first, op), op, fn, *rest, **bound.kwargs)
+        return run
+    return wrap
+
+
 def _float_input(input, op):
     x = tensor_input(input, op)
     if x.dtype.kind != "f":
@@ -35,6 +60,7 @@ def _float_input(input, op):
     return x
 
 
+@_honours_inplace("leaky_relu_")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     r"""x for x > 0, negative_slope * x otherwise.
 
@@ -50,6 +76,7 @@ def _elu(x, alpha, scale, input_scale):
     return where(x > 0, x * scale, ((x.clamp(max=0) * input_scale).exp() - 1) * (alpha * scale))
 
 
+@_honours_inplace("elu_")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     r"""x for x > 0, alpha (e^x - 1) otherwise.
 
@@ -59,6 +86,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _elu(_float_input(input, "elu"), alpha, 1.0, 1.0)
 
 
+@_honours_inplace("selu_")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     r"""scale * elu(x, alpha) with the self-normalising constants alpha ~ 1.6733, scale ~ 1.0507.
 
@@ -68,6 +96,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     return _elu(_float_input(input, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
+@_honours_inplace("celu_")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     r"""max(0, x) + min(0, alpha (e^{x / alpha} - 1)): ELU with a slope of 1 at 0 for any alpha.
 
@@ -80,6 +109,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _elu(x, alpha, 1.0, 1.0 / alpha)
 
 
+@_honours_inplace("mish_")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     r"""x tanh(softplus(x)).
 
@@ -90,6 +120,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return x * tanh(softplus(x))
 
 
+@_honours_inplace("hardtanh_")
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     r"""x clamped to [min_val, max_val], with PyTorch's gradient: 0 at the two ends themselves.
 
@@ -103,6 +134,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     return where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
 
 
+@_honours_inplace("relu6_")
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     r"""min(max(0, x), 6).
 
@@ -112,6 +144,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(tensor_input(input, "relu6"), 0.0, 6.0)
 
 
+@_honours_inplace("hardsigmoid_")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     r"""A piecewise-linear sigmoid: 0 below -3, 1 above 3, x / 6 + 1/2 between.
 
@@ -122,6 +155,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(x / 6 + 0.5, 0.0, 1.0)
 
 
+@_honours_inplace("hardswish_")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     r"""x hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between.
 
@@ -231,6 +265,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0))
 
 
+@_honours_inplace("threshold_")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     r"""x where x > threshold, else `value`.
 
@@ -241,6 +276,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return where(x > threshold, x, value)
 
 
+@_honours_inplace("rrelu_")
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     r"""Randomised leaky ReLU: in training each x <= 0 gets its own slope a ~ U(lower, upper), drawn
@@ -256,6 +292,50 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return where(x > 0, x, x * Tensor._make(slopes))
 
 
+# ---- the in-place functions of torch.nn.functional: each writes its op's result into the input and returns it ----
+def relu_(input: Tensor) -> Tensor:
+    """In place: input becomes relu(input) (recorded in the graph); returns input."""
+    return _write_in_place(tensor_input(input, "relu_"), "relu_", relu)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In place: input becomes elu(input, alpha); returns input."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In place: input becomes celu(input, alpha); returns input."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In place: input becomes selu(input); returns input."""
+    return selu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In place: input becomes leaky_relu(input, negative_slope); returns input."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In place: input becomes hardtanh(input, min_val, max_val); returns input."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In place: input becomes rrelu(input, lower, upper, training); returns input."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In place: input becomes threshold(input, threshold, value); returns input."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold  # (the parameter `threshold` of threshold_ hides the function)
+
+
 # ---- the Modules -------------------------------------------------------------------------------
 def _inplace_repr(inplace: bool, head: str = "") -> str:
     if not inplace:
@@ -269,7 +349,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return leaky_relu(_tensor(self, input), self.negative_slope)
+        return leaky_relu(_tensor(self, input), self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
@@ -281,7 +361,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return elu(_tensor(self, input), self.alpha)
+        return elu(_tensor(self, input), self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace, f"alpha={self.alpha}")
@@ -289,7 +369,7 @@ class ELU(Module):
 
 class CELU(ELU):
     def forward(self, input: Tensor) -> Tensor:
-        return celu(_tensor(self, input), self.alpha)
+        return celu(_tensor(self, input), self.alpha, self.inplace)
 
 
 class SELU(Module):
@@ -298,7 +378,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return selu(_tensor(self, input))
+        return selu(_tensor(self, input), self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace)
@@ -322,7 +402,7 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return mish(_tensor(self, input))
+        return mish(_tensor(self, input), self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace)
@@ -340,7 +420,7 @@ class Hardtanh(Module):
             raise ValueError(f"Hardtanh: max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardtanh(_tensor(self, input), self.min_val, self.max_val)
+        return hardtanh(_tensor(self, input), self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
@@ -356,12 +436,12 @@ class ReLU6(Hardtanh):
 
 class Hardsigmoid(Mish):
     def forward(self, input: Tensor) -> Tensor:
-        return hardsigmoid(_tensor(self, input))
+        return hardsigmoid(_tensor(self, input), self.inplace)
 
 
 class Hardswish(Mish):
     def forward(self, input: Tensor) -> Tensor:
-        return hardswish(_tensor(self, input))
+        return hardswish(_tensor(self, input), self.inplace)
 
 
 class GLU(Module):
@@ -452,7 +532,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return threshold(_tensor(self, input), self.threshold, self.value)
+        return threshold(_tensor(self, input), self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
@@ -466,7 +546,7 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return rrelu(_tensor(self, input), self.lower, self.upper, self.training)
+        return rrelu(_tensor(self, input), self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace, f"lower={self.lower}, upper={self.upper}")
@@ -475,6 +555,8 @@ class RReLU(Module):
 FUNCTIONS: list[str] = [
     "leaky_relu", "elu", "selu", "celu", "mish", "hardtanh", "relu6", "hardsigmoid", "hardswish", "glu",
     "logsigmoid", "prelu", "softmin", "softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "rrelu",
+    # h-nnrest: the in-place functions
+    "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "rrelu_", "threshold_",
 ]
 MODULES: list[str] = [
     "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish",

@@ -732,6 +732,8 @@ def _repeat_heads(t, heads):
 from . import (  # noqa: E402
     activation as _activation,
     conv as _conv,
+    ctc as _ctc,
+    extras as _extras,
     loss as _loss,
     misc as _misc,
     normalization as _normalization,
@@ -739,26 +741,45 @@ from . import (  # noqa: E402
 )
 from .activation import (  # noqa: E402, F401
     celu,
+    celu_,
     elu,
+    elu_,
     glu,
     hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
+    hardtanh_,
     leaky_relu,
+    leaky_relu_,
     logsigmoid,
     mish,
     prelu,
     relu6,
+    relu_,
     rrelu,
+    rrelu_,
     selu,
+    selu_,
     softmin,
     softshrink,
     softsign,
     tanhshrink,
     threshold,
+    threshold_,
 )
 from .conv import conv1d, conv2d, fold, unfold  # noqa: E402, F401
+from .ctc import ctc_loss  # noqa: E402, F401  (h-nnrest)
+from .extras import (  # noqa: E402, F401  (h-nnrest)
+    dropout3d,
+    embedding_bag,
+    feature_alpha_dropout,
+    gumbel_softmax,
+    multilabel_margin_loss,
+    pdist,
+    triplet_margin_with_distance_loss,
+)
+from .linear_ce import linear_cross_entropy  # noqa: E402, F401  (h-nnrest)
 from .loss import (  # noqa: E402, F401
     binary_cross_entropy,
     cosine_embedding_loss,
@@ -786,6 +807,7 @@ from .misc import (  # noqa: E402, F401
     pixel_unshuffle,
     upsample,
 )
+from .multihead import multi_head_attention_forward  # noqa: E402, F401  (h-nnrest)
 from .normalization import (  # noqa: E402, F401
     batch_norm,
     group_norm,
@@ -847,6 +869,8 @@ __all__ = [
     "scaled_dot_product_attention",
     *_activation.FUNCTIONS, *_loss.FUNCTIONS, *_normalization.FUNCTIONS, *_misc.FUNCTIONS,
     *_conv.FUNCTIONS, *_pooling.FUNCTIONS,
+    *_extras.FUNCTIONS, *_ctc.FUNCTIONS, "multi_head_attention_forward",  # h-nnrest
+    "linear_cross_entropy",  # h-nnrest
 ]
 __all__ += _sampling.FUNCTIONS  # (issue 30, point 2: the nnconv helper's grid sampling)
 

@@ -8,6 +8,7 @@ ReLU-like layers: std = gain / sqrt(fan). A uniform U(-b, b) has std b / sqrt(3)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -137,3 +138,84 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     if tensor.numel() == 0:
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# ---- h-nnrest: orthogonal, sparse, dirac, and the deprecated names without the underscore --------------------------
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix times `gain`; dims after the first are flattened into columns.
+
+    Q of the QR factorisation of a Gaussian matrix, each column's sign flipped to make diag(R) positive,
+    which makes Q uniformly distributed over the orthogonal matrices (Haar measure).
+    """
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+    """N(0, std^2) draws with ceil(sparsity * rows) entries of each column set to zero (a 2-D tensor)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape {tuple(tensor.shape)}")
+    rows, cols = tensor.shape
+    g = _gen(generator)
+    values = g.normal(0.0, std, (rows, cols))
+    zeros = math.ceil(sparsity * rows)
+    for c in range(cols):
+        values[g.permutation(rows)[:zeros], c] = 0
+    return _fill(tensor, values)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A 3-, 4- or 5-D convolution weight that passes its input through: in each of `groups` groups,
+    output channel d reads input channel d at the kernel's centre (as many channels as both sides have)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    shape = tuple(tensor.shape)
+    if shape[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 ({shape[0]}) must be divisible by groups ({groups})")
+    per_group = shape[0] // groups
+    values = np.zeros(shape)
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def _deprecated(new):
+    old = new.__name__[:-1]
+
+    def init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    init.__name__ = init.__qualname__ = old
+    init.__doc__ = f"Deprecated: warns (FutureWarning), then runs `{new.__name__}`."
+    return init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

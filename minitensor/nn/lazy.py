@@ -1,8 +1,10 @@
-"""Lazy modules (PyTorch's torch.nn.modules.lazy): parameters whose shape waits for the first input.
+r"""Lazy modules: layers whose input size is read off their first input (`LazyLinear(out_features)`).
 
-An `UninitializedParameter` holds no values yet; a module built with `LazyModuleMixin` infers the
-missing sizes from its first input (`initialize_parameters`), `materialize`s its parameters, runs
-`reset_parameters`, then becomes its ordinary class (`cls_to_become`, e.g. LazyConv2d -> Conv2d).
+Until then their parameters are `UninitializedParameter`s (and running statistics `UninitializedBuffer`s):
+placeholders with no shape. The first call runs `initialize_parameters(input)`, which gives each placeholder
+its shape (`materialize`) and initialises it as the ordinary layer would, and then the module *becomes* that
+ordinary layer (`LazyLinear` -> `Linear`), as in PyTorch. Loading a state dict into a lazy module
+materialises the placeholders with the loaded shapes. The lazy conv layers live with the convolutions.
 """
 from __future__ import annotations
 
@@ -10,95 +12,184 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import as_dtype, get_default_dtype
-from ..tensor import Tensor
+from .. import _dtype
+from ..tensor import Tensor, check_device
+from ..types import DeviceLike, DTypeLike
+from .extras import BatchNorm3d, InstanceNorm3d
+from .layers import Linear
+from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d
 from .parameter import Parameter
 
 
-def _dtype_or_default(dtype):
-    return as_dtype(dtype) if dtype is not None else get_default_dtype()
+def _dtype_of(dtype):
+    return _dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype)
 
 
-def _no_shape():
-    raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. Call `forward` to "
-                       "initialize the parameters before accessing their attributes.")
+class UninitializedTensorMixin:
+    """What the placeholders share: no data yet; `materialize(shape)` gives them a shape and makes them the
+    ordinary class (`cls_to_become`)."""
+
+    __slots__ = ()  # no __dict__: materialize swaps the class, which needs the ordinary class's layout
+    cls_to_become: type = Tensor
+    _array: np.ndarray
+    _uninitialized = True
+
+    def materialize(self, shape: Any, device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+        check_device(device, type(self).__name__)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._array = np.zeros(shape, dtype=self._array.dtype if dtype is None else _dtype.as_dtype(dtype))
+        self.__class__ = self.cls_to_become  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
 
 
-class UninitializedParameter(Parameter):
-    """A Parameter without values: `materialize(shape)` gives it an (uninitialised) array of that shape
-    and turns it into a plain Parameter."""
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter without a shape yet (see the module's docstring)."""
 
     __slots__ = ()
     cls_to_become = Parameter
 
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        super().__init__(np.empty((0,), dtype=_dtype_or_default(dtype)), requires_grad)
-
-    @property
-    def shape(self) -> Any:
-        _no_shape()
-
-    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
-        dt = as_dtype(dtype) if dtype is not None else self._array.dtype
-        self._array = np.empty(tuple(shape), dtype=dt)
-        self.__class__ = self.cls_to_become  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
+    def __init__(self, requires_grad: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        check_device(device, "UninitializedParameter")
+        super().__init__(np.zeros((0,), dtype=_dtype_of(dtype)), requires_grad)
 
 
-class UninitializedBuffer(Tensor):
-    """A buffer without values, materialized like UninitializedParameter (it becomes a plain Tensor)."""
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer without a shape yet (see the module's docstring)."""
 
     __slots__ = ()
     cls_to_become = Tensor
 
-    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
-                 persistent: bool = True) -> None:
-        super().__init__(np.empty((0,), dtype=_dtype_or_default(dtype)))
-        if requires_grad:
-            self.requires_grad_(True)
-
-    @property
-    def shape(self) -> Any:
-        _no_shape()
-
-    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
-        dt = as_dtype(dtype) if dtype is not None else self._array.dtype
-        self._array = np.empty(tuple(shape), dtype=dt)
-        self.__class__ = self.cls_to_become  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return "<UninitializedBuffer>"
+    def __init__(self, requires_grad: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        check_device(device, "UninitializedBuffer")
+        super().__init__(np.zeros((0,), dtype=_dtype_of(dtype)), requires_grad=requires_grad)
 
 
 def is_lazy(t: Any) -> bool:
-    return isinstance(t, (UninitializedParameter, UninitializedBuffer))
+    return isinstance(t, UninitializedTensorMixin)
 
 
-def _infer_parameters(module, args):
-    """The forward pre-hook: size the parameters from the first input, then drop the hook and become
-    the ordinary class."""
+class LazyModuleMixin:
+    """Mixed in before the ordinary layer: a forward pre-hook runs `initialize_parameters` on the first input,
+    then turns the module into `cls_to_become`."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)  # type: ignore[attr-defined]
+
+    def has_uninitialized_params(self) -> bool:
+        m: Any = self
+        return any(is_lazy(t) for t in (*m._parameters.values(), *m._buffers.values()))
+
+    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
+
+
+def _infer_parameters(module: Any, args: tuple[Any, ...]) -> None:
     module.initialize_parameters(*args)
     if module.has_uninitialized_params():
-        raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
+        raise RuntimeError(f"module {type(module).__name__} has not been fully initialized")
     module._initialize_hook.remove()
+    del module._initialize_hook
     if module.cls_to_become is not None:
         module.__class__ = module.cls_to_become
 
 
-class LazyModuleMixin:
-    """Put first among a Module's bases; the class defines `initialize_parameters(*inputs)`."""
+class LazyLinear(LazyModuleMixin, Linear):
+    """Linear whose in_features is the last dim of its first input."""
 
-    cls_to_become: type[Any] | None = None
+    cls_to_become = Linear
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)  # type: ignore[attr-defined]
+    def __init__(self, out_features: int, bias: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        super().__init__(0, 0, False, device, dtype)
+        self.out_features = out_features
+        # into the store directly: assignment would re-register the names at the end, out of PyTorch's order
+        self._parameters["weight"] = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self._parameters["bias"] = UninitializedParameter(device=device, dtype=dtype)
 
-    def has_uninitialized_params(self) -> bool:
-        stores = list(self._parameters.values()) + list(self._buffers.values())  # type: ignore[attr-defined]
-        return any(is_lazy(t) for t in stores)
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
 
-    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        if self.in_features == 0:  # (also after a loaded state dict materialised the weight)
+            self.in_features = input.shape[-1]
+        if self.has_uninitialized_params():
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()
+
+
+class _LazyNormBase(LazyModuleMixin):
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        m: Any = self
+        m.affine, m.track_running_stats = affine, track_running_stats
+        if affine:
+            m._parameters["weight"] = UninitializedParameter(device=device, dtype=dtype)  # (in PyTorch's order)
+            m._parameters["bias"] = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            m.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            m.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            m.num_batches_tracked = Tensor._make(np.array(0, dtype=np.int64))
+
+    def reset_parameters(self) -> None:
+        m: Any = self
+        if not self.has_uninitialized_params() and m.num_features != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        m: Any = self
+        if self.has_uninitialized_params():
+            unbatched = input.ndim == m._dims[0] and isinstance(self, _LazyInstanceNorm)
+            m.num_features = input.shape[0 if unbatched else 1]
+            for t in (m.weight, m.bias, m.running_mean, m.running_var):
+                if is_lazy(t):
+                    t.materialize((m.num_features,))
+            self.reset_parameters()
+
+
+class _LazyInstanceNorm(_LazyNormBase):
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: DeviceLike | None = None,
+                 dtype: DTypeLike | None = None) -> None:
+        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    cls_to_become = BatchNorm2d
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d
+
+MODULES: list[str] = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyBatchNorm1d",
+                      "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+                      "LazyInstanceNorm3d"]
+__all__ = MODULES

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .utils import _set_grad
 
 if TYPE_CHECKING:
@@ -105,6 +105,11 @@ class Module:
             self._check_init(f"parameter '{name}'")
             self._forget(name)
             self.register_parameter(name, value)
+            return
+        if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): registered as a buffer, as PyTorch
+            self._check_init(f"buffer '{name}'")
+            self._forget(name)
+            self.register_buffer(name, value, persistent=value.persistent)
             return
         if isinstance(value, Module):
             self._check_init(f"module '{name}'")
@@ -367,7 +372,7 @@ class Module:
             if arr.dtype.kind not in "biufc":
                 problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
                                 f"with dtype {arr.dtype}, expected a {target.dtype} array")
-            elif tuple(arr.shape) != tuple(target.shape):
+            elif tuple(arr.shape) != tuple(target.shape) and not getattr(target, "_uninitialized", False):
                 problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
                                 f"checkpoint, the shape in current model is {tuple(target.shape)}")
             elif arr.dtype.kind == "c" and target.dtype.kind != "c":
@@ -394,6 +399,8 @@ class Module:
                        else Tensor._make(arr))
                 getattr(mod, store)[name] = new
             else:
+                if getattr(target, "_uninitialized", False):  # a lazy module's placeholder takes the loaded shape
+                    target.materialize(arr.shape)
                 # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
                 target._array[...] = arr
                 target._bump_version()

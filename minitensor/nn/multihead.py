@@ -320,3 +320,52 @@ def _padding_mask_as_4d(mask, N, S):
 def _one_more_key(mask):
     """A float mask with a column of zeros at the end: the key appended last is visible to every query."""
     return None if mask is None else F.pad(mask, (0, 1))
+
+
+# ---- h-nnrest: F.multi_head_attention_forward, PyTorch's functional form of the layer above -------------------
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+                                 bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
+                                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                                 attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+                                 v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+                                 static_v: Tensor | None = None, average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """MultiheadAttention's forward with the weights passed in (sequence-first (L, N, E) or unbatched (L, E)).
+
+    It runs the layer's own forward on a layer made of these tensors (no second copy of the attention math);
+    the gradient reaches the tensors passed. static_k and static_v (precomputed keys and values) are not
+    supported.
+    """
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k and static_v are not supported in "
+                                  "minitensor; pass the keys and values as key and value")
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"multi_head_attention_forward: was expecting embedding dimension of "
+                             f"{embed_dim_to_check}, but got {query.shape[-1]}")
+    E = embed_dim_to_check
+    if E % num_heads:
+        raise AssertionError(f"multi_head_attention_forward: embed_dim {E} not divisible by num_heads {num_heads}")
+    layer = MultiheadAttention.__new__(MultiheadAttention)
+    Module.__init__(layer)
+    d = layer.__dict__  # plain attributes: the tensors are the caller's, not the layer's parameters
+    d.update(embed_dim=E, num_heads=num_heads, head_dim=E // num_heads, dropout=dropout_p, batch_first=False,
+             add_zero_attn=add_zero_attn, training=training, bias_k=bias_k, bias_v=bias_v,
+             in_proj_bias=in_proj_bias, out_proj=lambda x: F.linear(x, out_proj_weight, out_proj_bias))
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("multi_head_attention_forward: use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+        d.update(_qkv_same_embed_dim=False, in_proj_weight=None, q_proj_weight=q_proj_weight,
+                 k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight, kdim=k_proj_weight.shape[1],
+                 vdim=v_proj_weight.shape[1])
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("multi_head_attention_forward: use_separate_proj_weight is False but "
+                                 "in_proj_weight is None")
+        d.update(_qkv_same_embed_dim=True, in_proj_weight=in_proj_weight, q_proj_weight=None, k_proj_weight=None,
+                 v_proj_weight=None, kdim=E, vdim=E)
+    return layer.forward(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights,
+                         is_causal)

@@ -34,3 +34,16 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, proto: Any) -> tuple[Any, ...]:
         return (Parameter, (self._array, self.requires_grad))
+
+
+class Buffer(Tensor):
+    """A tensor that, assigned as a Module attribute, is registered as a buffer (persistent: in state_dict)."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        arr = np.zeros((0,), dtype=np.float32) if data is None else (
+            data._array if isinstance(data, Tensor) else np.asarray(data))
+        super().__init__(arr, dtype=arr.dtype)
+        self._array = arr  # shares the data's memory, as PyTorch's Buffer
+        self.persistent = persistent

@@ -43,6 +43,7 @@ from . import functional as F, init
 from .layers import _empty
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
 # ---- the cells' math: one time step ----------------------------------------------------------------
 
@@ -211,6 +212,8 @@ class RNNBase(Module):
 
     def forward(self, input: Tensor,
                 hx: Tensor | tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | tuple[Tensor, ...]]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         directions = 2 if self.bidirectional else 1
         # 1. check, and bring the input to (L, N, H_in) and each part of the state to (D * layers, N, size)
@@ -218,10 +221,7 @@ class RNNBase(Module):
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D instead")
         batched = input.ndim == 3
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. "
-                               f"Expected {self.input_size}, got {input.shape[-1]}")
-        _check_dtype(name, input, self.weight_ih_l0)
+        self._check_input_size(input)
         if not batched:
             x = input.unsqueeze(1)  # (L, 1, H_in): a batch of one
         elif self.batch_first:
@@ -232,11 +232,30 @@ class RNNBase(Module):
         if steps == 0:
             raise RuntimeError(f"{name}: Expected sequence length to be larger than 0 in RNN")
         state = self._initial_state(hx, input, batched, batch, directions)
+        x, last = self._layers(x, state, [batch] * steps)
+        if not batched:
+            x, last = x.squeeze(1), tuple(part.squeeze(1) for part in last)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        return x, (last if len(last) > 1 else last[0])
 
-        # 2. run each layer over time, each direction with its own weights; the next layer reads the joined outputs
+    def _check_input_size(self, input):
+        name = type(self).__name__
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. "
+                               f"Expected {self.input_size}, got {input.shape[-1]}")
+        _check_dtype(name, input, self.weight_ih_l0)
+
+    def _layers(self, x, state, sizes):
+        """Run every layer and direction over time. x is (L, N, H_in), or for a packed input its data (sum of
+        sizes, H_in) whose step t holds the sizes[t] sequences still running; returns the output in x's layout
+        and the final state parts (D * layers, N, size)."""
+        directions = 2 if self.bidirectional else 1
+        packed = x.ndim == 2
+        steps, batch = len(sizes), sizes[0]
         finals = []
         for layer in range(self.num_layers):
-            xs = x.unbind(0)  # L tensors (N, features)
+            xs = x.split(sizes) if packed else x.unbind(0)  # L tensors (sizes[t], features)
             outputs = []
             for direction in range(directions):
                 k = layer * directions + direction  # this layer and direction's row in h_0 and h_n
@@ -245,21 +264,41 @@ class RNNBase(Module):
                 times = reversed(range(steps)) if direction == 1 else range(steps)
                 hs = []  # the output at each step, in the order the steps ran
                 for t in times:
-                    s = self._step(xs[t], s, w)
-                    hs.append(s[0])  # the output at time t is the new h
-                outputs.append(stack(hs[::-1] if direction == 1 else hs))  # (L, N, H_out) in time order
+                    n = sizes[t]
+                    if n == batch:
+                        s = self._step(xs[t], s, w)
+                    else:  # a packed step: only the first n sequences are still running; the others keep their state
+                        ran = self._step(xs[t], tuple(part[:n] for part in s), w)
+                        s = tuple(cat([new, part[n:]]) for new, part in zip(ran, s))
+                    hs.append(s[0][:n] if n < batch else s[0])  # the output at time t is the new h
+                hs = hs[::-1] if direction == 1 else hs  # in time order
+                outputs.append(cat(hs) if packed else stack(hs))  # (L, N, H_out), or packed (sum of sizes, H_out)
                 finals.append(s)
             x = outputs[0] if directions == 1 else cat(outputs, -1)  # (L, N, D * H_out)
             if layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, self.training)
 
-        # 3. h_n (and c_n): the last state of every layer and direction, in the order of h_0
-        last = tuple(stack([s[i] for s in finals]) for i in range(len(state)))
-        if not batched:
-            x, last = x.squeeze(1), tuple(part.squeeze(1) for part in last)
-        elif self.batch_first:
-            x = x.transpose(0, 1)
-        return x, (last if len(last) > 1 else last[0])
+        # h_n (and c_n): the last state of every layer and direction, in the order of h_0
+        return x, tuple(stack([s[i] for s in finals]) for i in range(len(state)))
+
+    def _forward_packed(self, input, hx):
+        """A PackedSequence in, a PackedSequence out: the state of sequence b stops changing after its own last
+        step, so h_n holds each sequence's state at its own length. hx and h_n are in the batch's original order."""
+        name = type(self).__name__
+        data, sizes = input.data, [int(n) for n in input.batch_sizes.tolist()]
+        _check_tensor(name, "input", data)
+        if data.ndim != 2:
+            raise ValueError(f"{name}: Expected the packed data to be 2D, got {data.ndim}D instead")
+        self._check_input_size(data)
+        directions = 2 if self.bidirectional else 1
+        state = self._initial_state(hx, data.unsqueeze(0), True, sizes[0], directions)
+        if input.sorted_indices is not None:  # the packed batch is sorted longest first; hx is in the user's order
+            state = tuple(part.index_select(1, input.sorted_indices) for part in state)
+        out, last = self._layers(data, state, sizes)
+        if input.unsorted_indices is not None:
+            last = tuple(part.index_select(1, input.unsorted_indices) for part in last)
+        packed = PackedSequence(out, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+        return packed, (last if len(last) > 1 else last[0])
 
     def _initial_state(self, hx, input, batched, batch, directions):
         """The parts of h_0 (h, or h and c) as (D * num_layers, N, size) tensors; zeros when hx is None."""

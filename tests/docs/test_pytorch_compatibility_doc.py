@@ -47,22 +47,15 @@ def test_supported_modules_import(module):
 
 
 def recurrent_section():
-    """The `torch.xyz` names of '## Recurrent layers', split at its '**Not supported.**' paragraph."""
+    """The `torch.xyz` names of '## Recurrent layers'."""
     body = DOC.split("\n## Recurrent layers\n")[1].split("\n## ")[0]
-    return [sorted(set(re.findall(r"`(torch(?:\.\w+)*)`", part))) for part in body.split("**Not supported.**")]
+    return sorted(set(re.findall(r"`(torch(?:\.\w+)*)`", body)))
 
 
 def test_the_recurrent_section_lists_names():
-    supported, missing = recurrent_section()
-    assert len(supported) >= 8 and missing == ["torch.nn.utils.rnn"]
+    assert len(recurrent_section()) >= 8 and "torch.nn.utils.rnn.PackedSequence" in recurrent_section()
 
 
-@pytest.mark.parametrize("name", recurrent_section()[0])
+@pytest.mark.parametrize("name", recurrent_section())
 def test_supported_recurrent_names_resolve(name):
     assert resolve(name) is not None
-
-
-@pytest.mark.parametrize("name", recurrent_section()[1])
-def test_unsupported_recurrent_names_give_the_runner_error(name):
-    with pytest.raises(runner.NotInMinitensor, match=f"^{re.escape(name)} is not available in minitensor"):
-        resolve(name)

@@ -91,11 +91,11 @@ def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
 @pytest.mark.parametrize("line, missing", [
     ("import torch.fft", "torch.fft"),
     ("from torch import fft", "torch.fft"),
-    ("from torch.nn import Linear, LazyLinear", "torch.nn.LazyLinear"),
-    ("import torch.nn.functional as F; F.ctc_loss(torch.ones(1))", "torch.nn.functional.ctc_loss"),
+    ("from torch.nn import Linear, SyncBatchNorm", "torch.nn.SyncBatchNorm"),
+    ("import torch.nn.functional as F; F.scaled_mm(torch.ones(1))", "torch.nn.functional.scaled_mm"),
     ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
     ("from torch.utils.data import DistributedSampler", "torch.utils.data.DistributedSampler"),
-    ("from torch.nn.utils.rnn import pack_padded_sequence", "torch.nn.utils.rnn"),  # packed sequences
+    ("from torch.nn.utils.parametrize import cached", "torch.nn.utils.parametrize"),  # an unmapped module
 ])
 def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):
     script = tmp_path / "s.py"
@@ -114,7 +114,7 @@ def test_the_scripts_own_fallbacks_still_work(tmp_path, capsys):
             import torch.compile
         except ImportError:
             print("no compile")
-        print(hasattr(F, "ctc_loss"), hasattr(F, "softmax"), getattr(torch, "fft", None))
+        print(hasattr(F, "scaled_mm"), hasattr(F, "softmax"), getattr(torch, "fft", None))
         print(__name__)
     """))
     assert runner.main([str(script)]) == 0
