@@ -3,7 +3,7 @@
 # whole suite once (typecheck, docs and notebooks included) and calls lint, check-generated and wheel).
 #
 #   make lint            ruff: lint and import order (settings in ruff.toml)
-#   make test-fast       the suite without the tests marked slow, 3 examples per property (about a minute)
+#   make test-fast       the suite without the tests marked slow and without PyTorch, 3 examples per property
 #   make test            the whole suite
 #   make typecheck       mypy over both packages and a strict user script (needs '.[typecheck]')
 #   make docs            the documentation site, built with mkdocs --strict (needs '.[docs]')

@@ -4,6 +4,7 @@
 Choose with HYPOTHESIS_PROFILE=dev pytest.
 """
 import os
+import sys
 
 # The test tensors are tiny: one BLAS thread is fastest, and CI has only 2 cores (set before numpy loads).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -66,6 +67,14 @@ def _graph_node_names(t):
 def node_names():
     """A function: the names of the nodes of the graph that made a tensor."""
     return _graph_node_names
+
+
+def pytest_configure(config):
+    """`make test-fast` leaves PyTorch out: its comparisons skip as on a machine without it (the
+    whole suite and CI run them). Importing it alone costs each xdist worker about 4 s of CPU, a
+    tenth of the fast suite. MINITENSOR_FAST_WITH_TORCH=1 keeps it."""
+    if config.getoption("markexpr") == "not slow" and os.environ.get("MINITENSOR_FAST_WITH_TORCH") != "1":
+        sys.modules.setdefault("torch", None)  # `import torch` raises ImportError; importorskip skips
 
 
 def pytest_ignore_collect(collection_path, config):
