@@ -95,6 +95,13 @@ MODULES = {
     "torch.distributions.gumbel": "minitensor.distributions.gumbel",
     "torch.distributions.kl": "minitensor.distributions.kl",
     "torch.distributions.utils": "minitensor.distributions.utils",
+    # ---- h-modules: whole-model checkpoints, module hooks, and modules scripts import at the top
+    "torch.serialization": "minitensor.serialization",
+    "torch.nn.modules": "minitensor.nn",
+    "torch.nn.modules.module": "minitensor.nn.module",
+    "torch.utils.hooks": "minitensor.utils.hooks",
+    "torch.onnx": "minitensor.onnx",
+    "torch.utils.tensorboard": "minitensor.utils.tensorboard",  # (only with the tensorboard package installed)
 }
 
 
