@@ -23,6 +23,8 @@ import itertools
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -216,6 +218,10 @@ def _as_grads(res: Any, what: str) -> tuple[Any, ...]:
     return tuple(res)
 
 
+def _zeros_like(t: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(t._array.shape, t.dtype))
+
+
 def _needs_grad(x: Any) -> bool:
     return isinstance(x, Tensor) and x.requires_grad and x.dtype.kind == "f"
 
@@ -225,12 +231,12 @@ class _BackwardHook:
 
     def __init__(self, module: Any, full: list[Callable[..., Any]], pre: list[Callable[..., Any]]) -> None:
         self.module, self.full, self.pre = module, full, pre
-        self.n_inputs = 0
+        self.n_inputs, self.args = 0, ()
         self.input_at: list[int] | None = None
         self.grad_outputs: tuple[Any, ...] | None = None
 
     def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        self.n_inputs = len(args)
+        self.n_inputs, self.args = len(args), args
         at = [i for i, a in enumerate(args) if _needs_grad(a)]
         if not at or not self.full:
             return args
@@ -268,9 +274,11 @@ class _BackwardHook:
         return items[0] if single else tuple(items)
 
     def _on_input_grads(self, grads):
-        grad_input = [None] * self.n_inputs
+        # as PyTorch: every float tensor argument has a gradient, zeros where none came (or none can)
+        grad_input = [_zeros_like(a) if isinstance(a, Tensor) and a.dtype.kind == "f" else None for a in self.args]
         for i, g in zip(self.input_at or (), grads):
-            grad_input[i] = g
+            if g is not None:
+                grad_input[i] = g
         grad_input = tuple(grad_input)
         for hook in self.full:
             res = hook(self.module, grad_input, self.grad_outputs)

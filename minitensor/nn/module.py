@@ -152,12 +152,14 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init(f"parameter '{name}'")
-            self._forget(name)
+            if name not in d["_parameters"]:  # (a replaced one keeps its place in the order, as in PyTorch)
+                self._forget(name)
             self.register_parameter(name, value)
             return
         if isinstance(value, Module):
             self._check_init(f"module '{name}'")
-            self._forget(name)
+            if name not in d["_modules"]:
+                self._forget(name)
             d["_modules"][name] = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks,
                                                                 self, name, value)
             return
