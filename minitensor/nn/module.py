@@ -430,7 +430,7 @@ class Module:
         """Floating-point parameters and buffers to float16 (computed by numpy at that precision)."""
         return self.to(np.float16)
 
-    def bfloat16(self) -> Self:  # type: ignore[return]  # (raises: no storage for it)
+    def bfloat16(self) -> Self:
         """Refused: numpy has no bfloat16 storage (see `minitensor.bfloat16`); nothing is changed."""
         raise TypeError(f"Module.bfloat16: {_dtype.bfloat16.refusal()}")
 

@@ -7,15 +7,16 @@ TensorBoard reads; the other `add_*` methods are not available.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import time
 from typing import Any
 
-try:
-    from tensorboard.compat.proto.event_pb2 import Event
-    from tensorboard.compat.proto.summary_pb2 import Summary
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+try:  # (through importlib: tensorboard is optional and has no type information)
+    Event = importlib.import_module("tensorboard.compat.proto.event_pb2").Event
+    Summary = importlib.import_module("tensorboard.compat.proto.summary_pb2").Summary
+    EventFileWriter = importlib.import_module("tensorboard.summary.writer.event_file_writer").EventFileWriter
 except ImportError as e:  # named as this module, so the runner reports `torch.utils.tensorboard`
     raise ModuleNotFoundError("minitensor.utils.tensorboard needs the tensorboard package "
                               "(pip install tensorboard)", name=__name__) from e
