@@ -181,7 +181,8 @@ def conversions(lib, log):
     lin.to_empty(device="cpu")
     log.append((tuple(lin.weight.shape), lin.weight is w))
     log.append(lin.share_memory() is lin)
-    log.append(lin.compile())
+    if lib is mt:  # (PyTorch's compile takes seconds to set up: only ours is run)
+        assert lin.compile() is None
     log.append(repr(lin.requires_grad_(False).weight.requires_grad))
 
 
