@@ -491,8 +491,8 @@ class Module:
         check_device("mtia", "Module.mtia")
 
     # ---- state dicts ---------------------------------------------------------------------------
-    def state_dict(self, *args: Any, destination: dict[str, Any] | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> dict[str, Any]:
+    def state_dict(self, *args: Any, destination: dict[str, Tensor] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
         """name -> tensor for every parameter and persistent buffer, in PyTorch's order.
 
         Values share memory with the model (as in PyTorch): copy them, or `minitensor.save` them,
