@@ -97,6 +97,13 @@ MODULES = {
     "torch.distributions.utils": "minitensor.distributions.utils",
     # ---- h-nnrest: packed sequences (minitensor/nn/utils/rnn.py)
     "torch.nn.utils.rnn": "minitensor.nn.utils.rnn",
+    # ---- h-modules: whole-model checkpoints, module hooks, and modules scripts import at the top
+    "torch.serialization": "minitensor.serialization",
+    "torch.nn.modules": "minitensor.nn",
+    "torch.nn.modules.module": "minitensor.nn.module",
+    "torch.utils.hooks": "minitensor.utils.hooks",
+    "torch.onnx": "minitensor.onnx",
+    "torch.utils.tensorboard": "minitensor.utils.tensorboard",  # (only with the tensorboard package installed)
 }
 
 

@@ -12,7 +12,7 @@ from .. import _dtype
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
 from . import functional as F, init
-from .module import Module, _addindent
+from .module import Module, _addindent, _parameter_lines
 from .parameter import Parameter
 
 if TYPE_CHECKING:
@@ -514,3 +514,6 @@ class ParameterList(Module):
 
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._parameters.values())
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(enumerate(self._parameters.values()))

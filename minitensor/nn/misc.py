@@ -22,7 +22,7 @@ from ..types import DeviceLike, DTypeLike
 from . import init
 from .functional import pad
 from .layers import _empty, _tensor
-from .module import Module
+from .module import Module, _parameter_lines
 from .parameter import Parameter
 
 
@@ -538,8 +538,7 @@ class ParameterDict(Module):
             self[pair[0]] = pair[1]
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({k}): Parameter containing: [{p.dtype} of size {tuple(p.shape)}]"
-                         for k, p in self._parameters.items())
+        return _parameter_lines(self._parameters.items(), legacy_names=True)
 
 
 FUNCTIONS: list[str] = ["dropout1d", "dropout2d", "alpha_dropout", "bilinear", "pixel_shuffle", "pixel_unshuffle",

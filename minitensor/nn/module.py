@@ -10,13 +10,27 @@ from __future__ import annotations
 
 import collections
 import collections.abc
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Protocol, TypeVar
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, TypeVar
 
 import numpy as np
 
 from .. import _dtype
-from ..tensor import Tensor, check_device
+from ..autograd.grad_mode import no_grad
+from ..tensor import Size, Tensor, check_device
 from ..types import DeviceLike, DTypeLike
+from . import _module_hooks as _hooks
+from ._module_hooks import (  # noqa: F401  (torch.nn.modules.module's global hooks live here too)
+    RemovableHandle,
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
 from .parameter import Buffer, Parameter
 from .utils import _set_grad
 
@@ -49,6 +63,22 @@ def _addindent(text, spaces):
     return "\n".join([first] + [pad + line if line.strip() else "" for line in rest])
 
 
+def _parameter_lines(items, legacy_names=False):
+    """ParameterList's and ParameterDict's repr body: one '  (key): Parameter containing: [dtype of size 3x4]'
+    line per entry, as PyTorch prints them (the dict names the legacy tensor type, 'torch.FloatTensor')."""
+    from .._runtime import typename  # (a sibling of nn's imports: read when printing only)
+
+    lines = []
+    for k, p in items:
+        if isinstance(p, Tensor):
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            dtype = typename(p) if legacy_names else f"{Size.shown_as}.{p.dtype}"
+            lines.append(f"  ({k}): {kind} containing: [{dtype} of size {'x'.join(str(n) for n in p.shape)}]")
+        else:
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
 class Module:
     """Base class for all layers: subclass it, call `super().__init__()`, define `forward`."""
 
@@ -62,7 +92,21 @@ class Module:
     _modules: dict[str, Any]
     _forward_hooks: dict[int, Callable[..., Any]]
     _forward_pre_hooks: dict[int, Callable[..., Any]]
-    _next_hook_id: int
+    _forward_hooks_with_kwargs: dict[int, bool]
+    _forward_hooks_always_called: dict[int, bool]
+    _forward_pre_hooks_with_kwargs: dict[int, bool]
+    _backward_hooks: dict[int, Callable[..., Any]]
+    _backward_pre_hooks: dict[int, Callable[..., Any]]
+    _state_dict_hooks: dict[int, Callable[..., Any]]
+    _state_dict_pre_hooks: dict[int, Callable[..., Any]]
+    _load_state_dict_pre_hooks: dict[int, Callable[..., Any]]
+    _load_state_dict_post_hooks: dict[int, Callable[..., Any]]
+
+    # PyTorch's class attributes, for code that reads them
+    dump_patches: bool = False
+    call_super_init: bool = False
+    _version: int = 1
+    T_destination = TypeVar("T_destination", bound=Mapping[str, Any])
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -77,9 +121,14 @@ class Module:
         set_(self, "_buffers", {})
         set_(self, "_non_persistent", set())
         set_(self, "_modules", {})
-        set_(self, "_forward_hooks", {})
-        set_(self, "_forward_pre_hooks", {})
-        set_(self, "_next_hook_id", 0)
+        for store in _HOOK_STORES:
+            set_(self, store, {})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a module pickled before a hook store existed still gets an empty one
+        self.__dict__.update(state)
+        for store in _HOOK_STORES:
+            self.__dict__.setdefault(store, {})
 
     # ---- registration -------------------------------------------------------------------------
     def _check_init(self, what):
@@ -103,7 +152,8 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init(f"parameter '{name}'")
-            self._forget(name)
+            if name not in d["_parameters"]:  # (a replaced one keeps its place in the order, as in PyTorch)
+                self._forget(name)
             self.register_parameter(name, value)
             return
         if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): registered as a buffer, as PyTorch
@@ -113,8 +163,10 @@ class Module:
             return
         if isinstance(value, Module):
             self._check_init(f"module '{name}'")
-            self._forget(name)
-            d["_modules"][name] = value
+            if name not in d["_modules"]:
+                self._forget(name)
+            d["_modules"][name] = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks,
+                                                                self, name, value)
             return
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if params is not None and name in params:
@@ -132,7 +184,7 @@ class Module:
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
-            buffers[name] = value
+            buffers[name] = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks, self, name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -166,7 +218,8 @@ class Module:
             raise TypeError(
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' (nn.Parameter or None required)"
             )
-        self._parameters[name] = param
+        self._parameters[name] = _hooks.run_registration_hooks(_hooks._global_parameter_registration_hooks,
+                                                               self, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Register non-learnable state (e.g. a causal mask); saved in state_dict only if `persistent`."""
@@ -175,7 +228,8 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks,
+                                                            self, name, tensor)
         if persistent:
             self._non_persistent.discard(name)
         else:
@@ -187,19 +241,73 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name("module", name, self._modules)
-        self._modules[name] = module
+        self._modules[name] = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks,
+                                                            self, name, module)
 
-    register_module = add_module
+    def register_module(self, name: str, module: Module | None) -> None:
+        """`add_module` under its other name."""
+        self.add_module(name, module)
 
     def get_submodule(self, target: str) -> Module:
-        """The descendant at dotted path `target` ('' is self)."""
+        """The descendant at dotted path `target` ('' is self); AttributeError naming the step that fails."""
+        if target == "":
+            return self
         mod = self
-        for part in target.split(".") if target else ():
-            child = mod._modules.get(part)
-            if not isinstance(child, Module):
-                raise AttributeError(f"{type(mod).__name__} has no submodule `{part}` (looking up {target!r})")
-            mod = child
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at dotted path `target`, replacing what is there (which must be a module).
+
+        strict=True: the last name must exist already."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` (e.g. 'blocks.0.proj.weight')."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target` (e.g. 'norm.running_mean')."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(mod, name)
+
+    def get_extra_state(self) -> Any:
+        """What a module keeps beyond its tensors, saved as '<prefix>_extra_state': override it (with
+        `set_extra_state`) to have that entry; the base one is never called."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called: "
+                           "a module defining its own extra state must override get_extra_state()")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what `get_extra_state` returned, from `load_state_dict`."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called: "
+                           "a module defining its own extra state must override set_extra_state()")
 
     # ---- iteration ----------------------------------------------------------------------------
     def named_modules(self, memo: set[int] | None = None, prefix: str = "",
@@ -323,24 +431,105 @@ class Module:
     def double(self) -> Self:
         return self.to(np.float64)
 
+    def half(self) -> Self:
+        """Floating-point parameters and buffers to float16 (computed by numpy at that precision)."""
+        return self.to(np.float16)
+
+    def bfloat16(self) -> Self:
+        """Refused: numpy has no bfloat16 storage (see `minitensor.bfloat16`); nothing is changed."""
+        raise TypeError(f"Module.bfloat16: {_dtype.bfloat16.refusal()}")
+
+    def type(self, dst_type: DTypeLike) -> Self:
+        """Cast every parameter and buffer (integer ones too, as PyTorch's `type`) to `dst_type`."""
+        d = _dtype.as_dtype(dst_type, "Module.type")
+        return self._apply(lambda t: Tensor._make(t._array.astype(d)))
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Self:
+        """Replace each parameter's values (and gradient) by fn(them), and each buffer by fn(it).
+
+        A parameter stays the same object, holding the new array: optimizers keep pointing at it."""
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p._array = new._array
+                    p._bump_version()
+                if p.grad is not None:
+                    p.grad = Tensor._make(fn(p.grad)._array)
+            for k, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[k] = fn(b)
+        return self
+
+    def to_empty(self, *, device: DeviceLike | None, recurse: bool = True) -> Self:
+        """Give every parameter and buffer fresh uninitialized memory of its shape and dtype (CPU only)."""
+        check_device(device, "Module.to_empty")
+        return self._apply(lambda t: Tensor._make(np.empty_like(t._array)), recurse=recurse)
+
+    def share_memory(self) -> Self:
+        """A no-op: minitensor has no worker processes to share tensors with (DataLoader runs in-process)."""
+        return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """A no-op, as `minitensor.compile`: the module runs as it is (the speed layer is always on)."""
+        return None
+
     def cpu(self) -> Self:
         return self
 
-    def cuda(self, *args: Any, **kwargs: Any) -> Self:  # type: ignore[return]  # (raises: there is no GPU)
-        check_device("cuda", "Module.cuda")
+    def cuda(self, device: Any = None) -> Self:  # type: ignore[return]  # (raises: there is no GPU)
+        check_device("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device,
+                     "Module.cuda")
+
+    def xpu(self, device: Any = None) -> Self:  # type: ignore[return]
+        check_device("xpu", "Module.xpu")
+
+    def ipu(self, device: Any = None) -> Self:  # type: ignore[return]
+        check_device("ipu", "Module.ipu")
+
+    def mtia(self, device: Any = None) -> Self:  # type: ignore[return]
+        check_device("mtia", "Module.mtia")
 
     # ---- state dicts ---------------------------------------------------------------------------
-    def state_dict(self, *, destination: dict[str, Tensor] | None = None, prefix: str = "",
+    def state_dict(self, *args: Any, destination: dict[str, Tensor] | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Tensor]:
         """name -> tensor for every parameter and persistent buffer, in PyTorch's order.
 
         Values share memory with the model (as in PyTorch): copy them, or `minitensor.save` them,
         to keep a snapshot. A module or parameter reachable by two paths appears under both names.
+        Names start with `prefix` as given ('model.' gives 'model.weight'); keep_vars=True keeps the
+        parameters themselves rather than detached views. A module overriding `get_extra_state` adds
+        '<prefix>_extra_state'; state-dict pre- and post-hooks run around each module's entries.
         """
+        if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
+            warnings.warn("Positional args are being deprecated, use kwargs instead.", FutureWarning, stacklevel=2)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
         out = collections.OrderedDict() if destination is None else destination
-        for key, (_, _, _, t) in self._state_slots(prefix.rstrip(".")).items():
-            out[key] = t if keep_vars else t.detach()
+        self._save_into(out, prefix, keep_vars)
         return out
+
+    def _save_into(self, out, prefix, keep_vars):
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        for k, p in self._parameters.items():
+            if p is not None:
+                out[prefix + k] = p if keep_vars else p.detach()
+        for k, b in self._buffers.items():
+            if b is not None and k not in self._non_persistent:
+                out[prefix + k] = b if keep_vars else b.detach()
+        if _has_extra_state(self):
+            out[prefix + "_extra_state"] = self.get_extra_state()
+        for name, child in self._modules.items():
+            if child is not None:
+                child._save_into(out, f"{prefix}{name}.", keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            if hook(self, out, prefix, {"version": self._version}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
@@ -354,12 +543,27 @@ class Module:
         unexpected keys are skipped and returned as `(missing_keys, unexpected_keys)`; a shape or
         dtype mismatch is still an error. Values are copied into the existing arrays, so optimizers
         and tied weights keep seeing them; `assign=True` swaps in the given tensors instead.
+
+        Hooks: each module's load pre-hooks see (a copy of) the dict first and may rewrite it. When a
+        load post-hook is registered, it runs after the values are in and may clear missing/unexpected
+        keys; a strict error about the keys left then comes after loading, as in PyTorch.
         """
         if not isinstance(state_dict, collections.abc.Mapping):
             raise TypeError(f"load_state_dict: expected a dict-like state_dict, got {type(state_dict).__name__}")
+        modules = list(self.named_modules(remove_duplicate=False))
+        hook_errors: list[str] = []
+        hook_missing: list[str] = []
+        hook_unexpected: list[str] = []
+        if any(m._load_state_dict_pre_hooks for _, m in modules):
+            state_dict = collections.OrderedDict(state_dict)  # the hooks may edit it: never the caller's
+            for name, m in modules:
+                for hook in list(m._load_state_dict_pre_hooks.values()):
+                    hook(m, state_dict, f"{name}." if name else "", {}, strict, hook_missing, hook_unexpected,
+                         hook_errors)
         own = self._state_slots()
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        extra = {f"{name}._extra_state" if name else "_extra_state": m for name, m in modules if _has_extra_state(m)}
+        missing = [k for k in own if k not in state_dict] + [k for k in extra if k not in state_dict] + hook_missing
+        unexpected = [k for k in state_dict if k not in own and k not in extra] + hook_unexpected
         problems, staged = [], []
         for key, (mod, store, name, target) in own.items():
             if key not in state_dict:
@@ -382,17 +586,11 @@ class Module:
                 # alias other entries of this model (a swap) still loads correctly.
                 dtype = arr.dtype if assign else target.dtype
                 staged.append((mod, store, name, target, np.array(arr, dtype=dtype, copy=True)))
-        errors = []
-        if strict and missing:
-            errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
-        if strict and unexpected:
-            errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
-        errors += problems
+        post_hooks = [(m, h) for _, m in modules for h in m._load_state_dict_post_hooks.values()]
+        key_errors = [] if post_hooks else _key_errors(strict, missing, unexpected)
+        errors = key_errors + problems + hook_errors
         if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__} (nothing was changed):\n\t"
-                + "\n\t".join(errors)
-            )
+            _raise_load_errors(self, errors)
         for mod, store, name, target, arr in staged:
             if assign:
                 new = (Parameter(arr, requires_grad=target.requires_grad) if store == "_parameters"
@@ -404,7 +602,18 @@ class Module:
                 # In place, as PyTorch's copy_: optimizers and tied weights keep pointing at the same array.
                 target._array[...] = arr
                 target._bump_version()
-        return _IncompatibleKeys(missing, unexpected)
+        for key, m in extra.items():
+            if key in state_dict:
+                m.set_extra_state(state_dict[key])
+        result = _IncompatibleKeys(missing, unexpected)
+        if post_hooks:
+            for m, hook in post_hooks:
+                if hook(m, result) is not None:
+                    raise RuntimeError("load_state_dict post-hook must return None")
+            key_errors = _key_errors(strict, result.missing_keys, result.unexpected_keys)
+            if key_errors:
+                _raise_load_errors(self, key_errors, changed=True)
+        return result
 
     def _state_slots(self, prefix=""):
         """state-dict name -> (owning module, store, attribute name, tensor), in state_dict order."""
@@ -429,38 +638,68 @@ class Module:
         @property
         def __call__(self: _HasForward[_Forward]) -> _Forward: ...
     else:
-        def __call__(self, *args, **kwargs):
+        def _call_impl(self, *args, **kwargs):
             d = self.__dict__
-            # no hooks: straight to forward
-            if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True)):
-                return self.forward(*args, **kwargs)
-            for hook in list(self._forward_pre_hooks.values()):
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-            out = self.forward(*args, **kwargs)
-            for hook in list(self._forward_hooks.values()):
-                res = hook(self, args, out)
-                if res is not None:
-                    out = res
-            return out
+            if not (d.get("_forward_pre_hooks", True) or d.get("_forward_hooks", True) or d.get("_backward_hooks")
+                    or d.get("_backward_pre_hooks") or _hooks.any_global_call_hooks()):
+                return self.forward(*args, **kwargs)  # no hooks: straight to forward
+            return _hooks.call_with_hooks(self, args, kwargs)
 
-    def _add_hook(self, store, hook):
-        key = self._next_hook_id
-        object.__setattr__(self, "_next_hook_id", key + 1)
-        store[key] = hook
-        return _RemovableHandle(store, key)
+        __call__ = _wrapped_call_impl = _call_impl
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call hook(module, inputs, output) after each forward (e.g. to capture attention maps).
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call hook(module, args) before each forward; a non-None result replaces args (a non-tuple is
+        wrapped in one). with_kwargs=True: hook(module, args, kwargs), returning None or (args, kwargs).
+        prepend=True runs it before the hooks already registered. `handle.remove()` unregisters it."""
+        flags = (self._forward_pre_hooks_with_kwargs,) if with_kwargs else ()
+        return _hooks.add_hook(self._forward_pre_hooks, hook, prepend, flags)
 
-        A non-None return value replaces the output. Returns a handle whose `remove()` unregisters it.
-        """
-        return self._add_hook(self._forward_hooks, hook)
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call hook(module, args, output) after each forward (e.g. to capture attention maps); a non-None
+        result replaces the output. with_kwargs=True: hook(module, args, kwargs, output). always_call=True:
+        also called (with output None) when forward raised. `handle.remove()` unregisters it."""
+        flags = ((self._forward_hooks_with_kwargs,) if with_kwargs else ()) + (
+            (self._forward_hooks_always_called,) if always_call else ())
+        return _hooks.add_hook(self._forward_hooks, hook, prepend, flags)
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call hook(module, inputs) before each forward; a non-None return value replaces the inputs."""
-        return self._add_hook(self._forward_pre_hooks, hook)
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call hook(module, grad_output) when the gradients of this call's outputs are computed; a non-None
+        result (a tuple of the same length) replaces them. grad_output has one slot per output, None where
+        no gradient came."""
+        return _hooks.add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call hook(module, grad_input, grad_output) when the gradients of this call's inputs are computed;
+        a non-None result (a tuple with one slot per positional argument) replaces grad_input. When no
+        input requires grad it fires with the outputs' gradients and grad_input all None (with a warning)."""
+        return _hooks.add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's deprecated hook; here the same as `register_full_backward_hook` (PyTorch's old one saw
+        the gradients of the last op inside forward, which is rarely what was meant)."""
+        return self.register_full_backward_hook(hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call hook(module, prefix, keep_vars) before `state_dict` collects this module's entries."""
+        return _hooks.add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call hook(module, state_dict, prefix, local_metadata) after this module's entries are in; it may
+        change `state_dict` in place and must return None."""
+        return _hooks.add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) before `load_state_dict` reads this module's entries; it may rename or convert entries
+        of `state_dict` (a copy of the caller's) in place, and append messages to error_msgs to refuse."""
+        return _hooks.add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call hook(module, incompatible_keys) after `load_state_dict`; it may clear keys from
+        incompatible_keys.missing_keys / unexpected_keys in place (before strict checks them)."""
+        return _hooks.add_hook(self._load_state_dict_post_hooks, hook)
 
     # ---- printing ------------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -486,6 +725,25 @@ class Module:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
 
 
+def _has_extra_state(m):
+    return type(m).get_extra_state is not Module.get_extra_state
+
+
+def _key_errors(strict, missing, unexpected):
+    errors = []
+    if strict and missing:
+        errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+    if strict and unexpected:
+        errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+    return errors
+
+
+def _raise_load_errors(module, errors, changed=False):
+    said = "the values were loaded" if changed else "nothing was changed"
+    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__} ({said}):\n\t"
+                       + "\n\t".join(errors))
+
+
 def _zero_grad(p, set_to_none):
     if p.grad is None:
         return
@@ -496,16 +754,9 @@ def _zero_grad(p, set_to_none):
         p.grad.requires_grad_(False)
 
 
-class _RemovableHandle:
-    def __init__(self, store: dict[int, Any], key: int) -> None:
-        self._store, self._key = store, key
+_RemovableHandle = RemovableHandle  # (its earlier private name)
 
-    def remove(self) -> None:
-        self._store.pop(self._key, None)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        self.remove()
-        return False
+# the hook stores every Module has, in the order __init__ makes them
+_HOOK_STORES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks",
+                "_forward_pre_hooks_with_kwargs", "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+                "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")

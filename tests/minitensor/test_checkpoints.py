@@ -79,9 +79,19 @@ def test_checkpoint_structure_matches_torch(tmp_path):
 
 
 @pytest.mark.parametrize("what", ["module", "optimizer", "nested module"])
-def test_saving_a_whole_module_points_to_state_dict(tmp_path, what):
+def test_saving_a_whole_module_round_trips(tmp_path, what):
+    # (this test asserted a refusal before whole objects could be saved; they now load back, weights_only)
     model, opt = make(mt, 0)
+    train(mt, model, opt, 1)
     obj = {"module": model, "optimizer": opt, "nested module": {"model": model, "epoch": 1}}[what]
-    with pytest.raises(TypeError, match=r"save its state_dict\(\) instead"):
-        mt.save(obj, tmp_path / "m.pt")
-    assert os.listdir(tmp_path) == []
+    mt.save(obj, tmp_path / "m.pt")
+    back = mt.load(tmp_path / "m.pt")
+    assert type(back) is type(obj)
+    if what == "module":
+        x = mt.ones(2, 3)
+        assert np.array_equal(back(x).numpy(force=True), model(x).numpy(force=True))
+    elif what == "optimizer":
+        assert skeleton(back.state_dict()) == skeleton(opt.state_dict())
+    else:
+        assert back["epoch"] == 1 and [n for n, _ in back["model"].named_parameters()] \
+            == [n for n, _ in model.named_parameters()]

@@ -1273,6 +1273,9 @@ def minitensor_ops():
 # nodes of the engine itself, not ops (tested in test_autograd_functional.py): one output of a Function
 # with several, and the stand-in for a once_differentiable backward's result
 ENGINE_NODES = {"OutputOf", "DelayedError"}
+# ---- h-modules: the identity node a module's backward hooks hang on (nn/_module_hooks.py); its gradients,
+# hooked and not, are compared in tests/minitensor/nn/test_module_hooks.py
+ENGINE_NODES |= {"BackwardHookFunction"}
 
 
 def _ops_without_rows():
