@@ -704,7 +704,7 @@ def _format(t: Tensor) -> str:
             arr.size == 0 and arr.dtype != _dtype.get_default_dtype()):  # nor the dtype of an empty one
         extras.append(f"dtype={Size.shown_as}.{arr.dtype}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn={t.grad_fn!r}")
+        extras.append(f"grad_fn=<{t.grad_fn.torch_name()}>")  # (without the node's address, as PyTorch)
     elif t._rg:
         extras.append("requires_grad=True")
     text = prefix + body

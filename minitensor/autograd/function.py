@@ -117,9 +117,13 @@ class Function:
         """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
         return tuple((target, i) for i, target, _, _ in self.edges)
 
+    def torch_name(self) -> str:
+        """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
+        return torch_node_name(type(self).__name__)
+
     def __repr__(self) -> str:
-        """PyTorch's node name (`<MulBackward0>`, see torch_names.py), without PyTorch's `object at 0x...`."""
-        return f"<{torch_node_name(type(self).__name__)}>"
+        """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`."""
+        return f"<{self.torch_name()} object at {id(self):#x}>"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply
