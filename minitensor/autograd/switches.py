@@ -105,7 +105,9 @@ class enforce_grad_layout_policy(_Switch):
 class NestedIOFunction(Function):
     """PyTorch's legacy Function with instance methods `forward_extended` / `backward_extended` over nested
     inputs. It is kept as a name only: instantiating it warns (as PyTorch's does), and using it raises. Write
-    a `Function` subclass with static `forward(ctx, ...)` and `backward(ctx, g)` instead."""
+    a `Function` subclass with static `forward(ctx, ...)` and `backward(ctx, g)` instead.
+
+    VJP: none (a legacy name only: its forward and backward raise, as PyTorch's `*_extended` do)"""
 
     def __init__(self) -> None:
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "

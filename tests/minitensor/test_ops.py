@@ -1273,10 +1273,13 @@ def minitensor_ops():
 # nodes of the engine itself, not ops (tested in test_autograd_functional.py): one output of a Function
 # with several, and the stand-in for a once_differentiable backward's result
 ENGINE_NODES = {"OutputOf", "DelayedError"}
+# issue 29 (h-miscns): PyTorch's legacy NestedIOFunction, a Function subclass by name only (it computes nothing,
+# and using it raises: tested in test_torch_namespaces_issue29.py)
+LEGACY_NAMES = {"NestedIOFunction"}
 
 
 def _ops_without_rows():
-    return sorted(minitensor_ops() - {op.name for op in TABLE} - ENGINE_NODES)
+    return sorted(minitensor_ops() - {op.name for op in TABLE} - ENGINE_NODES - LEGACY_NAMES)
 
 
 def test_every_registered_op_has_a_table_row():
