@@ -41,7 +41,8 @@ from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .ops.shape import stack
 from .tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+           "jvp", "linearize", "stack_module_state", "replace_all_batch_norm_modules_"]  # (the last four: issue 29)
 
 
 # ---- pytrees: nested tuples, lists and dicts with tensors (or anything) at the leaves -------------
@@ -456,3 +457,121 @@ def _named_slots(module: Any) -> dict[str, tuple[Any, str, str, Any]]:
                 if t is not None:
                     out[dot + key] = (mod, store, key, t)
     return out
+
+
+# ---- issue 29: jvp, linearize (forward mode by the double backward trick), and the ensembling helpers -------
+
+def _linear_map(func: Callable[..., Any], primals: Any, has_aux: bool, where: str) -> tuple[Any, Any, Any, Any]:
+    """(output, aux, the tracked arguments, t -> J t on flat tangents): the "double backward trick". With u a
+    dummy cotangent that requires grad, g(u) = u^T J is computed once with its graph recorded (create_graph);
+    g is linear in u, so the gradient of g . t with respect to u is J t, exactly. Each J t then costs one more
+    backward pass through g's graph (about twice f's cost); PyTorch's forward mode costs about one forward."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{where}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    tr = _Tracked(primals, tuple(range(len(primals))), where)
+    with enable_grad():
+        output, aux = _split_aux(func(*tr.args), has_aux, where)
+        out_leaves, out_spec = _flatten(output)
+        for x in out_leaves:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{where}: Expected f to return only Tensors, got {type(x).__name__}")
+        live = [o for o in out_leaves if o.requires_grad]
+        dummies = [o.new_zeros(o.shape).requires_grad_(True) for o in live]
+        transposed = _autograd_grad(live, tr.flat, dummies, retain_graph=True, create_graph=True,
+                                    allow_unused=True) if live and tr.flat else ()
+
+    def apply(flat_tangents: Sequence[Tensor]) -> Any:
+        pairs = [(g, t) for g, t in zip(transposed, flat_tangents) if g is not None and g.requires_grad]
+        with enable_grad():
+            columns = iter(_autograd_grad([g for g, _ in pairs], dummies, [t for _, t in pairs], retain_graph=True,
+                                          create_graph=tr.nested, allow_unused=True, materialize_grads=True)
+                           if pairs else [d.new_zeros(d.shape) for d in dummies])
+        results = [next(columns) if o.requires_grad else o.new_zeros(o.shape).detach() for o in out_leaves]
+        return tr.finish(_unflatten(results, out_spec))
+
+    return tr.finish(output), tr.finish(aux), tr, apply
+
+
+def _flat_tangents(tr: _Tracked, primals: tuple[Any, ...], tangents: Any, where: str) -> list[Tensor]:
+    if not isinstance(tangents, tuple) or len(tangents) != len(primals):
+        raise RuntimeError(f"{where}: Expected tangents to be a tuple of the same length as primals "
+                           f"({len(primals)}), got {type(tangents).__name__}")
+    flat = []
+    for p, t in zip(primals, tangents):
+        p_leaves, p_spec = _flatten(p)
+        t_leaves, t_spec = _flatten(t)
+        if p_spec != t_spec or len(p_leaves) != len(t_leaves):
+            raise RuntimeError(f"{where}: Expected primals and tangents to have the same python structure")
+        for a, b in zip(p_leaves, t_leaves):
+            if not isinstance(a, Tensor):
+                continue
+            if not isinstance(b, Tensor) or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+                got = f"{tuple(b.shape)} {b.dtype}" if isinstance(b, Tensor) else type(b).__name__
+                raise RuntimeError(f"{where}: Expected each tangent to have the same shape and dtype as its primal: "
+                                   f"primal {tuple(a.shape)} {a.dtype}, tangent {got}")
+            flat.append(b)
+    return flat
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """(func(*primals), J tangents[, aux]): the Jacobian-vector product, the derivative of func at primals in
+    the direction tangents (a tuple shaped like primals). Computed exactly by the double backward trick (see
+    `_linear_map`: two backward passes instead of PyTorch's one forward-mode pass). `strict` is accepted and,
+    as in PyTorch 2.13, has no effect."""
+    where = "jvp(f, primals, tangents)"
+    output, aux, tr, apply = _linear_map(func, primals, has_aux, where)
+    result = apply(_flat_tangents(tr, primals, tangents, where))
+    return (output, result, aux) if has_aux else (output, result)
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """(func(*primals), jvp_fn): `jvp_fn(*tangents)` is J tangents at primals, for any number of tangents.
+    func runs once; each call of jvp_fn is one backward pass through the recorded u^T J (see `_linear_map`)."""
+    where = "linearize(func, *primals)"
+    output, _, tr, apply = _linear_map(func, primals, False, where)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return apply(_flat_tangents(tr, primals, tangents, "linearize's jvp_fn"))
+
+    return output, jvp_fn
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(params, buffers) of M models of one class, each name's M tensors stacked on a new dim 0: for `vmap`
+    over `functional_call`, to run an ensemble. The stacked parameters are new leaves (they require grad
+    when the models' do), so an optimizer can train them directly."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({bool(m.training) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named: list[dict[str, Tensor]]) -> dict[str, Tensor]:
+        out = {}
+        for name in named[0]:
+            tensors = [d[name] for d in named]
+            grads = {t.requires_grad for t in tensors}
+            if len(grads) > 1:
+                raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+            out[name] = stack([t.detach() for t in tensors]).requires_grad_(grads.pop())
+        return out
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """In place: every BatchNorm module in root stops tracking running statistics (running_mean,
+    running_var and num_batches_tracked become None), so it always normalizes with the batch's own
+    statistics, as under vmap. Returns root."""
+    from .nn.normalization import _BatchNorm  # (nn sits above func's imports: imported when called)
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -2,8 +2,9 @@
 
 Each name is a function of minitensor's ops: the decompositions with their own VJPs live in
 `minitensor/ops/decompositions.py`, the composites built from them in `minitensor/ops/matrix.py`.
-Not here: `eig` and `eigvals` (a real non-symmetric matrix has complex eigenvalues in general, and
-minitensor has no complex dtype), `householder_product`, and the `out=` arguments.
+`householder_product`, `lu_factor_ex` and the LDL^T family (`ldl_factor`, `ldl_factor_ex`, `ldl_solve`)
+are in `minitensor/ops/factorizations.py`. Not here: `eig` and `eigvals` (a real non-symmetric matrix has
+complex eigenvalues in general, and minitensor has no complex dtype), and the `out=` arguments.
 """
 from .ops.decompositions import (  # noqa: F401
     LinAlgError,
@@ -19,6 +20,13 @@ from .ops.decompositions import (  # noqa: F401
     solve,
     svd,
     svdvals,
+)
+from .ops.factorizations import (  # noqa: F401  (issue 29)
+    householder_product,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    lu_factor_ex,
 )
 from .ops.linalg import matmul, multi_dot  # noqa: F401
 from .ops.matrix import (  # noqa: F401
@@ -49,4 +57,5 @@ __all__ = [
     "lstsq", "lu", "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
     "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
     "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
+    "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu_factor_ex",  # (issue 29)
 ]

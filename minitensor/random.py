@@ -1,7 +1,8 @@
 """One global numpy Generator behind every random op, reset by `manual_seed` (as PyTorch's is)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+import contextlib
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -81,3 +82,30 @@ class _DefaultGenerator(Generator):
 
 
 default_generator: Generator = _DefaultGenerator()
+
+
+# ---- issue 29: fork_rng, thread_safe_generator ---------------------------------------------------------
+
+@contextlib.contextmanager
+def fork_rng(devices: Iterable[Any] | None = None, enabled: bool = True, _caller: str = "fork_rng",
+             _devices_kw: str = "devices", device_type: str | None = None) -> Iterator[None]:
+    """Inside, draw random numbers (or reseed) freely: on leaving, the global generator's state and initial
+    seed are put back as they were, even when the block raises. With `enabled=False` it does nothing.
+    minitensor has one generator, the CPU's: `devices` and `device_type` (which name accelerators' generators
+    in PyTorch) are accepted and there is nothing more to save."""
+    if not enabled:
+        yield
+        return
+    seed_before, state_before = _initial_seed, dict(get_rng_state())
+    try:
+        yield
+    finally:
+        globals()["_initial_seed"] = seed_before  # (manual_seed inside may have replaced the generator too)
+        set_rng_state(state_before)
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator a DataLoader's worker thread should draw from, or None for the global one. minitensor's
+    DataLoader runs everything in the calling thread, so this is always None (as PyTorch's is outside worker
+    threads)."""
+    return None

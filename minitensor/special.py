@@ -2,12 +2,14 @@
 names (`expit`, `gammaln`, `psi`, `multigammaln` ...), every one also reachable where minitensor's
 own namespace has it (`minitensor.erfc`, `minitensor.lgamma`, ...).
 
-Left out, as not computable here both accurately and simply with numpy alone: the Bessel functions
-J, Y and K (`bessel_j0`, `bessel_y1`, `modified_bessel_k0`, `scaled_modified_bessel_k1` ...),
-`airy_ai`, and the orthogonal polynomials (`chebyshev_polynomial_t`, `hermite_polynomial_h` ...).
+The Bessel functions J, Y and K (`bessel_j0`, `bessel_y1`, `modified_bessel_k0`, ...), `airy_ai` and
+the orthogonal polynomials (`chebyshev_polynomial_t`, `hermite_polynomial_h`, ...) are not
+differentiable, as in PyTorch (their results never require grad); `minitensor/ops/_special.py` says how
+each is computed and how accurate it is.
 """
 from __future__ import annotations
 
+from .ops import special as _S
 from .ops.arithmetic import xlogy
 from .ops.reduce import logsumexp
 from .ops.softmax import log_softmax, softmax
@@ -37,15 +39,26 @@ from .ops.special import (
     xlog1py,
     zeta,
 )
+from .ops.table import with_out as _with_out
 from .ops.unary import erf, exp2, expm1, log1p, logit, round as _round, sigmoid as expit
 from .tensor import Tensor
+
+# ---- issue 29: Bessel J, Y, K, Airy's Ai and the orthogonal polynomials (each takes PyTorch's `out=`) ----
+_ISSUE_29 = [
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+]
+globals().update({_name: _with_out(_name, getattr(_S, _name)) for _name in _ISSUE_29})
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
     "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
     "modified_bessel_i1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
     "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
-]
+] + _ISSUE_29
 
 
 def round(input: Tensor) -> Tensor:

@@ -9,10 +9,8 @@
 - `Variable`: PyTorch's old wrapper, now a tensor: `Variable(t, requires_grad=True)`.
 """
 import contextlib
-import warnings
 from typing import Any, Iterator
 
-from ..tensor import Tensor
 from . import functional, grad_mode
 from .anomaly import AnomalyError
 from .api import backward, grad
@@ -21,6 +19,8 @@ from .explain import explain
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .switches import NestedIOFunction, enforce_grad_layout_policy, set_detect_anomaly, set_multithreading_enabled
+from .variable import Variable
 
 
 @contextlib.contextmanager
@@ -38,25 +38,16 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
         grad_mode.modes.anomaly_enabled = prev
 
 
-class _VariableMeta(type):
-    def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, Tensor)
+# ---- issue 29: the remaining torch.autograd names (switches.py, variable.py) ----------------------------
 
 
-class Variable(metaclass=_VariableMeta):
-    """Deprecated, as in PyTorch: tensors do what Variables did. `Variable(t, requires_grad=False)` returns a
-    new leaf sharing t's memory and version counter (`t.detach()`) with `requires_grad` set; every tensor is
-    an instance of `Variable`. (`volatile` is ignored, with a warning; use `no_grad()`.)"""
+def variable(*args: Any, **kwargs: Any) -> Any:
+    """Removed in PyTorch long ago: raises, as `torch.autograd.variable(...)` does. (The module
+    `minitensor.autograd.variable`, like PyTorch's, holds `Variable`.)"""
+    raise RuntimeError("minitensor.autograd.variable(...) is deprecated, use minitensor.tensor(...) instead")
 
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False) -> Any:
-        if volatile:
-            warnings.warn("volatile was removed and now has no effect. Use `with minitensor.no_grad():` instead.",
-                          UserWarning, stacklevel=2)
-        if data is None:
-            return Tensor()
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        return data.detach().requires_grad_(requires_grad)
+
+variable.Variable = Variable  # type: ignore[attr-defined]  # (the function shadows the module, as in PyTorch)
 
 
 __all__ = [
@@ -64,4 +55,5 @@ __all__ = [
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly",
     "AnomalyError",
     "explain", "functional", "Variable", "once_differentiable",
+    "set_detect_anomaly", "set_multithreading_enabled", "enforce_grad_layout_policy", "NestedIOFunction", "variable",
 ]

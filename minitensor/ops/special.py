@@ -8,6 +8,7 @@ dtype; an integer or bool input becomes the default float dtype first, as PyTorc
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -407,3 +408,88 @@ def _zeta_same_dtype(x, q):
 def _igamma_same_dtype(a, x, upper):
     shape = np.broadcast_shapes(np.shape(a), np.shape(x))
     return K.igamma(a, x, upper).astype(np.result_type(a, x), copy=False).reshape(shape)
+
+
+# ---- issue 29: Bessel J, Y, K, Airy's Ai and the orthogonal polynomials of torch.special --------------
+# PyTorch gives these no derivative at all: their results never require grad (no graph node is recorded, so
+# a backward through them fails with "does not require grad", as in PyTorch). So they are plain functions of
+# numpy kernels (`_special.py` says how each is computed and how accurate it is), not Functions.
+
+def _no_grad_result(x, values):
+    """`values` (float64) as a new tensor of x's dtype that does not require grad."""
+    return Tensor._make(_in_dtype_of(x, values))
+
+
+def _float_no_half(input, op):
+    x = _float(input, op)
+    if x._array.dtype == np.float16:
+        raise NotImplementedError(f"{op}: not implemented for float16 tensors, as in PyTorch (convert with .float())")
+    return x
+
+
+def _bessel(op, kernel, what):
+    def fn(input: Tensor) -> Tensor:
+        x = _float_no_half(input, op)
+        return _no_grad_result(x, kernel(x._array))
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (f"`torch.special.{op}`: {what}. Integers and bools become the default float dtype. Not "
+                  "differentiable, as in PyTorch: the result never requires grad.")
+    return fn
+
+
+airy_ai = _bessel("airy_ai", K.airy_ai, "Airy's function Ai(x), the solution of y'' = x y that decays as x -> +inf")
+bessel_j0 = _bessel("bessel_j0", functools.partial(K.bessel_j, 0), "J_0(x), the Bessel function of the first kind")
+bessel_j1 = _bessel("bessel_j1", functools.partial(K.bessel_j, 1), "J_1(x), the Bessel function of the first kind")
+bessel_y0 = _bessel("bessel_y0", functools.partial(K.bessel_y, 0),
+                    "Y_0(x), the Bessel function of the second kind (-inf at 0, NaN for x < 0)")
+bessel_y1 = _bessel("bessel_y1", functools.partial(K.bessel_y, 1),
+                    "Y_1(x), the Bessel function of the second kind (-inf at 0, NaN for x < 0)")
+modified_bessel_k0 = _bessel("modified_bessel_k0", functools.partial(K.bessel_k, 0),
+                             "K_0(x), the modified Bessel function of the second kind (inf at 0, NaN for x < 0)")
+modified_bessel_k1 = _bessel("modified_bessel_k1", functools.partial(K.bessel_k, 1),
+                             "K_1(x), the modified Bessel function of the second kind (inf at 0, NaN for x < 0)")
+scaled_modified_bessel_k0 = _bessel("scaled_modified_bessel_k0", functools.partial(K.bessel_k, 0, scaled=True),
+                                    "e^x K_0(x), finite where K_0 underflows")
+scaled_modified_bessel_k1 = _bessel("scaled_modified_bessel_k1", functools.partial(K.bessel_k, 1, scaled=True),
+                                    "e^x K_1(x), finite where K_1 underflows")
+
+
+def _polynomial(op, formula):
+    def fn(input: TensorOrNumber, n: TensorOrNumber) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{op}: expected a Tensor for input or n, got {type(input).__name__} and "
+                            f"{type(n).__name__}")
+        (x, degrees), dtype = _float_operands(op, input, n, arrays=True)
+        if dtype == np.float16:
+            raise NotImplementedError(f"{op}: not implemented for float16 tensors, as in PyTorch (convert with "
+                                      ".float())")
+        values = K.orthogonal_polynomial(op, x, degrees)
+        return Tensor._make(np.asarray(values).astype(dtype, copy=False))
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (f"`torch.special.{op}`: {formula}, elementwise over input and the degrees n (broadcast; a float "
+                  "n is truncated toward zero, and n < 0 gives 0). Computed by the three-term recurrence in float64, "
+                  "in max(n) steps. The result dtype is PyTorch's promotion of input and n (integers and bools: the "
+                  "default float dtype). Not differentiable, as in PyTorch: the result never requires grad.")
+    return fn
+
+
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", "T_n(x), T_{k+1} = 2x T_k - T_{k-1}, T_0 = 1, T_1 = x")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u", "U_n(x), U_{k+1} = 2x U_k - U_{k-1}, U_0 = 1, U_1 = 2x")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v",
+                                     "V_n(x), V_{k+1} = 2x V_k - V_{k-1}, V_0 = 1, V_1 = 2x - 1")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w",
+                                     "W_n(x), W_{k+1} = 2x W_k - W_{k-1}, W_0 = 1, W_1 = 2x + 1")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t", "T*_n(x) = T_n(2x - 1)")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u", "U*_n(x) = U_n(2x - 1)")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v", "V*_n(x) = V_n(2x - 1)")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w", "W*_n(x) = W_n(2x - 1)")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h",
+                                   "the physicists' Hermite H_n(x), H_{k+1} = 2x H_k - 2k H_{k-1}, H_0 = 1, H_1 = 2x")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he",
+                                    "the probabilists' Hermite He_n(x), He_{k+1} = x He_k - k He_{k-1}, He_1 = x")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l",
+                                    "Laguerre's L_n(x), (k+1) L_{k+1} = (2k + 1 - x) L_k - k L_{k-1}, L_1 = 1 - x")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p",
+                                    "Legendre's P_n(x), (k+1) P_{k+1} = (2k + 1) x P_k - k P_{k-1}, P_1 = x")
