@@ -259,6 +259,10 @@ def stub_text() -> str:
             continue
         for name in row.names():
             body += _method_lines(name, row.fn)
+    from minitensor import _nn_aliases  # the nn functions that are Tensor methods too (attached by the package)
+    body += ["", "    # ---- nn functions that are methods too (_nn_aliases.py's TENSOR_METHODS) " + "-" * 30]
+    for name, fn in _nn_aliases.TENSOR_METHODS.items():
+        body += _method_lines(name, fn)
     inplace_rows = [row for row in table.OPS if row.inplace]
     body += ["", "    # ---- in place, derived by the op table: each changes the tensor and returns it " + "-" * 25]
     for row in inplace_rows:
