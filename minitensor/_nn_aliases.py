@@ -17,11 +17,19 @@ into x, recorded in the graph as any in-place op (`ops/inplace.py`).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
-from .nn import functional as F
+from .nn import (
+    activation as A,
+    conv as C,
+    functional as F,
+    loss as L,
+    misc as M,
+    normalization as N,
+    pooling as P,
+)
 from .ops.inplace import inplace
 from .random import Generator, _gen
 from .tensor import Tensor
@@ -42,12 +50,12 @@ def _reduction(reduction: int, op: str) -> str:
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
            padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    return F.conv1d(input, weight, bias, stride, padding, dilation, groups)
+    return C.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
            padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
-    return F.conv2d(input, weight, bias, stride, padding, dilation, groups)
+    return C.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def _stride(stride: Any) -> Any:
@@ -57,45 +65,46 @@ def _stride(stride: Any) -> Any:
 def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = (),
                padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False) -> Tensor:
     """F.max_pool1d without return_indices (an empty stride means the kernel size, as in PyTorch)."""
-    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return cast(Tensor, P.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode))
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = (),
                             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
                             ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
     """(values, indices) of F.max_pool1d."""
-    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices=True)
+    return cast("tuple[Tensor, Tensor]", P.max_pool1d(input, kernel_size, _stride(stride), padding, dilation,
+                                                      ceil_mode, return_indices=True))
 
 
 def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = (),
                padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False) -> Tensor:
-    return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return cast(Tensor, P.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode))
 
 
 def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
+    return P.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
-    return F.adaptive_avg_pool1d(input, output_size)
+    return P.adaptive_avg_pool1d(input, output_size)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int]) -> tuple[Tensor, Tensor]:
     """(values, indices): PyTorch's top-level function always returns both."""
-    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+    return cast("tuple[Tensor, Tensor]", P.adaptive_max_pool1d(input, output_size, return_indices=True))
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    return F.pixel_shuffle(input, upscale_factor)
+    return M.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    return F.pixel_unshuffle(input, downscale_factor)
+    return M.pixel_unshuffle(input, downscale_factor)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    return F.channel_shuffle(input, groups)
+    return M.channel_shuffle(input, groups)
 
 
 # ---- dropout: (input, p, train), every argument required ---------------------------------------------
@@ -105,7 +114,7 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.alpha_dropout(input, p, train)
+    return M.alpha_dropout(input, p, train)
 
 
 def _channel_keep(input: Tensor, p: float, op: str) -> np.ndarray:
@@ -163,24 +172,24 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-05, cudnn_enabled: bool = True) -> Tensor:
-    return F.group_norm(input, num_groups, weight, bias, eps)
+    return N.group_norm(input, num_groups, weight, bias, eps)
 
 
 def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
                running_var: Tensor | None, training: bool, momentum: float, eps: float,
                cudnn_enabled: bool) -> Tensor:
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return N.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
                   running_var: Tensor | None, use_input_stats: bool, momentum: float, eps: float,
                   cudnn_enabled: bool) -> Tensor:
-    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    return N.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
-    return F.rms_norm(input, normalized_shape, weight, eps)
+    return N.rms_norm(input, normalized_shape, weight, eps)
 
 
 # ---- embeddings, similarities, bilinear --------------------------------------------------------------
@@ -193,7 +202,7 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    return F.bilinear(input1, input2, weight, bias)
+    return M.bilinear(input1, input2, weight, bias)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
@@ -201,14 +210,14 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) 
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> Tensor:
-    return F.pairwise_distance(x1, x2, p, eps, keepdim)
+    return L.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
 # ---- losses: reduction as PyTorch's integer enum --------------------------------------------------------
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
     """F.kl_div; reduction 1 is the plain mean over elements (no 'batchmean' at this level, as in PyTorch)."""
-    return F.kl_div(input, target, reduction=_reduction(reduction, "kl_div"), log_target=log_target)
+    return L.kl_div(input, target, reduction=_reduction(reduction, "kl_div"), log_target=log_target)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -219,40 +228,40 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 1) -> Tensor:
-    return F.margin_ranking_loss(input1, input2, target, margin,
+    return L.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction, "margin_ranking_loss"))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
-    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction, "hinge_embedding_loss"))
+    return L.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction, "hinge_embedding_loss"))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 1) -> Tensor:
-    return F.cosine_embedding_loss(input1, input2, target, margin,
+    return L.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction, "cosine_embedding_loss"))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
                         eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
-    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+    return L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction, "triplet_margin_loss"))
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:
-    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+    return L.poisson_nll_loss(input, target, log_input, full, eps=eps,
                               reduction=_reduction(reduction, "poisson_nll_loss"))
 
 
 # ---- activations ----------------------------------------------------------------------------------------
 
 def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return F.celu(input, alpha)
+    return A.celu(input, alpha)
 
 
 def selu(input: Tensor) -> Tensor:
-    return F.selu(input)
+    return A.selu(input)
 
 
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: bool = False,
@@ -260,19 +269,19 @@ def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, trainin
     """F.rrelu (its slopes drawn from minitensor's default generator: a `generator` is not supported)."""
     if generator is not None:
         raise NotImplementedError("rrelu: a generator other than the default one is not supported by minitensor")
-    return F.rrelu(input, lower, upper, training)
+    return A.rrelu(input, lower, upper, training)
 
 
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
-    return F.threshold(input, threshold, value)
+    return A.threshold(input, threshold, value)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return F.hardshrink(input, lambd)
+    return A.hardshrink(input, lambd)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    return F.prelu(input, weight)
+    return A.prelu(input, weight)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -289,7 +298,7 @@ def rrelu_(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, traini
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    return inplace(input, "threshold_", F.threshold, threshold, value)
+    return inplace(input, "threshold_", A.threshold, threshold, value)
 
 
 # Tensor's methods among them (`x.hardshrink(0.3)`, `x.prelu(w)`): attached by minitensor/__init__.py,
