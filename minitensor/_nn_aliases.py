@@ -11,7 +11,8 @@ from TENSOR_METHODS.
 Each keeps the signature of PyTorch's top-level function, which is its C++ op's and sometimes not
 `torch.nn.functional`'s: positional `train` for the dropouts (`torch.dropout(x, p, train)`), every
 argument required in `batch_norm` / `instance_norm` / `poisson_nll_loss`, the losses' `reduction`
-an integer (0 'none', 1 'mean', 2 'sum'), `embedding(weight, indices)` in that order, and the
+an integer (0 'none', 1 'mean', 2 'sum'; left out it is 0, as PyTorch 2.13's binding reads it,
+though the C++ schema says mean), `embedding(weight, indices)` in that order, and the
 `cudnn_enable(d)` flags accepted and ignored. The `x_` forms run the function and write its result
 into x, recorded in the graph as any in-place op (`ops/inplace.py`).
 """
@@ -215,35 +216,35 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06
 
 # ---- losses: reduction as PyTorch's integer enum --------------------------------------------------------
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False) -> Tensor:
     """F.kl_div; reduction 1 is the plain mean over elements (no 'batchmean' at this level, as in PyTorch)."""
     return L.kl_div(input, target, reduction=_reduction(reduction, "kl_div"), log_target=log_target)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+                                     pos_weight: Tensor | None = None, reduction: int = 0) -> Tensor:
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(
         reduction, "binary_cross_entropy_with_logits"), pos_weight=pos_weight)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     return L.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction, "margin_ranking_loss"))
 
 
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0) -> Tensor:
     return L.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction, "hinge_embedding_loss"))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = 0) -> Tensor:
     return L.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction, "cosine_embedding_loss"))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
-                        eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
+                        eps: float = 1e-06, swap: bool = False, reduction: int = 0) -> Tensor:
     return L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction, "triplet_margin_loss"))
 

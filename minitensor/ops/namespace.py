@@ -322,7 +322,7 @@ def as_subclass(self: Tensor, cls: Any) -> Tensor:
     alias (`view_as(self)`), in self's graph."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass: cls must be a subclass of Tensor, got {cls!r}")
-    alias = S.view_as(self, self)
+    alias = S.squeeze(S.unsqueeze(self, 0), 0)  # a recorded view (a same-shape view_as would be self itself)
     out = object.__new__(cls)
     for slot in ("_array", "_rg", "_grad", "grad_fn", "_version_counter", "_base", "_base_grad_fn", "_hooks"):
         if hasattr(alias, slot):
