@@ -76,7 +76,7 @@ from .ops.special import (  # noqa: F401
 )
 from .ops.namespace import (  # noqa: F401
     angle, adjoint, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, nonzero_static, as_strided_scatter, lu,
-    lu_unpack, binomial, poisson,
+    lu_unpack, binomial, poisson, hash_tensor,
 )
 # the functions PyTorch gives `out=` (OUT_FORMS in minitensor/ops/table.py): the op's function
 # wrapped by the table's `with_out`; a type checker reads their declarations
@@ -569,7 +569,7 @@ from ._namespace import (  # noqa: E402,F401
     from_dlpack, get_deterministic_debug_mode, get_device, init_num_threads, is_autocast_enabled,
     is_deterministic_algorithms_warn_only_enabled, is_inference, is_inference_mode_enabled, is_signed,
     is_warn_always_enabled, newaxis, set_default_tensor_type, set_deterministic_debug_mode, set_flush_denormal,
-    set_warn_always, to_dlpack, use_deterministic_algorithms,
+    set_warn_always, thread_safe_generator, to_dlpack, use_deterministic_algorithms,
 )
 
 _attach_nn_methods()  # Tensor.hardshrink, Tensor.prelu
@@ -627,9 +627,9 @@ __all__ = [
     "get_deterministic_debug_mode", "get_device", "get_float32_matmul_precision", "get_num_interop_threads",
     "get_num_threads", "get_rng_state", "GradScaler", "greater", "greater_equal", "group_norm", "gt", "half",
     "HalfTensor", "hamming_window", "hann_window", "hardshrink", "has_cuda", "has_cudnn", "has_lapack", "has_mkl",
-    "has_mkldnn", "has_mps", "has_openmp", "has_spectral", "heaviside", "hinge_embedding_loss", "histc",
-    "histogram", "hsplit", "hstack", "hypot", "i0", "i0_", "igamma", "igammac", "iinfo", "index_add", "index_copy",
-    "index_fill", "index_put", "index_put_", "index_reduce", "index_select", "inf", "inference_mode",
+    "has_mkldnn", "has_mps", "has_openmp", "has_spectral", "hash_tensor", "heaviside", "hinge_embedding_loss",
+    "histc", "histogram", "hsplit", "hstack", "hypot", "i0", "i0_", "igamma", "igammac", "iinfo", "index_add",
+    "index_copy", "index_fill", "index_put", "index_put_", "index_reduce", "index_select", "inf", "inference_mode",
     "init_num_threads", "initial_seed", "inner", "instance_norm", "int", "int16", "int32", "int64", "int8",
     "IntTensor", "inverse", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_enabled",
     "is_complex", "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
@@ -660,10 +660,10 @@ __all__ = [
     "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt", "sqrt_",
     "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
     "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh", "tanh_", "Tensor", "tensor",
-    "tensor_split", "tensordot", "threshold", "threshold_", "tile", "to_dlpack", "topk", "trace", "transpose",
-    "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices", "triplet_margin_loss", "triu", "triu_indices",
-    "true_divide", "trunc", "trunc_", "tune_malloc", "typename", "uint16", "uint32", "uint64", "uint8", "unbind",
-    "unflatten", "unique", "unique_consecutive", "unravel_index", "unsafe_chunk", "unsafe_split",
-    "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils", "vander", "var", "var_mean",
-    "vdot", "viz", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
+    "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_", "tile", "to_dlpack", "topk",
+    "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices", "triplet_margin_loss",
+    "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc", "typename", "uint16", "uint32",
+    "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index", "unsafe_chunk",
+    "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils", "vander",
+    "var", "var_mean", "vdot", "viz", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
 ]

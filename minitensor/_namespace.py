@@ -92,6 +92,12 @@ def is_inference_mode_enabled() -> bool:
     return False
 
 
+def thread_safe_generator() -> None:
+    """None, which means the default generator: PyTorch returns a worker's own generator only inside a
+    DataLoader thread worker, and minitensor's DataLoader has no thread workers."""
+    return None
+
+
 # ---- questions about a tensor, as functions -------------------------------------------------------------
 
 def is_inference(input: Tensor) -> bool:

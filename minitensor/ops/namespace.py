@@ -362,3 +362,16 @@ layout = property(_layout)
 is_mps = property(_is_mps)
 name = property(_name)
 grad_dtype = property(_grad_dtype)
+
+
+def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool = False, mode: int = 0) -> Tensor:
+    """A uint64 hash of the elements (over `dim`, all of them by default): each element widened to its
+    64-bit kind (float64, or int64 for integers and bool), its bits read as uint64, then xor-reduced.
+    No gradient (bits, not values)."""
+    if mode != 0:
+        raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
+    wide = input._array.astype(np.float64 if input.dtype.kind == "f" else np.int64)
+    dims = tuple(range(input.ndim)) if dim in ((), []) else ((dim,) if isinstance(dim, int) else tuple(dim))
+    bits = np.bitwise_xor.reduce(wide.view(np.uint64), axis=tuple(d % max(input.ndim, 1) for d in dims),
+                                 keepdims=keepdim)
+    return Tensor._make(np.asarray(bits, np.uint64))

@@ -517,6 +517,7 @@ OPS: list[Row] = [
     method("is_mps", NS.is_mps),
     method("name", NS.name),
     method("grad_dtype", NS.grad_dtype),
+    op("hash_tensor", NS.hash_tensor),
     # ---- end of h-torchns's rows ------------------------------------------------------------------
 ]
 

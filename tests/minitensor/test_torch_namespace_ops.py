@@ -237,6 +237,11 @@ OPS_CASES = {
     "map2_": ([], lambda L: L.tensor([1.0, 2.0]).map2_(L.tensor([3.0, 4.0]), L.tensor([1.0, 0.0]),
                                                        lambda a, b, c: a + b * c)),
     "new_empty_strided": ([], lambda L: L.ones(2, dtype=L.float64).new_empty_strided((2, 3), (3, 1)).zero_()),
+    "hash_tensor": ([], lambda L: L.hash_tensor(L.tensor([[1.5, -2.0, 0.25], [3.0, 4.0, 5.0]]))),
+    "hash_tensor_dim": ([], lambda L: L.tensor([[1.5, -2.0, 0.25], [3.0, 4.0, 5.0]]).hash_tensor(1)),
+    "hash_tensor_keepdim": ([], lambda L: L.hash_tensor(L.tensor([[1, 2], [3, 5]], dtype=L.int32), [0],
+                                                        keepdim=True)),
+    "hash_tensor_bool": ([], lambda L: L.hash_tensor(L.tensor([True, False, True]))),
     "resize": ([X23], lambda L, x: x.resize(3, 2)),
     "resize_as": ([X23], lambda L, x: x.resize_as(L.zeros(6))),
 }
@@ -371,7 +376,7 @@ def test_switches_read_back_as_in_torch():
         finally:
             L.set_warn_always(False)
         assert L.init_num_threads() is None and L.is_autocast_enabled() is False
-        assert L.is_inference_mode_enabled() is False
+        assert L.is_inference_mode_enabled() is False and L.thread_safe_generator() is None
     assert isinstance(mt.set_flush_denormal(False), bool)
 
 
