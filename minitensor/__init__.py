@@ -573,6 +573,7 @@ from ._namespace import (  # noqa: E402,F401
 )
 
 _attach_nn_methods()  # Tensor.hardshrink, Tensor.prelu
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 # ---- end of h-torchns's block ----
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import amp  # noqa: E402,F401  (h-misc)
@@ -665,5 +666,6 @@ __all__ = [
     "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc", "typename", "uint16", "uint32",
     "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index", "unsafe_chunk",
     "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils", "vander",
-    "var", "var_mean", "vdot", "viz", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
+    "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_", "zeros",
+    "zeros_like",
 ]

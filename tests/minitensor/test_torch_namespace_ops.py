@@ -441,3 +441,8 @@ def test_grad_scaler_follows_torch():
     torch_result = ([0.6499999165534973, 1.4999998807907104], [4.0, 2.0, 2.0, 4.0, 4.0], 1)
     assert run(mt, grads) == torch_result
     assert mt.amp.GradScaler is mt.GradScaler
+
+
+def test_vmap_is_func_vmap():
+    assert mt.vmap is mt.func.vmap and torch.vmap is torch.func.vmap
+    same(mt.vmap(lambda r: r.sum())(mt.tensor(X23)), torch.vmap(lambda r: r.sum())(torch.tensor(X23)))
