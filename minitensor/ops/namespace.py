@@ -500,6 +500,7 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool =
         raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
     wide = input._array.astype(np.float64 if input.dtype.kind == "f" else np.int64)
     dims = tuple(range(input.ndim)) if dim in ((), []) else ((dim,) if isinstance(dim, int) else tuple(dim))
-    bits = np.bitwise_xor.reduce(wide.view(np.uint64), axis=tuple(d % max(input.ndim, 1) for d in dims),
-                                 keepdims=keepdim)
+    axes = tuple(d % max(input.ndim, 1) for d in dims)
+    xor: Any = np.bitwise_xor  # (numpy's stubs give its reduce no overload for a tuple of axes)
+    bits = xor.reduce(wide.view(np.uint64), axis=axes, keepdims=bool(keepdim))
     return Tensor._make(np.asarray(bits, np.uint64))
