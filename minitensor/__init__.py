@@ -74,6 +74,10 @@ from .ops.counting import (  # noqa: F401
 from .ops.special import (  # noqa: F401
     igamma, igammac,
 )
+from .ops.namespace import (  # noqa: F401
+    angle, adjoint, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, nonzero_static, as_strided_scatter, lu,
+    lu_unpack, binomial, poisson, hash_tensor,
+)
 # the functions PyTorch gives `out=` (OUT_FORMS in minitensor/ops/table.py): the op's function
 # wrapped by the table's `with_out`; a type checker reads their declarations
 if _TYPE_CHECKING:
@@ -423,6 +427,71 @@ else:
         "bitwise_left_shift", "bitwise_right_shift", "signbit", "isposinf", "isneginf", "isin", "erfc",
         "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "bernoulli",
     )
+# the in-place functions of PyTorch's namespace (NAMESPACE_INPLACE in minitensor/ops/table.py):
+# `minitensor.abs_(t)` is `t.abs_()`
+abs_ = Tensor.abs_
+acos_ = Tensor.acos_
+acosh_ = Tensor.acosh_
+addmv_ = Tensor.addmv_
+arccos_ = Tensor.arccos_
+arccosh_ = Tensor.arccosh_
+arcsin_ = Tensor.arcsin_
+arcsinh_ = Tensor.arcsinh_
+arctan_ = Tensor.arctan_
+arctanh_ = Tensor.arctanh_
+as_strided_ = Tensor.as_strided_
+asin_ = Tensor.asin_
+asinh_ = Tensor.asinh_
+atan_ = Tensor.atan_
+atanh_ = Tensor.atanh_
+ceil_ = Tensor.ceil_
+clamp_ = Tensor.clamp_
+clamp_max_ = Tensor.clamp_max_
+clamp_min_ = Tensor.clamp_min_
+clip_ = Tensor.clip_
+cos_ = Tensor.cos_
+cosh_ = Tensor.cosh_
+deg2rad_ = Tensor.deg2rad_
+detach_ = Tensor.detach_
+erf_ = Tensor.erf_
+erfc_ = Tensor.erfc_
+exp2_ = Tensor.exp2_
+exp_ = Tensor.exp_
+expm1_ = Tensor.expm1_
+fill_ = Tensor.fill_
+fix_ = Tensor.fix_
+floor_ = Tensor.floor_
+frac_ = Tensor.frac_
+gcd_ = Tensor.gcd_
+i0_ = Tensor.i0_
+index_put_ = Tensor.index_put_
+lcm_ = Tensor.lcm_
+ldexp_ = Tensor.ldexp_
+log10_ = Tensor.log10_
+log1p_ = Tensor.log1p_
+log2_ = Tensor.log2_
+log_ = Tensor.log_
+logit_ = Tensor.logit_
+nan_to_num_ = Tensor.nan_to_num_
+neg_ = Tensor.neg_
+negative_ = Tensor.negative_
+rad2deg_ = Tensor.rad2deg_
+reciprocal_ = Tensor.reciprocal_
+relu_ = Tensor.relu_
+resize_as_ = Tensor.resize_as_
+round_ = Tensor.round_
+rsqrt_ = Tensor.rsqrt_
+sigmoid_ = Tensor.sigmoid_
+sin_ = Tensor.sin_
+sinc_ = Tensor.sinc_
+sinh_ = Tensor.sinh_
+sqrt_ = Tensor.sqrt_
+square_ = Tensor.square_
+tan_ = Tensor.tan_
+tanh_ = Tensor.tanh_
+trunc_ = Tensor.trunc_
+xlogy_ = Tensor.xlogy_
+zero_ = Tensor.zero_
 # ---- end of the generated op imports ----
 from .factories import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal, ones,
@@ -478,6 +547,34 @@ def set_printoptions(precision: _builtins.int | None = None, threshold: _builtin
 
 
 from . import nn, optim  # noqa: E402,F401
+# ---- issue 29 (h-torchns): the rest of torch's namespace. The nn functions PyTorch also has at the top
+# (minitensor/_nn_aliases.py: above nn, so imported after it), and the layouts, switches and legacy
+# names that are not ops (minitensor/_namespace.py)
+from ._nn_aliases import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, alpha_dropout_, avg_pool1d, batch_norm, bilinear,
+    binary_cross_entropy_with_logits, celu, celu_, channel_shuffle, conv1d, conv2d, cosine_embedding_loss,
+    cosine_similarity, dropout, dropout_, embedding, feature_alpha_dropout, feature_alpha_dropout_, feature_dropout,
+    feature_dropout_, group_norm, hardshrink, hinge_embedding_loss, instance_norm, kl_div, layer_norm,
+    margin_ranking_loss, max_pool1d, max_pool1d_with_indices, max_pool2d, pairwise_distance, pixel_shuffle,
+    pixel_unshuffle, poisson_nll_loss, prelu, rms_norm, rrelu, rrelu_, selu, selu_, threshold, threshold_,
+    triplet_margin_loss,
+)
+from ._nn_aliases import attach as _attach_nn_methods  # noqa: E402
+from ._layout import (  # noqa: E402,F401
+    channels_last, channels_last_3d, contiguous_format, layout, legacy_contiguous_format, memory_format,
+    preserve_format, strided,
+)
+from ._namespace import (  # noqa: E402,F401
+    BFloat16Tensor, GradScaler, are_deterministic_algorithms_enabled, broadcast_shapes, detach, empty_permuted, fill,
+    from_dlpack, get_deterministic_debug_mode, get_device, init_num_threads, is_autocast_enabled,
+    is_deterministic_algorithms_warn_only_enabled, is_inference, is_inference_mode_enabled, is_signed,
+    is_warn_always_enabled, newaxis, set_default_tensor_type, set_deterministic_debug_mode, set_flush_denormal,
+    set_warn_always, thread_safe_generator, to_dlpack, use_deterministic_algorithms,
+)
+
+_attach_nn_methods()  # Tensor.hardshrink, Tensor.prelu
+from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
+# ---- end of h-torchns's block ----
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import amp  # noqa: E402,F401  (h-misc)
 from . import viz  # noqa: E402,F401
@@ -501,53 +598,74 @@ _fast.plug_in_unless_plain()
 # (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).
 # ---- __all__: GENERATED by scripts/gen_api.py from the public names bound above, do not edit ----
 __all__ = [
-    "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "all",
-    "allclose", "amax", "amin", "aminmax", "amp", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh",
-    "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort", "argwhere", "as_strided", "as_tensor", "asarray",
-    "asin", "asinh", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "autograd",
-    "backends", "baddbmm", "bartlett_window", "bernoulli", "bfloat16", "bincount", "bitwise_and",
-    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "blackman_window",
-    "block_diag", "bmm", "bool", "BoolTensor", "broadcast_tensors", "broadcast_to", "bucketize", "ByteTensor",
-    "can_cast", "cartesian_prod", "cat", "cdist", "ceil", "chain_matmul", "CharTensor", "cholesky",
-    "cholesky_inverse", "cholesky_solve", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "clone",
-    "column_stack", "combinations", "compile", "concat", "concatenate", "copysign", "corrcoef", "cos", "cosh",
-    "count_nonzero", "cov", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
-    "default_generator", "deg2rad", "det", "device", "diag", "diag_embed", "diagflat", "diagonal",
-    "diagonal_scatter", "diff", "digamma", "dist", "distributions", "div", "divide", "dot", "double",
-    "DoubleTensor", "dsplit", "dstack", "dtype", "e", "einsum", "empty", "empty_like", "empty_strided",
-    "enable_grad", "eq", "equal", "erf", "erfc", "erfinv", "exp", "exp2", "expand", "expm1", "eye", "finfo", "fix",
-    "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64", "float_power", "FloatTensor",
-    "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "frexp", "frobenius_norm", "from_numpy", "frombuffer",
-    "full", "full_like", "func", "gather", "gcd", "ge", "gelu", "Generator", "ger", "get_default_device",
-    "get_default_dtype", "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
-    "get_rng_state", "greater", "greater_equal", "gt", "half", "HalfTensor", "hamming_window", "hann_window",
-    "has_cuda", "has_cudnn", "has_lapack", "has_mkl", "has_mkldnn", "has_mps", "has_openmp", "has_spectral",
-    "heaviside", "histc", "histogram", "hsplit", "hstack", "hypot", "i0", "igamma", "igammac", "iinfo", "index_add",
-    "index_copy", "index_fill", "index_put", "index_reduce", "index_select", "inf", "inference_mode",
-    "initial_seed", "inner", "int", "int16", "int32", "int64", "int8", "IntTensor", "inverse",
-    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_complex", "is_floating_point", "is_grad_enabled",
-    "is_nonzero", "is_same_size", "is_storage", "is_tensor", "isclose", "isfinite", "isin", "isinf", "isnan",
-    "isneginf", "isposinf", "isreal", "kaiser_window", "kron", "kthvalue", "lcm", "ldexp", "le", "lerp", "less",
-    "less_equal", "lgamma", "linalg", "linspace", "load", "log", "log10", "log1p", "log2", "log_softmax",
-    "logaddexp", "logaddexp2", "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "logit", "logspace", "logsumexp", "long", "LongTensor", "lt", "lu_solve", "manual_seed", "masked_fill",
-    "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power", "max", "maximum", "mean", "median",
+    "abs", "abs_", "absolute", "acos", "acos_", "acosh", "acosh_", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addmv_", "addr", "adjoint", "all", "allclose",
+    "alpha_dropout", "alpha_dropout_", "amax", "amin", "aminmax", "amp", "angle", "any", "arange", "arccos",
+    "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_", "arctan", "arctan2", "arctan_",
+    "arctanh", "arctanh_", "are_deterministic_algorithms_enabled", "argmax", "argmin", "argsort", "argwhere",
+    "as_strided", "as_strided_", "as_strided_scatter", "as_tensor", "asarray", "asin", "asin_", "asinh", "asinh_",
+    "atan", "atan2", "atan_", "atanh", "atanh_", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "autograd",
+    "avg_pool1d", "backends", "baddbmm", "bartlett_window", "batch_norm", "bernoulli", "bfloat16", "BFloat16Tensor",
+    "bilinear", "binary_cross_entropy_with_logits", "bincount", "binomial", "bitwise_and", "bitwise_left_shift",
+    "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "blackman_window", "block_diag", "bmm",
+    "bool", "BoolTensor", "broadcast_shapes", "broadcast_tensors", "broadcast_to", "bucketize", "ByteTensor",
+    "can_cast", "cartesian_prod", "cat", "cdist", "ceil", "ceil_", "celu", "celu_", "chain_matmul",
+    "channel_shuffle", "channels_last", "channels_last_3d", "CharTensor", "cholesky", "cholesky_inverse",
+    "cholesky_solve", "chunk", "clamp", "clamp_", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "clip",
+    "clip_", "clone", "column_stack", "combinations", "compile", "concat", "concatenate", "contiguous_format",
+    "conv1d", "conv2d", "copysign", "corrcoef", "cos", "cos_", "cosh", "cosh_", "cosine_embedding_loss",
+    "cosine_similarity", "count_nonzero", "cov", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "default_generator", "deg2rad", "deg2rad_", "det", "detach", "detach_", "device",
+    "diag", "diag_embed", "diagflat", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "distributions",
+    "div", "divide", "dot", "double", "DoubleTensor", "dropout", "dropout_", "dsplit", "dstack", "dtype", "e",
+    "einsum", "embedding", "empty", "empty_like", "empty_permuted", "empty_strided", "enable_grad", "eq", "equal",
+    "erf", "erf_", "erfc", "erfc_", "erfinv", "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye",
+    "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "fill", "fill_",
+    "finfo", "fix", "fix_", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64",
+    "float_power", "FloatTensor", "floor", "floor_", "floor_divide", "fmax", "fmin", "fmod", "frac", "frac_",
+    "frexp", "frobenius_norm", "from_dlpack", "from_numpy", "frombuffer", "full", "full_like", "func", "gather",
+    "gcd", "gcd_", "ge", "gelu", "Generator", "ger", "get_default_device", "get_default_dtype",
+    "get_deterministic_debug_mode", "get_device", "get_float32_matmul_precision", "get_num_interop_threads",
+    "get_num_threads", "get_rng_state", "GradScaler", "greater", "greater_equal", "group_norm", "gt", "half",
+    "HalfTensor", "hamming_window", "hann_window", "hardshrink", "has_cuda", "has_cudnn", "has_lapack", "has_mkl",
+    "has_mkldnn", "has_mps", "has_openmp", "has_spectral", "hash_tensor", "heaviside", "hinge_embedding_loss",
+    "histc", "histogram", "hsplit", "hstack", "hypot", "i0", "i0_", "igamma", "igammac", "iinfo", "index_add",
+    "index_copy", "index_fill", "index_put", "index_put_", "index_reduce", "index_select", "inf", "inference_mode",
+    "init_num_threads", "initial_seed", "inner", "instance_norm", "int", "int16", "int32", "int64", "int8",
+    "IntTensor", "inverse", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_enabled",
+    "is_complex", "is_deterministic_algorithms_warn_only_enabled", "is_floating_point", "is_grad_enabled",
+    "is_inference", "is_inference_mode_enabled", "is_nonzero", "is_same_size", "is_signed", "is_storage",
+    "is_tensor", "is_warn_always_enabled", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf",
+    "isreal", "kaiser_window", "kl_div", "kron", "kthvalue", "layer_norm", "layout", "lcm", "lcm_", "ldexp",
+    "ldexp_", "le", "legacy_contiguous_format", "lerp", "less", "less_equal", "lgamma", "linalg", "linspace",
+    "load", "log", "log10", "log10_", "log1p", "log1p_", "log2", "log2_", "log_", "log_softmax", "logaddexp",
+    "logaddexp2", "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "logit_", "logspace", "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed",
+    "margin_ranking_loss", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power",
+    "max", "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "maximum", "mean", "median", "memory_format",
     "meshgrid", "min", "minimum", "mm", "mode", "moveaxis", "movedim", "msort", "mul", "multinomial", "multiply",
-    "mv", "mvlgamma", "nan", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "narrow_copy",
-    "ne", "neg", "negative", "nextafter", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "nuclear_norm",
-    "numel", "ones", "ones_like", "optim", "outer", "pdist", "permute", "pi", "pinverse", "polygamma", "positive",
-    "pow", "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "randperm", "range", "ravel", "reciprocal", "relu", "remainder",
-    "renorm", "repeat", "repeat_interleave", "reshape", "result_type", "roll", "rot90", "round", "row_stack",
-    "rsqrt", "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "scatter_reduce", "searchsorted", "seed",
-    "select", "select_scatter", "set_anomaly_enabled", "set_default_device", "set_default_dtype",
-    "set_float32_matmul_precision", "set_grad_enabled", "set_num_interop_threads", "set_num_threads",
-    "set_printoptions", "set_rng_state", "sgn", "short", "ShortTensor", "sigmoid", "sign", "signbit", "sin", "sinc",
-    "sinh", "Size", "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt",
-    "square", "squeeze", "stack", "std", "std_mean", "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t",
-    "take", "take_along_dim", "tan", "tanh", "Tensor", "tensor", "tensor_split", "tensordot", "tile", "topk",
-    "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices", "triu", "triu_indices",
-    "true_divide", "trunc", "tune_malloc", "typename", "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten",
-    "unique", "unique_consecutive", "unravel_index", "unsqueeze", "utils", "vander", "var", "var_mean", "vdot",
-    "viz", "vsplit", "vstack", "where", "xlogy", "zeros", "zeros_like",
+    "mv", "mvlgamma", "nan", "nan_to_num", "nan_to_num_", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow",
+    "narrow_copy", "ne", "neg", "neg_", "negative", "negative_", "newaxis", "nextafter", "nn", "no_grad", "nonzero",
+    "nonzero_static", "norm", "normal", "not_equal", "nuclear_norm", "numel", "ones", "ones_like", "optim", "outer",
+    "pairwise_distance", "pdist", "permute", "pi", "pinverse", "pixel_shuffle", "pixel_unshuffle", "poisson",
+    "poisson_nll_loss", "polygamma", "positive", "pow", "prelu", "preserve_format", "prod", "promote_types", "put",
+    "qr", "quantile", "rad2deg", "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
+    "randperm", "range", "ravel", "reciprocal", "reciprocal_", "relu", "relu_", "remainder", "renorm", "repeat",
+    "repeat_interleave", "reshape", "resize_as_", "result_type", "rms_norm", "roll", "rot90", "round", "round_",
+    "row_stack", "rrelu", "rrelu_", "rsqrt", "rsqrt_", "rsub", "save", "scalar_tensor", "scatter", "scatter_add",
+    "scatter_reduce", "searchsorted", "seed", "select", "select_scatter", "selu", "selu_", "set_anomaly_enabled",
+    "set_default_device", "set_default_dtype", "set_default_tensor_type", "set_deterministic_debug_mode",
+    "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled", "set_num_interop_threads",
+    "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always", "sgn", "short", "ShortTensor",
+    "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinc", "sinc_", "sinh", "sinh_", "Size",
+    "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt", "sqrt_",
+    "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
+    "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh", "tanh_", "Tensor", "tensor",
+    "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_", "tile", "to_dlpack", "topk",
+    "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices", "triplet_margin_loss",
+    "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc", "typename", "uint16", "uint32",
+    "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index", "unsafe_chunk",
+    "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils", "vander",
+    "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_", "zeros",
+    "zeros_like",
 ]

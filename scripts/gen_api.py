@@ -267,6 +267,10 @@ def stub_text() -> str:
             continue
         for name in row.names():
             body += _method_lines(name, row.fn)
+    from minitensor import _nn_aliases  # the nn functions that are Tensor methods too (attached by the package)
+    body += ["", "    # ---- nn functions that are methods too (_nn_aliases.py's TENSOR_METHODS) " + "-" * 30]
+    for name, fn in _nn_aliases.TENSOR_METHODS.items():
+        body += _method_lines(name, fn)
     inplace_rows = [row for row in table.OPS if row.inplace]
     body += ["", "    # ---- in place, derived by the op table: each changes the tensor and returns it " + "-" * 25]
     for row in inplace_rows:
@@ -322,6 +326,7 @@ def import_block() -> str:
         lines.append(")")
     if out_forms:
         lines += _out_block(out_forms)
+    lines += _namespace_inplace_block(sorted(table.NAMESPACE_INPLACE))
     lines.append(END)
     return "\n".join(lines)
 
@@ -373,6 +378,14 @@ def _out_block(out_forms: list[tuple[str, object]]) -> list[str]:
              *([f"    from typing import {', '.join(typing_names)}"] if typing_names else [])]
             + ["    " + line for line in imports] + [""] + decls
             + ["else:", "    from .ops.table import out_functions as _out_functions", ""] + assign + quoted + ["    )"])
+
+
+def _namespace_inplace_block(names: list[str]) -> list[str]:
+    """`abs_ = Tensor.abs_` ...: PyTorch's in-place functions (NAMESPACE_INPLACE in ops/table.py) are
+    the Tensor's in-place methods, so a type checker reads them from the stub."""
+    head = ["# the in-place functions of PyTorch's namespace (NAMESPACE_INPLACE in minitensor/ops/table.py):",
+            "# `minitensor.abs_(t)` is `t.abs_()`"]
+    return head + [f"{name} = Tensor.{name}" for name in names]
 
 
 def _imports_for(names: set[str]) -> list[str]:

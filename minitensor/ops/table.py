@@ -35,6 +35,7 @@ from . import (
     joining as J,
     linalg as L,
     matrix as Mx,
+    namespace as NS,
     order as Ord,
     reduce as R,
     scans as Sc,
@@ -71,6 +72,11 @@ def method(name: str, fn: Callable[..., Any] | property, *aliases: str, inplace:
 
 def function(name: str, fn: Callable[..., Any], *aliases: str) -> Row:
     return Row(name, fn, aliases, method=False)
+
+
+def inplace_only(name: str, fn: Callable[..., Any]) -> Row:
+    """`Tensor.<name>_` only, derived from fn: for an op whose other forms another row already makes."""
+    return Row(name, fn, (), method=False, function=False, inplace=True)
 
 
 def operators(name: str, cls: type, check: Callable[[Any, Any], None] | None = None,
@@ -472,6 +478,47 @@ OPS: list[Row] = [
     method("new_empty", F.new_empty),
     method("new_full", F.new_full),
     method("backward", api.tensor_backward),
+    # ---- issue 29 (h-torchns): the rest of torch's namespace and Tensor's methods (ops/namespace.py) ----
+    op("angle", NS.angle),
+    op("adjoint", NS.adjoint),
+    method("H", property(NS.conj_transpose)),
+    method("mH", property(NS.matrix_conj_transpose)),
+    op("unsafe_chunk", NS.unsafe_chunk),
+    op("unsafe_split", NS.unsafe_split),
+    op("unsafe_split_with_sizes", NS.unsafe_split_with_sizes),
+    op("nonzero_static", NS.nonzero_static),
+    method("as_strided_", NS.as_strided_),
+    op("as_strided_scatter", NS.as_strided_scatter),
+    method("dim_order", NS.dim_order),
+    method("resize", NS.resize),
+    method("resize_as", NS.resize_as),
+    method("new_empty_strided", NS.new_empty_strided),
+    op("lu", NS.lu),
+    function("lu_unpack", NS.lu_unpack),
+    method("bernoulli_", NS.bernoulli_),
+    method("cauchy_", NS.cauchy_),
+    method("exponential_", NS.exponential_),
+    method("geometric_", NS.geometric_),
+    method("log_normal_", NS.log_normal_),
+    function("binomial", NS.binomial),
+    function("poisson", NS.poisson),
+    method("apply_", NS.apply_),
+    method("map_", NS.map_),
+    method("map2_", NS.map2_),
+    inplace_only("cumsum", Sel.cumsum),
+    inplace_only("heaviside", A.heaviside),
+    inplace_only("nextafter", A.nextafter),
+    method("float_power_", NS.float_power_),
+    method("bfloat16", NS.bfloat16),
+    method("const_data_ptr", NS.const_data_ptr),
+    method("as_subclass", NS.as_subclass),
+    method("module_load", NS.module_load),
+    method("layout", NS.layout),
+    method("is_mps", NS.is_mps),
+    method("name", NS.name),
+    method("grad_dtype", NS.grad_dtype),
+    op("hash_tensor", NS.hash_tensor),
+    # ---- end of h-torchns's rows ------------------------------------------------------------------
 ]
 
 
@@ -502,6 +549,21 @@ OUT_FORMS = frozenset({
     "signbit", "sin", "sinc", "sinh", "softmax", "sort", "sqrt", "square", "stack", "std", "sub", "subtract", "sum",
     "take", "take_along_dim", "tan", "tanh", "topk", "tril", "triu", "true_divide", "trunc", "var", "vdot",
     "vstack", "where", "xlogy",
+})
+
+
+# ---- issue 29 (h-torchns): the in-place functions of PyTorch's namespace --------------------------
+# PyTorch has `torch.abs_(t)` (which is `t.abs_()`) for some of its in-place methods only: these are
+# the names it has (a fact about PyTorch, like OUT_FORMS; tests/minitensor/test_torch_namespace_ops.py
+# checks the set against torch). scripts/gen_api.py binds each in `minitensor/__init__.py` to the
+# Tensor method of that name, the in-place method a row above derives (or an in-place-only method).
+NAMESPACE_INPLACE = frozenset({
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_",
+    "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
+    "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_", "round_", "rsqrt_",
+    "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 })
 
 
@@ -578,10 +640,11 @@ def methods() -> dict[str, Callable[..., Any] | property]:
     """{name: what Tensor gets under it}, every alias and derived in-place method included."""
     out: dict[str, Callable[..., Any] | property] = {}
     for row in OPS:
-        if not row.method:
+        if not (row.method or row.inplace):
             continue
         for name in row.names():
-            out[name] = row.fn
+            if row.method:
+                out[name] = row.fn
             if row.inplace:
                 assert callable(row.fn)
                 out[name + "_"] = inplace.inplace_method(name + "_", row.fn)

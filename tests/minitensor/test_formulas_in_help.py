@@ -44,6 +44,8 @@ NO_GRADIENT = {
                      "bitwise_right_shift_"], "an integer result"),
     "frexp": "a mantissa and an integer exponent, no gradient in PyTorch",
     **dict.fromkeys(["nextafter", "heaviside"], "no gradient in PyTorch either"),
+    # h-torchns: the in-place twins of those
+    **dict.fromkeys(["nextafter_", "heaviside_"], "no gradient in PyTorch either"),
     # pictures, not tensors
     **dict.fromkeys(["show_heatmaps", "unicode_heatmap", "attention_viewer_html"], "a picture"),
 }
