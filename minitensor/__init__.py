@@ -552,10 +552,11 @@ from . import nn, optim  # noqa: E402,F401
 # names that are not ops (minitensor/_namespace.py)
 from ._nn_aliases import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, alpha_dropout_, avg_pool1d, batch_norm, bilinear,
-    binary_cross_entropy_with_logits, celu, celu_, channel_shuffle, conv1d, conv2d, cosine_embedding_loss,
+    binary_cross_entropy_with_logits, celu, celu_, channel_shuffle, conv1d, conv2d, conv3d, conv_tbc, conv_transpose1d,
+    conv_transpose2d, conv_transpose3d, cosine_embedding_loss,
     cosine_similarity, dropout, dropout_, embedding, feature_alpha_dropout, feature_alpha_dropout_, feature_dropout,
     feature_dropout_, group_norm, hardshrink, hinge_embedding_loss, instance_norm, kl_div, layer_norm,
-    margin_ranking_loss, max_pool1d, max_pool1d_with_indices, max_pool2d, pairwise_distance, pixel_shuffle,
+    margin_ranking_loss, max_pool1d, max_pool1d_with_indices, max_pool2d, max_pool3d, pairwise_distance, pixel_shuffle,
     pixel_unshuffle, poisson_nll_loss, prelu, rms_norm, rrelu, rrelu_, selu, selu_, threshold, threshold_,
     triplet_margin_loss,
 )

@@ -59,6 +59,32 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: in
     return C.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+           padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1, groups: int = 1) -> Tensor:
+    return C.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    return C.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    return C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int | Sequence[int] = 1,
+                     padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0, groups: int = 1,
+                     dilation: int | Sequence[int] = 1) -> Tensor:
+    return C.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    return C.conv_tbc(input, weight, bias, pad)
+
 def _stride(stride: Any) -> Any:
     return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
 
@@ -81,6 +107,10 @@ def max_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
                padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False) -> Tensor:
     return cast(Tensor, P.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode))
 
+
+def max_pool3d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = (),
+               padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1, ceil_mode: bool = False) -> Tensor:
+    return cast(Tensor, P.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode))
 
 def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
                padding: int | Sequence[int] = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:

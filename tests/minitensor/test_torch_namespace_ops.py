@@ -149,6 +149,13 @@ NN_CASES = {
     "avg_pool1d": ([X234], lambda L, x: L.avg_pool1d(x, 3, 1, 1, False, False)),
     "adaptive_avg_pool1d": ([X234], lambda L, x: L.adaptive_avg_pool1d(x, 3)),
     "adaptive_max_pool1d": ([X234], lambda L, x: L.adaptive_max_pool1d(x, 2)),
+    "conv3d": ([_w(1, 2, 3, 3, 3), _w(2, 2, 2, 2, 2), _w(2)], lambda L, x, w, b: L.conv3d(x, w, b, 1, 1)),
+    "conv_transpose1d": ([X234, _w(3, 2, 2)], lambda L, x, w: L.conv_transpose1d(x, w, None, 2, 1, 1)),
+    "conv_transpose2d": ([_w(1, 3, 2, 2), W_CONV2.transpose(1, 0, 2, 3).copy()],
+                         lambda L, x, w: L.conv_transpose2d(x, w, None, 1, 0, 0, 1, 2)),
+    "conv_transpose3d": ([_w(1, 2, 2, 2, 2), _w(2, 1, 2, 2, 2)], lambda L, x, w: L.conv_transpose3d(x, w)),
+    "conv_tbc": ([_w(4, 2, 3), _w(2, 3, 2), _w(2)], lambda L, x, w, b: L.conv_tbc(x, w, b, 1)),
+    "max_pool3d": ([_w(1, 1, 4, 4, 4)], lambda L, x: L.max_pool3d(x, 2, [], 0, 1, False)),
 }
 
 
