@@ -96,7 +96,8 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
     capture_ids = {id(t) for t in capture or ()}
     modes = grad_mode.modes
     prev = modes.grad_enabled, modes.in_backward
-    modes.grad_enabled, modes.in_backward = bool(create_graph), True  # record the VJPs only for create_graph
+    # record the VJPs only for create_graph, and never inside inference_mode (PyTorch's too)
+    modes.grad_enabled, modes.in_backward = bool(create_graph) and not modes.inference, True
     try:
         while ready:
             node = ready.pop()
