@@ -7,7 +7,8 @@
 3. `_check_versions`: before a node's VJP runs, every tensor it reads must be as it was in the
    forward pass; an in-place change since then would make its gradient silently wrong.
 4. `_check_gradient`: each returned gradient must have its input's shape (the dtype is cast like
-   PyTorch does); the error names the op, so a buggy VJP is found where it is.
+   PyTorch does); the error names the op, so a buggy VJP is found where it is. (A user's Function
+   may return the gradient of a broadcast input unreduced: it is summed to the input's shape, as in PyTorch.)
 5. `_release`: unless `retain_graph`, free what each node kept for its backward once it has run.
 6. `store_grad`: the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
 """
@@ -65,10 +66,14 @@ def _check_gradient(node, i, shape, dtype, g):
     if not isinstance(g, Tensor):
         g = Tensor._make(np.asarray(g))  # a VJP written in numpy may return an ndarray
     if g._array.shape != shape:  # (the array's shape: a Tensor's .shape builds a Size)
-        raise RuntimeError(
-            f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
-            f"input {i}, which has shape {tuple(shape)}"
-        )
+        if node.sums_broadcast_gradients and _broadcasts_to(shape, g._array.shape):
+            g = _sum_to(g, shape)  # a user's Function that left broadcasting to the engine, as PyTorch allows
+        else:
+            hint = " (nor one it broadcasts to, to be summed to it)" if node.sums_broadcast_gradients else ""
+            raise RuntimeError(
+                f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
+                f"input {i}, which has shape {tuple(shape)}{hint}"
+            )
     if g.dtype != dtype:
         if g.dtype.kind != "f":
             raise RuntimeError(
@@ -76,6 +81,22 @@ def _check_gradient(node, i, shape, dtype, g):
             )
         g = g.to(dtype)  # mixed-precision ops: the gradient takes its input's dtype
     return g
+
+
+def _broadcasts_to(shape, target):
+    """Whether an array of `shape` broadcasts to `target` (so a gradient of `target`'s shape sums back to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(n == m or n == 1 for n, m in zip(shape[::-1], target[::-1]))
+
+
+def _sum_to(g, shape):
+    """`g` summed over the dimensions that broadcasting `shape` to g's shape added or stretched."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(shape) if n == 1 and g._array.shape[lead + d] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)  # (Tensor ops: recorded under create_graph like the VJP itself)
+    return g.reshape(shape)
 
 
 def accumulate(pending, key, g):
