@@ -104,10 +104,14 @@ def accumulate(pending, key, g):
     pending[key] = g if key not in pending else pending[key] + g
 
 
-def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
+def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, fill_retained=True,
+                 run_captured=False):
     """Backpropagate from `pending`, {node or leaf: gradient of its output} (`api.root_gradients`).
     With `capture` (a list of tensors) return {id(tensor): gradient} for them instead of touching
-    `.grad`. `visit(node, g, grads)` is called after each VJP (used by `explain`)."""
+    the leaves' `.grad` (a non-leaf's `retain_grad()` is still honoured where a gradient passes, as in
+    PyTorch, unless `fill_retained` is False). `run_captured`: the node of a non-leaf in `capture` runs too
+    (`backward(inputs=...)`, as PyTorch), though only the gradients reaching `capture` are kept.
+    `visit(node, g, grads)` is called after each VJP (used by `explain`, which touches no `.grad`)."""
     roots = [key for key in pending if not isinstance(key, Tensor)]
     consumers = _count_consumers(roots)
     ready = [node for node in roots if consumers[node] == 0]
@@ -125,11 +129,12 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
             g = pending.pop(node, None)
             if needed is not None and node not in needed:
                 continue  # (and nothing below it is needed either)
-            useful = needed is None or any(leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
+            useful = needed is None or (run_captured and node in capture_nodes) or any(
+                leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
             grads = (None,) * len(node.needs_input_grad)
             if g is not None:  # (a node nothing flowed into still counts down its inputs)
                 g = _run_hooks(node.hooks, g)
-                if node.retain and capture is None and node._out() is not None:
+                if node.retain and fill_retained and node._out() is not None:
                     store_grad(node._out(), g, create_graph)
                 if node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
@@ -166,13 +171,14 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
 def store_grad(t, g, create_graph):
     """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
-    with `create_graph` it keeps its graph."""
+    with `create_graph` the copy is recorded, so it keeps its graph."""
     if t.grad is not None and not create_graph:
         t._grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
     elif t.grad is not None:
         t.grad = t.grad + g  # with create_graph the sum is recorded
-    elif create_graph:
-        t.grad = g
+    elif create_graph:  # a recorded copy (PyTorch's too): two leaves of one add must not share one .grad
+        with grad_mode.set_grad_enabled(True):
+            t.grad = g.clone()
     else:
         t.grad = Tensor._make(g._array.copy())
     for hook in post_accumulate_hooks.get(id(t), ()):

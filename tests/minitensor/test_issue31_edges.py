@@ -4,6 +4,7 @@ leave a broadcast gradient unreduced, and the runner doesn't blame a missing nam
 import contextlib
 import re
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -179,3 +180,109 @@ def test_a_missing_name_the_script_re_raises_from_is_still_named(tmp_path, capsy
         reach="import torch.fft as f", then="import sys; raise RuntimeError('needs fft') from sys.exc_info()[1]")))
     assert runner.main([str(script)]) == 2
     assert capsys.readouterr().err == f"minitensor.run: torch.fft is not available in minitensor (used at {script}:3)\n"
+
+
+# ---- what the autograd sweep (test_torch_autograd_sweep.py) found, one case each -------------------------------
+# Each case: fn(lib) -> something both libraries give alike (numbers as lists, or an error's type name),
+# and PyTorch 2.13's answer.
+
+def _leaves(lib):
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+    return a, b
+
+
+def _grad_fills_retained(lib):
+    a, _ = _leaves(lib)
+    h = a * 3
+    h.retain_grad()
+    lib.autograd.grad((h * h).sum(), a)
+    return h.grad.tolist(), a.grad
+
+
+def _backward_inputs_fills_retained_once(lib):
+    a, _ = _leaves(lib)
+    h = a * 3
+    h.retain_grad()
+    (h * 2).sum().backward(inputs=[h, a, a])
+    return h.grad.tolist(), a.grad.tolist()
+
+
+def _backward_inputs_non_leaf_runs_its_node(lib):
+    a, b = _leaves(lib)
+    h = a * b
+    y = (h * 2).sum()
+    with lib.no_grad():
+        a.mul_(2)  # h's node reads a: PyTorch runs it for inputs=[h], so the change is found
+    y.backward(inputs=[h])
+
+
+def _backward_inputs_non_leaf_retains_after(lib):
+    a, b = _leaves(lib)
+    h = a * b
+    (h * 2).sum().backward(inputs=[h], retain_graph=True)
+    (h * 3).sum().backward()
+    return h.retains_grad, h.grad.tolist(), a.grad.tolist()
+
+
+def _backward_inputs_not_requiring_grad(lib):
+    a, _ = _leaves(lib)
+    (a * 2).sum().backward(inputs=[lib.ones(2)])
+
+
+def _backward_inputs_empty(lib):
+    a, _ = _leaves(lib)
+    (a * 2).sum().backward(inputs=[])
+
+
+def _backward_inputs_a_number(lib):
+    a, _ = _leaves(lib)
+    (a * 2).sum().backward(inputs=1.0)
+
+
+def _materialized_zeros_under_create_graph(lib):
+    a, b = _leaves(lib)
+    ga, gb = lib.autograd.grad((a * a).sum(), [a, b], create_graph=True, materialize_grads=True)
+    return ga.requires_grad, gb.requires_grad, gb.tolist()
+
+
+def _detach_in_place_of_a_view(lib):
+    a, _ = _leaves(lib)
+    (a * 2)[:1].detach_()
+
+
+def _create_graph_grads_are_not_shared(lib):
+    a, b = _leaves(lib)
+    y = ((a + b) * 2).sum()
+    y.backward(retain_graph=True, create_graph=True)  # a's and b's gradient are one tensor inside the engine
+    y.backward()
+    return a.grad.tolist(), b.grad.tolist()
+
+
+SWEEP_FOUND = [
+    ("grad_fills_retained", _grad_fills_retained, ([6.0, 12.0], None)),
+    ("backward_inputs_fills_retained_once", _backward_inputs_fills_retained_once, ([2.0, 2.0], [6.0, 6.0])),
+    ("backward_inputs_non_leaf_runs_its_node", _backward_inputs_non_leaf_runs_its_node, "RuntimeError"),
+    ("backward_inputs_non_leaf_retains_after", _backward_inputs_non_leaf_retains_after,
+     (True, [5.0, 5.0], [9.0, 12.0])),
+    ("backward_inputs_not_requiring_grad", _backward_inputs_not_requiring_grad, "RuntimeError"),
+    ("backward_inputs_empty", _backward_inputs_empty, "RuntimeError"),
+    ("backward_inputs_a_number", _backward_inputs_a_number, "TypeError"),
+    ("materialized_zeros_under_create_graph", _materialized_zeros_under_create_graph, (True, True, [0.0, 0.0])),
+    ("detach_in_place_of_a_view", _detach_in_place_of_a_view, "RuntimeError"),
+    ("create_graph_grads_are_not_shared", _create_graph_grads_are_not_shared, ([4.0, 4.0], [4.0, 4.0])),
+]
+
+
+def outcome(lib, fn):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch warns about backward(create_graph=True)
+            return fn(lib)
+    except (RuntimeError, TypeError, ValueError) as e:
+        return type(e).__name__
+
+
+@pytest.mark.parametrize("name, fn, expected", SWEEP_FOUND, ids=[c[0] for c in SWEEP_FOUND])
+def test_what_the_autograd_sweep_found(name, fn, expected):
+    assert outcome(mt, fn) == expected

@@ -5,7 +5,7 @@ import pytest
 
 import minitensor as mt
 
-from .test_issue31_edges import BROADCASTS, NESTINGS, _broadcasting_function, nested_state
+from .test_issue31_edges import BROADCASTS, NESTINGS, SWEEP_FOUND, _broadcasting_function, nested_state, outcome
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -48,3 +48,8 @@ def test_a_gradient_that_cannot_be_summed_is_refused_as_in_pytorch(a_shape, grad
 
         with pytest.raises(RuntimeError, match="BadBackward"):
             Bad.apply(lib.ones(a_shape, requires_grad=True)).sum().backward()
+
+
+@pytest.mark.parametrize("name, fn, expected", SWEEP_FOUND, ids=[c[0] for c in SWEEP_FOUND])
+def test_what_the_autograd_sweep_found_as_pytorch(name, fn, expected):
+    assert outcome(torch, fn) == outcome(mt, fn) == expected
