@@ -512,6 +512,7 @@ from ._runtime import (  # noqa: F401  (h-misc: the runtime's questions and stan
 )
 from . import autograd  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401  (h-edges31: issue 31)
 
 from .legacy import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -568,7 +569,7 @@ from ._layout import (  # noqa: E402,F401
 from ._namespace import (  # noqa: E402,F401
     BFloat16Tensor, GradScaler, are_deterministic_algorithms_enabled, broadcast_shapes, detach, empty_permuted, fill,
     from_dlpack, get_deterministic_debug_mode, get_device, init_num_threads, is_autocast_enabled,
-    is_deterministic_algorithms_warn_only_enabled, is_inference, is_inference_mode_enabled, is_signed,
+    is_deterministic_algorithms_warn_only_enabled, is_inference, is_signed,
     is_warn_always_enabled, newaxis, set_default_tensor_type, set_deterministic_debug_mode, set_flush_denormal,
     set_warn_always, thread_safe_generator, to_dlpack, use_deterministic_algorithms,
 )

@@ -87,11 +87,6 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return False
 
 
-def is_inference_mode_enabled() -> bool:
-    """False: minitensor's `inference_mode` is `no_grad` (it makes no inference tensors; see is_grad_enabled)."""
-    return False
-
-
 def thread_safe_generator() -> None:
     """None, which means the default generator: PyTorch returns a worker's own generator only inside a
     DataLoader thread worker, and minitensor's DataLoader has no thread workers."""

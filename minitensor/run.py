@@ -256,7 +256,9 @@ def run(path, args=()):
 
 
 def _missing_in(exc):
-    """The NotInMinitensor error behind `exc`, if any."""
+    """The NotInMinitensor error behind `exc`, if any: `exc` itself, or one it was explicitly raised
+    `from`. Not one it was raised while handling (`__context__`): a script that caught the missing name
+    (`except ImportError:` with a fallback) dealt with it, and an error in its fallback is the script's own."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, NotInMinitensor):
@@ -267,7 +269,7 @@ def _missing_in(exc):
             if module == exc.name and f"cannot import name '{attr}'" in str(exc):  # from torch import fft
                 return last
         seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        exc = exc.__cause__
     return None
 
 

@@ -316,7 +316,10 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Self:
-        """Mark a leaf as needing a gradient (in place; returns self)."""
+        """Mark a leaf as needing a gradient (in place; returns self).
+
+        A difference from PyTorch: a view made of this tensor before keeps its own `requires_grad`. PyTorch's
+        view reports its base's flag from then on, yet no gradient reaches the base through it."""
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -472,6 +475,8 @@ class Tensor:
         return t
 
     def detach_(self) -> Self:
+        if self._base is not None:  # its base's graph and version would disagree with its own (PyTorch refuses too)
+            raise RuntimeError("detach_: can't detach a view in place; use detach(), which returns a new tensor")
         self.grad_fn = None
         self._rg = False
         return self

@@ -59,11 +59,31 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     if inputs is None:
         run_backward(root_gradients(tensors, grad_tensors), retain_graph, create_graph)
         return
-    inputs = _tuple(inputs)
-    grads = run_backward(root_gradients(tensors, grad_tensors), retain_graph, create_graph, capture=list(inputs))
+    inputs = _backward_inputs(inputs)
     for t in inputs:
-        if id(t) in grads:
-            store_grad(t, grads[id(t)], create_graph)
+        if t.grad_fn is not None:  # as PyTorch: a non-leaf input retains its gradient from now on, and its own
+            t.retain_grad()        # node runs (so it checks its saved tensors, and is freed without retain_graph)
+    grads = run_backward(root_gradients(tensors, grad_tensors), retain_graph, create_graph, capture=list(inputs),
+                         run_captured=True)
+    for t in inputs:
+        if id(t) in grads and t.grad_fn is None:  # (the non-leaves' .grad was filled on the way, by the engine)
+            store_grad(t, grads.pop(id(t)), create_graph)  # (pop: an input listed twice gets its gradient once)
+
+
+def _backward_inputs(inputs):
+    """backward's `inputs=`, checked as PyTorch does: Tensors that require grad, at least one."""
+    if not isinstance(inputs, (Tensor, list, tuple)):
+        raise TypeError(f"backward: inputs must be a Tensor or a sequence of Tensors, got {type(inputs).__name__}")
+    inputs = _tuple(inputs)
+    if not inputs:
+        raise RuntimeError("backward: the inputs argument cannot be empty (pass None to fill every leaf's .grad)")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward: inputs must be Tensors, but input {i} is a {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"backward: input {i} ({_describe(t)}) does not require grad, so it can't "
+                               "have its gradient filled in")
+    return inputs
 
 
 def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -111,7 +131,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         g = found.get(id(t))
         if g is None:
             if materialize_grads:
-                g = Tensor._make(np.zeros_like(t._array))
+                g = _zeros_for(t, create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
@@ -119,6 +139,14 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                 )
         result.append(g)
     return tuple(result)
+
+
+def _zeros_for(t, create_graph):
+    """materialize_grads' gradient of an input no output used: zeros, requiring grad under create_graph
+    (PyTorch's, so a second grad of it is allowed)."""
+    z = Tensor._make(np.zeros_like(t._array))
+    z._rg = bool(create_graph)
+    return z
 
 
 def _describe(t):
@@ -140,5 +168,5 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=True if b < n - 1 else keep,
                  create_graph=create_graph, allow_unused=allow_unused) for b in range(n)]
     # an unused input's materialized zeros have its own shape, without the batch dimension, as in PyTorch
-    return tuple((Tensor._make(np.zeros_like(t._array)) if materialize_grads else None) if rows[0][i] is None
+    return tuple((_zeros_for(t, create_graph) if materialize_grads else None) if rows[0][i] is None
                  else stack([r[i] for r in rows]) for i, t in enumerate(_tuple(inputs)))

@@ -7,7 +7,8 @@
 3. `_check_versions`: before a node's VJP runs, every tensor it reads must be as it was in the
    forward pass; an in-place change since then would make its gradient silently wrong.
 4. `_check_gradient`: each returned gradient must have its input's shape (the dtype is cast like
-   PyTorch does); the error names the op, so a buggy VJP is found where it is.
+   PyTorch does); the error names the op, so a buggy VJP is found where it is. (A user's Function
+   may return the gradient of a broadcast input unreduced: it is summed to the input's shape, as in PyTorch.)
 5. `_release`: unless `retain_graph`, free what each node kept for its backward once it has run.
 6. `store_grad`: the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
 """
@@ -65,10 +66,14 @@ def _check_gradient(node, i, shape, dtype, g):
     if not isinstance(g, Tensor):
         g = Tensor._make(np.asarray(g))  # a VJP written in numpy may return an ndarray
     if g._array.shape != shape:  # (the array's shape: a Tensor's .shape builds a Size)
-        raise RuntimeError(
-            f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
-            f"input {i}, which has shape {tuple(shape)}"
-        )
+        if node.sums_broadcast_gradients and _broadcasts_to(shape, g._array.shape):
+            g = _sum_to(g, shape)  # a user's Function that left broadcasting to the engine, as PyTorch allows
+        else:
+            hint = " (nor one it broadcasts to, to be summed to it)" if node.sums_broadcast_gradients else ""
+            raise RuntimeError(
+                f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
+                f"input {i}, which has shape {tuple(shape)}{hint}"
+            )
     if g.dtype != dtype:
         if g.dtype.kind != "f":
             raise RuntimeError(
@@ -78,15 +83,35 @@ def _check_gradient(node, i, shape, dtype, g):
     return g
 
 
+def _broadcasts_to(shape, target):
+    """Whether an array of `shape` broadcasts to `target` (so a gradient of `target`'s shape sums back to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(n == m or n == 1 for n, m in zip(shape[::-1], target[::-1]))
+
+
+def _sum_to(g, shape):
+    """`g` summed over the dimensions that broadcasting `shape` to g's shape added or stretched."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(shape) if n == 1 and g._array.shape[lead + d] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)  # (Tensor ops: recorded under create_graph like the VJP itself)
+    return g.reshape(shape)
+
+
 def accumulate(pending, key, g):
     """Gradients into one node or leaf are summed: a value used twice gets both contributions."""
     pending[key] = g if key not in pending else pending[key] + g
 
 
-def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
+def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, fill_retained=True,
+                 run_captured=False):
     """Backpropagate from `pending`, {node or leaf: gradient of its output} (`api.root_gradients`).
     With `capture` (a list of tensors) return {id(tensor): gradient} for them instead of touching
-    `.grad`. `visit(node, g, grads)` is called after each VJP (used by `explain`)."""
+    the leaves' `.grad` (a non-leaf's `retain_grad()` is still honoured where a gradient passes, as in
+    PyTorch, unless `fill_retained` is False). `run_captured`: the node of a non-leaf in `capture` runs too
+    (`backward(inputs=...)`, as PyTorch), though only the gradients reaching `capture` are kept.
+    `visit(node, g, grads)` is called after each VJP (used by `explain`, which touches no `.grad`)."""
     roots = [key for key in pending if not isinstance(key, Tensor)]
     consumers = _count_consumers(roots)
     ready = [node for node in roots if consumers[node] == 0]
@@ -96,18 +121,20 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
     capture_ids = {id(t) for t in capture or ()}
     modes = grad_mode.modes
     prev = modes.grad_enabled, modes.in_backward
-    modes.grad_enabled, modes.in_backward = bool(create_graph), True  # record the VJPs only for create_graph
+    # record the VJPs only for create_graph, and never inside inference_mode (PyTorch's too)
+    modes.grad_enabled, modes.in_backward = bool(create_graph) and not modes.inference, True
     try:
         while ready:
             node = ready.pop()
             g = pending.pop(node, None)
             if needed is not None and node not in needed:
                 continue  # (and nothing below it is needed either)
-            useful = needed is None or any(leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
+            useful = needed is None or (run_captured and node in capture_nodes) or any(
+                leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
             grads = (None,) * len(node.needs_input_grad)
             if g is not None:  # (a node nothing flowed into still counts down its inputs)
                 g = _run_hooks(node.hooks, g)
-                if node.retain and capture is None and node._out() is not None:
+                if node.retain and fill_retained and node._out() is not None:
                     store_grad(node._out(), g, create_graph)
                 if node in capture_nodes:
                     captured[id(capture_nodes[node])] = g
@@ -144,13 +171,14 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None):
 def store_grad(t, g, create_graph):
     """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
     by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
-    with `create_graph` it keeps its graph."""
+    with `create_graph` the copy is recorded, so it keeps its graph."""
     if t.grad is not None and not create_graph:
         t._grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
     elif t.grad is not None:
         t.grad = t.grad + g  # with create_graph the sum is recorded
-    elif create_graph:
-        t.grad = g
+    elif create_graph:  # a recorded copy (PyTorch's too): two leaves of one add must not share one .grad
+        with grad_mode.set_grad_enabled(True):
+            t.grad = g.clone()
     else:
         t.grad = Tensor._make(g._array.copy())
     for hook in post_accumulate_hooks.get(id(t), ()):

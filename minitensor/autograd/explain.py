@@ -303,7 +303,7 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
     if output.grad_fn is None:
         leaves[id(output)] = output
     captured = run_backward(root_gradients([output], [gradient]), retain_graph=True, create_graph=False, capture=[],
-                            visit=visit)
+                            visit=visit, fill_retained=False)
     step_of = {node: k + 1 for k, (node, *_rest) in enumerate(visited)}
     # The tensor each node produced: `output` for the root, else the input of the node that used it
     # (a node keeps only a weak reference to its output).

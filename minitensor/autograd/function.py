@@ -57,6 +57,10 @@ class Function:
     #: `create_graph`). A subclass doesn't inherit them. A test proves each twin equal to its op's.
     fast_forward: Callable[..., Any] | None = None
     fast_backward: Callable[[Any, Tensor], Any] | None = None
+    #: a user's Function (one defined outside minitensor): a gradient its backward returns in a shape the
+    #: input broadcasts to is summed to the input's shape, as PyTorch's engine does. minitensor's own ops
+    #: leave it False: each VJP undoes its own broadcasting, so a gradient of another shape is a bug named there.
+    sums_broadcast_gradients = False
     materialize_grads = True  # `set_materialize_grads`; a user's Function's outputs are custom.py's work
     # gradient hooks registered on the output (`register_hook` on a non-leaf)
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None
@@ -128,6 +132,8 @@ class Function:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply
         cls.fast_forward, cls.fast_backward = cls.__dict__.get("fast_forward"), cls.__dict__.get("fast_backward")
+        if "sums_broadcast_gradients" not in cls.__dict__:
+            cls.sums_broadcast_gradients = not cls.__module__.startswith("minitensor.")
         if hasattr(cls, "setup_context"):  # PyTorch 2's style: forward(*args) without ctx, then setup_context,
             from .custom import forward_then_setup_context
             cls.fast_forward = cls.fast_forward or forward_then_setup_context  # run where forward would be

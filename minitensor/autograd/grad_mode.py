@@ -20,7 +20,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 class _Modes(threading.local):
     """This thread's autograd switches. The class attributes are the defaults every new thread starts with."""
 
-    grad_enabled = True  # Function.apply records a node only when this is True
+    grad_enabled = True  # Function.apply records a node only when this is True (never inside inference_mode)
+    inference = False  # inside inference_mode(): nothing records, whatever enable_grad or set_grad_enabled say
+    grad_in_inference = False  # what is_grad_enabled() reports inside inference_mode (those switches set it)
     anomaly_enabled = False  # detect_anomaly(): check every op's output and every VJP for NaN/inf
     recorder = None  # a list while fast.Replay records a step: Function.apply appends each op it runs
     in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
@@ -30,25 +32,54 @@ modes = _Modes()
 
 
 def is_grad_enabled() -> bool:
-    return modes.grad_enabled
+    return modes.grad_in_inference if modes.inference else modes.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside `inference_mode()` (where nothing records, even under `enable_grad`)."""
+    return modes.inference
+
+
+def _state() -> tuple[bool, bool, bool]:
+    return modes.grad_enabled, modes.inference, modes.grad_in_inference
+
+
+def _restore(state: tuple[bool, bool, bool]) -> None:
+    modes.grad_enabled, modes.inference, modes.grad_in_inference = state
+
+
+def _set_grad(mode: bool) -> None:
+    """Grad mode as no_grad/enable_grad/set_grad_enabled set it: inside inference_mode only the reported mode
+    changes, as in PyTorch, where inference mode wins over grad mode and nothing records."""
+    if modes.inference:
+        modes.grad_in_inference = mode
+    else:
+        modes.grad_enabled = mode
 
 
 class _GradSwitch:
-    """Set recording to `self.mode` inside a `with` block or a decorated function; restore it after."""
+    """Set grad mode to `self.mode` inside a `with` block or a decorated function; restore it after."""
 
     mode = True
 
+    def _switch(self) -> None:
+        _set_grad(self.mode)
+
+    def _fresh(self) -> _GradSwitch:
+        """The same switch, for one call of a decorated function (each call restores its own state)."""
+        return _Fixed(self.mode)
+
     def __enter__(self) -> Self:
-        self.prev = modes.grad_enabled
-        modes.grad_enabled = self.mode
+        self.prev = _state()
+        self._switch()
         return self
 
     def __exit__(self, *exc: object) -> Literal[False]:
-        modes.grad_enabled = self.prev
+        _restore(self.prev)
         return False
 
     def __call__(self, fn: _F) -> _F:
-        mode = self.mode
+        fresh = self._fresh
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def generator(*args, **kwargs):
@@ -56,7 +87,7 @@ class _GradSwitch:
                 sent, thrown = None, None
                 # each step of the generator runs under the switch; the caller's code between steps does not
                 while True:
-                    with _Fixed(mode):
+                    with fresh():
                         try:
                             item = gen.send(sent) if thrown is None else gen.throw(thrown)
                         except StopIteration as stop:
@@ -65,7 +96,7 @@ class _GradSwitch:
                     try:
                         sent = yield item
                     except GeneratorExit:
-                        with _Fixed(mode):
+                        with fresh():
                             gen.close()
                         raise
                     except BaseException as error:  # the caller's gen.throw(): pass it on
@@ -75,7 +106,7 @@ class _GradSwitch:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with _Fixed(mode):  # a fresh switch per call, so a nested or recursive call restores its own `prev`
+            with fresh():  # a fresh switch per call, so a nested or recursive call restores its own `prev`
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]  # (what fn takes and returns)
@@ -117,7 +148,11 @@ class enable_grad(_GradSwitch):
 
 
 class inference_mode(_GradSwitch):
-    """`no_grad` under PyTorch's name for it (`inference_mode(False)` records as usual)."""
+    """Nothing records inside, not even under `enable_grad()` or `set_grad_enabled(True)` (which only change
+    what `is_grad_enabled()` reports), as in PyTorch. `inference_mode(False)` turns it off again and grad mode on.
+
+    A difference from PyTorch: a tensor made inside is an ordinary tensor, not an "inference tensor", so
+    using it in a recorded graph later is allowed (PyTorch refuses to save such a tensor for backward)."""
 
     @overload
     def __new__(cls, mode: bool = True) -> Self: ...
@@ -134,18 +169,27 @@ class inference_mode(_GradSwitch):
         if not callable(mode):
             self.mode = not mode
 
+    def _switch(self) -> None:
+        if self.mode:  # inference_mode(False): an ordinary region, recording
+            modes.grad_enabled, modes.inference = True, False
+        else:
+            modes.grad_enabled, modes.inference, modes.grad_in_inference = False, True, False
+
+    def _fresh(self) -> _GradSwitch:
+        return inference_mode(not self.mode)
+
 
 class set_grad_enabled(_GradSwitch):
     """Set recording to `mode`: in a `with` block, as a decorator, or (called plainly) from now on."""
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
-        self.prev = modes.grad_enabled
-        modes.grad_enabled = self.mode  # as in PyTorch, the plain call `set_grad_enabled(False)` takes effect
+        self.prev = _state()
+        _set_grad(self.mode)  # as in PyTorch, the plain call `set_grad_enabled(False)` takes effect
 
     def __enter__(self) -> Self:
         return self  # __init__ already switched; __exit__ restores `prev`
 
     def __call__(self, fn: _F) -> _F:
-        modes.grad_enabled = self.prev  # used as a decorator, the switch must not outlive decoration
+        _restore(self.prev)  # used as a decorator, the switch must not outlive decoration
         return super().__call__(fn)

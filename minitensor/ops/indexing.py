@@ -106,7 +106,7 @@ def getitem(input: Tensor, index: IndexKey) -> Tensor:
     key = _index_key(index)
     if len(key) == 1 and (key[0] is Ellipsis or (isinstance(key[0], slice) and key[0] == slice(None) and input.ndim)):
         return input  # x[...] and x[:] select everything
-    if input.requires_grad and grad_mode.is_grad_enabled():
+    if input.requires_grad and grad_mode.modes.grad_enabled:
         _check_scatterable(key)
     try:
         return Index.apply(input, key)
@@ -489,7 +489,7 @@ def _scatter_reduce(input, dim, index, src, reduce):
     """scatter(..., reduce='add' | 'multiply'): PyTorch has no derivative for it, so neither does minitensor."""
     if reduce not in ("add", "multiply"):
         raise RuntimeError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
-    if grad_mode.is_grad_enabled() and (input.requires_grad or (isinstance(src, Tensor) and src.requires_grad)):
+    if grad_mode.modes.grad_enabled and (input.requires_grad or (isinstance(src, Tensor) and src.requires_grad)):
         raise RuntimeError("scatter: the derivative of scatter with reduce= is not implemented (as in PyTorch); "
                            "use scatter_add for a sum you can differentiate, or compute under no_grad()")
     key, part = _scatter_positions(input, dim, index, src, "scatter")

@@ -196,7 +196,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         mean = total / divisor if input.dtype.kind == "f" else total // divisor
         return where(Tensor._make(written), mean, input)
     if reduce == "prod":
-        if grad_mode.is_grad_enabled() and (input.requires_grad or src.requires_grad):
+        if grad_mode.modes.grad_enabled and (input.requires_grad or src.requires_grad):
             raise RuntimeError("scatter_reduce: the gradient of reduce='prod' is not implemented in minitensor; "
                                "compute it under no_grad(), or use reduce='sum' of logarithms")
         out = input._array.copy()

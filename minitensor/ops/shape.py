@@ -738,7 +738,7 @@ def _reshaped_inplace(self: Tensor, op: str, fn: Callable[..., Tensor], *args: A
     as in `inplace.inplace`, the node's input is a stand-in for self as it was, so its backward
     sees the old shape."""
     from ..autograd import grad_mode
-    if self._rg and self.grad_fn is None and grad_mode.is_grad_enabled():
+    if self._rg and self.grad_fn is None and grad_mode.modes.grad_enabled:
         raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an in-place operation.")
     old = Tensor._make(self._array)
     old.grad_fn, old._rg = self.grad_fn, self._rg

@@ -582,7 +582,7 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if not outs or not all(isinstance(o, Tensor) for o in outs):
             raise TypeError(f"{name}(): argument 'out' must be a Tensor (a tuple of Tensors for an op with several "
                             f"results), not {type(out).__name__}")
-        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in _tensors((args, kwargs, outs))):
+        if grad_mode.modes.grad_enabled and any(t.requires_grad for t in _tensors((args, kwargs, outs))):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
         result = fn(*args, **kwargs)
