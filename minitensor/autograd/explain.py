@@ -142,7 +142,7 @@ class Explanation:
         if not self.left_out:
             return ""
         n, biggest = len(self.left_out), max(self.left_out)
-        return (f"(values of {n} tensor{'s' if n > 1 else ''} of more than {self.values_up_to} elements left out; "
+        return (f"({n} value{'s' if n > 1 else ''} of more than {self.values_up_to} elements left out: "
                 f"explain(..., values=True, values_up_to={biggest}) shows them)")
 
     def text(self, compact: bool | None = None) -> str:
@@ -368,7 +368,7 @@ def tensor_names(names: Any = None, depth: int = 2) -> dict[int, str]:
     return label
 
 
-def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, values: bool | None = False,
+def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, values: bool | None = None,
             compact: bool = False, values_up_to: int = VALUES_UP_TO) -> Explanation:
     """Run backward from `output` without touching any `.grad`, and report every node it visits.
 
@@ -377,8 +377,8 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
     leaves and intermediate results; by default the caller's local variables (and the parameters of
     the modules among them) are used.
     `values`: also keep and print the numbers of tensors of at most `values_up_to` elements (a note
-    says how many were left out). None: values when backward already ran through the graph (with
-    retain_graph=True) and every tensor of it is that small, as the pictures of `viz` do.
+    says how many were left out). None (the default): values when backward already ran through the
+    graph (with retain_graph=True) and every tensor of it is that small, as the pictures of `viz` do.
     `compact`: print one line per node (its step, output, |g| and where its gradients went), no
     formulas and no values.
     """
@@ -459,6 +459,8 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
         if g is None:
             continue
         grad = np.array(g._array, copy=True)
+        if values and grad.size > values_up_to:
+            left_out.append(grad.size)
         leaf_rows.append(LeafGrad(label.get(key, "(unnamed)"), tuple(t.shape), _norm(g), t, grad,
                                   _sent_by(received.get(key), _small(grad, values_up_to) if values else None)))
     return Explanation(rows, leaf_rows, tuple(output.shape), bool(values), compact, left_out, values_up_to)
