@@ -17,7 +17,7 @@ name; it may be any object whose `str()` is computed only when a report or a pic
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Literal, TypeVar
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class step:
         grad_mode.modes.step = self.name
         return self.name
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         grad_mode.modes.step = self._prev
         return False
 
