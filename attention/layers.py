@@ -13,6 +13,7 @@ import math
 import minitensor as mt
 import minitensor.nn as nn
 from minitensor import Tensor
+from minitensor.autograd import step
 
 from .functional import check_tensor, scaled_dot_product_attention
 
@@ -81,11 +82,15 @@ class SelfAttention(nn.Module):
         """(queries, keys, values) for x of shape (..., T, d_in): steps 1-3 of the tutorial."""
         if check_tensor(x, "SelfAttention").shape[-1] != self.d_in:
             raise RuntimeError(f"SelfAttention: expected input of shape (..., T, {self.d_in}), got {tuple(x.shape)}")
-        queries = x @ self.w_query                          # (..., T, d_k)
-        keys = x @ self.w_key                               # (..., T, d_k)
-        values = x @ self.w_value                           # (..., T, d_v)
-        if self.b_query is not None:
-            queries, keys, values = queries + self.b_query, keys + self.b_key, values + self.b_value
+        with step("w_query"):
+            queries = x @ self.w_query                      # (..., T, d_k)
+            queries = queries if self.b_query is None else queries + self.b_query
+        with step("w_key"):
+            keys = x @ self.w_key                           # (..., T, d_k)
+            keys = keys if self.b_key is None else keys + self.b_key
+        with step("w_value"):
+            values = x @ self.w_value                       # (..., T, d_v)
+            values = values if self.b_value is None else values + self.b_value
         return queries, keys, values
 
     def forward(self, x: Tensor, mask: Tensor | None = None, is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
@@ -174,10 +179,18 @@ class MultiHeadAttention(nn.Module):
         (B, Tq), Tk = query.shape[:2], key.shape[1]
         H, dh = self.num_heads, self.head_dim
 
-        # 1. project, and split the d_model features into H heads of head_dim each
-        q = self.w_q(query).reshape(B, Tq, H, dh).transpose(1, 2)   # (B, H, Tq, dh)
-        k = self.w_k(key).reshape(B, Tk, H, dh).transpose(1, 2)     # (B, H, Tk, dh)
-        v = self.w_v(value).reshape(B, Tk, H, dh).transpose(1, 2)   # (B, H, Tk, dh)
+        # 1. project, and split the d_model features into H heads of head_dim each (every step named:
+        #    explain() and the graph pictures show `w_q`, `split heads` ... beside the nodes)
+        with step("w_q"):
+            q = self.w_q(query)                                     # (B, Tq, d_model)
+        with step("w_k"):
+            k = self.w_k(key)                                       # (B, Tk, d_model)
+        with step("w_v"):
+            v = self.w_v(value)                                     # (B, Tk, d_model)
+        with step("split heads"):
+            q = q.reshape(B, Tq, H, dh).transpose(1, 2)             # (B, H, Tq, dh)
+            k = k.reshape(B, Tk, H, dh).transpose(1, 2)             # (B, H, Tk, dh)
+            v = v.reshape(B, Tk, H, dh).transpose(1, 2)             # (B, H, Tk, dh)
 
         # 2. attend: every head on its own, scaled by 1/sqrt(head_dim) (the d_k of each head)
         out, weights = scaled_dot_product_attention(
@@ -186,8 +199,10 @@ class MultiHeadAttention(nn.Module):
         )                                                           # (B, H, Tq, dh), (B, H, Tq, Tk) or None
 
         # 3. merge the heads back side by side, and let w_o mix them
-        out = out.transpose(1, 2).reshape(B, Tq, self.d_model)      # (B, Tq, d_model)
-        out = self.w_o(out)                                         # (B, Tq, d_model)
+        with step("merge heads"):
+            out = out.transpose(1, 2).reshape(B, Tq, self.d_model)  # (B, Tq, d_model)
+        with step("w_o"):
+            out = self.w_o(out)                                     # (B, Tq, d_model)
 
         self.last_weights = weights.detach() if weights is not None else None  # (None unless need_weights)
         if unbatched:

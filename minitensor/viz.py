@@ -5,11 +5,14 @@ r"""Pictures of the autograd graph: Graphviz DOT text (no dependency), rendered 
     svg = to_svg(loss)          # an SVG picture drawn in Python: no Graphviz needed
     render(loss, "graph.svg")   # Graphviz's picture when it is installed, else to_svg's
 
-The picture follows the forward pass, from the leaves (boxes) through the ops (ellipses) to the
-output (double ellipse). Each op is labelled with its node name and its output's shape; each edge
+The picture follows the forward pass, from the leaves (boxes) at the top through the ops
+(ellipses) down to the output (double ellipse). Each op is labelled with its node name, the step
+of the math it belongs to when one was named (`autograd.step`: attention's `scores = q k^T`,
+`scale 1/sqrt(d_k)` with its value, `mask` drawn as a grid ...), and its output's shape; each edge
 with the argument position it feeds. After `backward()`, leaves show the norm of their `.grad`,
-and so do intermediate results that asked for it with `.retain_grad()`. Only what autograd
-records is drawn: tensors that don't require grad (data, masks) are not part of the graph.
+and so do intermediate results that asked for it with `.retain_grad()`; when every tensor of the
+graph is small, the values and gradients themselves (`show_values`). Only what autograd records
+is drawn: tensors that don't require grad (data, masks) are not part of the graph.
 
 Without the Graphviz program, `to_svg` lays the same graph out itself: each node in a column (a
 row for rankdir='TB') one step before the node that uses it, its longest path to the output
@@ -24,7 +27,8 @@ import shutil
 import subprocess
 from typing import Any
 
-from .autograd.explain import _norm, _small, _value_lines, tensor_names
+from .autograd.explain import VALUES_UP_TO, _norm, _small, _value_lines, tensor_names
+from .autograd.steps import step_name
 from .tensor import Tensor
 
 __all__ = ["Dot", "Svg", "render", "to_dot", "to_svg"]
@@ -70,22 +74,56 @@ def _grad_line(t, show_values=False):
     return "".join("\n" + line for line in lines)
 
 
-def to_dot(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Dot:
+def to_dot(tensor: Tensor, names: Any = None, rankdir: str = "TB", show_values: bool | None = None) -> Dot:
     """The graph that produced `tensor`, as Graphviz DOT text (a `Dot`, which is a `str`).
 
     `names`: mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label leaves and
     results; by default the caller's local variables (and the parameters of the modules among
-    them) are used. `rankdir`: 'LR' or 'TB'. `show_values`: write the numbers of small tensors
-    (data and, once backward has run, .grad) into their boxes, as micrograd draws scalars; an
-    intermediate result shows them while it is alive (a named variable, say; `retain_grad()` for
-    its .grad).
+    them) are used. `rankdir`: 'TB' (top to bottom, the default) or 'LR'. `show_values`: write the
+    numbers of small tensors (data and, once backward has run, .grad) into their boxes, as
+    micrograd draws scalars; an intermediate result shows them while it is alive (a named
+    variable, say; `retain_grad()` for its .grad). None (the default): show them once backward has
+    run, if every tensor of the graph has at most `VALUES_UP_TO` elements.
     """
     return _to_dot(tensor, tensor_names(names), rankdir, show_values)
 
 
-def _graph(tensor, label, show_values=False):
+def _values_by_default(tensor):
+    """Whether backward has run into the graph of `tensor` (a leaf has a .grad) and every tensor of it is small."""
+    if tensor.numel() > VALUES_UP_TO:
+        return False
+    if tensor.grad_fn is None:
+        return tensor.grad is not None
+    stack, seen, grads = [tensor.grad_fn], {tensor.grad_fn}, False
+    while stack:
+        for _, child, shape, _ in stack.pop().edges:
+            n = 1
+            for d in shape:
+                n *= d
+            if n > VALUES_UP_TO:
+                return False
+            if isinstance(child, Tensor):
+                grads = grads or child.grad is not None
+            elif child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return grads
+
+
+def _step_lines(node):
+    """The step of the math `node` belongs to, in brackets, and the lines of its detail (a mask's grid ...)."""
+    named = step_name(node)
+    if named is None:
+        return ""
+    first, *rest = named.lines()
+    return "".join("\n" + line for line in [f"[{first}]"] + rest)
+
+
+def _graph(tensor, label, show_values=None):
     """The graph that produced `tensor` as statements in the order they are found, each
     ("node", id, label text, kind) with kind "leaf", "op" or "root", or ("edge", from id, to id, argument)."""
+    if show_values is None:
+        show_values = _values_by_default(tensor)
     ids = {}
 
     def node_id(obj):
@@ -108,7 +146,8 @@ def _graph(tensor, label, show_values=False):
         node = stack.pop()
         out = tensor if node is root_node else node._out()
         name = label.get(id(out), "") if out is not None else ""
-        text = node.name() + (f"\n{name}" if name else "") + f"\n{shape_of[node]}" + _grad_line(out, show_values)
+        text = (node.name() + _step_lines(node) + (f"\n{name}" if name else "") + f"\n{shape_of[node]}"
+                + _grad_line(out, show_values))
         statements.append(("node", node_id(node), text, "root" if node is root_node else "op"))
         for i, child, shape, _ in node.edges:
             if isinstance(child, Tensor):  # a leaf
@@ -129,7 +168,7 @@ _DOT_STYLE = {"leaf": "shape=box, style=filled, fillcolor=lightblue", "op": "sha
               "root": "shape=doubleoctagon"}
 
 
-def _to_dot(tensor, label, rankdir, show_values=False):
+def _to_dot(tensor, label, rankdir, show_values=None):
     statements = _graph(tensor, label, show_values)
     lines = ["digraph minitensor {", f"  rankdir={rankdir};",
              '  node [fontname="Helvetica", fontsize=10];', '  edge [fontname="Helvetica", fontsize=9];']
@@ -169,7 +208,7 @@ def _run_graphviz(source, fmt):
 
 
 def render(tensor: Tensor, path: str | os.PathLike[str], format: str | None = None, names: Any = None,
-           rankdir: str = "LR", show_values: bool = False) -> str | os.PathLike[str]:
+           rankdir: str = "TB", show_values: bool | None = None) -> str | os.PathLike[str]:
     """Draw the graph of `tensor` to `path` (format from the suffix: .svg, .png, .pdf; .dot writes the text).
 
     Returns `path`. Graphviz draws every format when it is installed; without it `.svg` is drawn by
@@ -195,15 +234,16 @@ def render(tensor: Tensor, path: str | os.PathLike[str], format: str | None = No
 
 _CHAR, _LINE = 7.0, 13  # width of a character (with room to spare) and height of a line of 11px monospace text
 _GAP_LAYERS, _GAP_NODES, _MARGIN = 56, 16, 12
+_GAP_ROWS = 36  # between the rows of a top-to-bottom picture: no labels there to make room for
 
 
-def to_svg(tensor: Tensor, names: Any = None, rankdir: str = "LR", show_values: bool = False) -> Svg:
+def to_svg(tensor: Tensor, names: Any = None, rankdir: str = "TB", show_values: bool | None = None) -> Svg:
     """The graph that produced `tensor` as an SVG picture (an `Svg`, which is a `str`), drawn in
     Python: the same nodes, edges and labels as `to_dot`, with no Graphviz needed.
 
     Leaves are blue boxes, ops ellipses, the output a double ellipse; each edge is labelled with
-    the argument position it feeds. Arguments as in `to_dot`; rankdir 'LR' and 'RL' draw the flow
-    across, 'TB' and 'BT' down or up.
+    the argument position it feeds. Arguments as in `to_dot`; rankdir 'TB' (the default) and 'BT'
+    draw the flow down or up, 'LR' and 'RL' across.
     """
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"to_svg: rankdir must be 'LR', 'RL', 'TB' or 'BT', got {rankdir!r}")
@@ -280,14 +320,15 @@ def _svg(statements, rankdir="LR"):
     spans = [sum((size[n][1] if across else size[n][0]) + _GAP_NODES for n in layer) - _GAP_NODES for layer in layers]
     widest = max(spans)
     centre, along = {}, _MARGIN
+    gap = _GAP_LAYERS if across else _GAP_ROWS
     for layer, t, span in zip(layers, thick, spans):
         pos = _MARGIN + (widest - span) / 2
         for n in layer:
             extent = size[n][1] if across else size[n][0]
             centre[n] = (along + t / 2, pos + extent / 2) if across else (pos + extent / 2, along + t / 2)
             pos += extent + _GAP_NODES
-        along += t + _GAP_LAYERS
-    width, height = (along - _GAP_LAYERS + _MARGIN, widest + 2 * _MARGIN)
+        along += t + gap
+    width, height = (along - gap + _MARGIN, widest + 2 * _MARGIN)
     if not across:
         width, height = height, width
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -315,7 +356,8 @@ def _svg(statements, rankdir="LR"):
                 body += (f'<ellipse cx="{cx:.1f}" cy="{cy:.1f}" rx="{w / 2 - 4:.1f}" ry="{h / 2 - 4:.1f}" fill="none" '
                          'stroke="#333"/>')
         top = cy - (len(text[n]) - 1) * _LINE / 2 + 4
-        if len(text[n]) > 3:  # values: the lines of an array line up only when they start at one x
+        if any(line.startswith(("data ", "grad ", " ")) for line in text[n]):  # values: the lines of an
+            # array line up only when they start at one x
             x, anchor = cx - max(len(line) for line in text[n]) * _CHAR / 2, "start"
         else:
             x, anchor = cx, "middle"

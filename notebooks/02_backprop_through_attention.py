@@ -16,10 +16,11 @@
 #
 # Notebook 01 wrote every gradient by hand. Here autograd shows its own work on a tiny attention:
 # `explain(loss, values=True)` lists every node of the backward pass in the order it runs, with
-# the VJP formula it applies and the numbers going in and out; `to_svg` draws the graph. Then the
-# same for a causal mask and for multi-head attention's split and merge, with the gradients as
-# heatmaps. The derivations are in `docs/backprop_through_attention.md`, the engine in
-# `docs/engine.md`.
+# the VJP formula it applies and the numbers going in and out; `to_svg` draws the graph, with the
+# values and gradients once `backward()` has run. Then the same for a causal mask and for
+# multi-head attention's split and merge, with the gradients as heatmaps, and a whole multi-head
+# attention layer whose nodes are named as the math names them. The derivations are in
+# `docs/backprop_through_attention.md`, the engine in `docs/engine.md`.
 #
 # Notation as in the docs: for the loss $L$ and any tensor $Y$, $dY = \partial L / \partial Y$,
 # of $Y$'s shape; $g$ is the gradient a node receives for its output.
@@ -31,7 +32,7 @@ import numpy as np
 
 import attention
 import minitensor as mt
-from minitensor.autograd import explain
+from minitensor.autograd import explain, step
 from minitensor.viz import to_svg
 
 np.set_printoptions(precision=4, suppress=True)
@@ -52,34 +53,39 @@ def tensor(*shape, requires_grad=False):
 # \qquad L = \sum O \odot G$$
 #
 # $G$ is random: a loss of $\sum O$ would send the same gradient to every element and hide
-# mistakes.
+# mistakes. Each line of the math is a `with step(...)` block: every node recorded inside is named
+# after it, in `explain` and in the picture (the ops compute exactly as without it).
 
 # %%
 q = tensor(3, 2, requires_grad=True)
 k = tensor(3, 2, requires_grad=True)
 v = tensor(3, 2, requires_grad=True)
 G = tensor(3, 2)
-scores = q @ k.mT / math.sqrt(2)
-p = scores.softmax(dim=-1)
-out = p @ v
+with step("scores = q k^T / sqrt(d_k)"):
+    scores = q @ k.mT / math.sqrt(2)
+with step("softmax"):
+    p = scores.softmax(dim=-1)
+with step("weights @ v"):
+    out = p @ v
 loss = (out * G).sum()
 
 # %% [markdown]
 # `explain` runs the backward pass for real (the same engine, the same VJPs) but writes no
 # `.grad`, and keeps the graph, so `loss.backward()` still works afterwards. Read it from the top:
 # the sum sends ones, the product with $G$ turns them into $G$, and so on back to the leaves.
+# Each gradient is printed once: where a node sent it (`-> input ...`); the node that received it
+# says where to look.
 
 # %%
 report = explain(loss, values=True)
 report
 
 # %% [markdown]
-# The same graph as a picture: leaves are blue boxes, ops ellipses, the loss a double ellipse;
-# each edge carries the position of the argument it feeds. `to_svg` draws it in Python, with no
-# Graphviz.
+# `explain(loss, compact=True)` is the same walk in one line per node: its step, its output's
+# shape, the norm of the gradient it received and of each one it sent.
 
 # %%
-to_svg(loss, show_values=True)
+print(explain(loss, compact=True))
 
 # %% [markdown]
 # One row checked by hand. The softmax node received $g = dP$ and sent $dS$ to the division by
@@ -101,14 +107,27 @@ print(softmax_row.op, "and", division_row.op, "apply the formulas above")
 
 # %% [markdown]
 # `explain` wrote no gradient; `backward` does, and its gradients are the ones the report's last
-# table announced.
+# table announced. (`retain_grad()` keeps the gradients of the intermediate results too, for the
+# picture below.)
 
 # %%
 assert q.grad is None
+for t in (scores, p, out):
+    t.retain_grad()
 loss.backward()
 for leaf in report.leaves:
     assert np.allclose(leaf.tensor.grad.numpy(), leaf.grad), leaf.name
 print("dQ\n", q.grad.numpy())
+
+# %% [markdown]
+# The same graph as a picture, drawn after `backward()`, so every box shows its values (`data`)
+# and its gradient (`grad`): leaves are blue boxes, ops ellipses, the loss a double ellipse, each
+# op with the step it belongs to; each edge carries the position of the argument it feeds. A graph
+# of small tensors shows the numbers by default once backward has run (`show_values=False` shows
+# only the norms). `to_svg` draws it in Python, with no Graphviz.
+
+# %%
+to_svg(loss)
 
 # %% [markdown]
 # ## 2. A causal mask
@@ -139,7 +158,10 @@ loss = (out * G).sum()
 
 report = explain(loss)
 where_row = next(r for r in report.rows if r.op == "WhereBackward")
-print(f"{where_row.op}\n  forward: {where_row.forward}\n  VJP:     {' '.join(where_row.vjp.split())}")
+print(where_row.op)
+print("  forward:", where_row.forward)
+for i, line in enumerate(where_row.vjp.splitlines()):  # the formula, then the sentence that explains it
+    print("  VJP:    " if i == 0 else "         " + " ", line.strip())
 
 # %%
 loss.backward()
@@ -238,3 +260,25 @@ head0_only = merged[:, :d_k]
 (head0_only * G[:, :d_k]).sum().backward(inputs=[w_q])
 print("dW_Q with a loss on head 0 only\n", w_q.grad.numpy())
 assert np.all(w_q.grad.numpy()[:, d_k:] == 0) and np.any(w_q.grad.numpy()[:, :d_k] != 0)
+
+
+# %% [markdown]
+# ## 4. A multi-head attention layer, each step by name
+#
+# `attention.MultiHeadAttention` does all of the above in one layer: the projections `w_q`, `w_k`,
+# `w_v`, the split into heads, the scaled and masked scores, the softmax, the weighted sum of the
+# values, the merge and `w_o`. Each of those steps names its nodes (with `step`, as in section 1),
+# so the report and the picture read as the math: the scale shows its factor $1/\sqrt{d_k}$, the
+# mask is drawn as a grid (`1` where a query may attend, `.` where it may not).
+
+# %%
+mt.manual_seed(0)
+mha = attention.MultiHeadAttention(d_model=4, num_heads=2).double()  # float64, as the tensors here
+x = tensor(3, 4)
+mha_out, mha_weights = mha(x, is_causal=True)
+loss = (mha_out * tensor(3, 4)).sum()
+print(explain(loss, compact=True))
+
+# %%
+loss.backward()
+to_svg(loss)  # the gradients of the parameters in their boxes

@@ -6,6 +6,7 @@
 - `gradcheck`, `gradgradcheck`: compare with finite differences, naming the op that is wrong.
 - `detect_anomaly`: stop at the first op that produces NaN/inf, naming your line of code.
 - `functional`: Jacobians, Hessians, and their products with vectors (`jacobian`, `hessian`, `vjp`, `jvp` ...).
+- `step`, `name_step`: name the steps of your math, for `explain` and the graph pictures.
 - `Variable`: PyTorch's old wrapper, now a tensor: `Variable(t, requires_grad=True)`.
 """
 import contextlib
@@ -19,6 +20,7 @@ from .explain import explain
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .steps import name_step, step  # naming steps for explain() and the pictures (issue 32)
 from .switches import NestedIOFunction, enforce_grad_layout_policy, set_detect_anomaly, set_multithreading_enabled
 from .variable import Variable
 
@@ -56,4 +58,5 @@ __all__ = [
     "AnomalyError",
     "explain", "functional", "Variable", "once_differentiable",
     "set_detect_anomaly", "set_multithreading_enabled", "enforce_grad_layout_policy", "NestedIOFunction", "variable",
+    "step", "name_step",  # not in PyTorch: names for explain() and the pictures
 ]

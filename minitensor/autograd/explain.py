@@ -12,16 +12,21 @@ where broadcasting was undone: an input smaller than the output of an elementwis
 the *sum* of the gradient over the broadcast dims (the adjoint of copying is summing).
 Hooks registered with `register_hook` run, as in any backward pass.
 
-`explain(loss, values=True)` also shows the numbers of small tensors (up to `VALUES_UP_TO`
-elements): each node's output value, the gradient it received and the gradients it sent, and
-each leaf's gradient. Call `explain` before `backward()` (or after `backward(retain_graph=True)`):
+`explain(loss, values=True)` also shows the numbers of small tensors (up to `values_up_to`
+elements, `VALUES_UP_TO` by default; a note says how many were left out): each node's output
+value, the gradients it sent, and each leaf's gradient. Each gradient is printed once: a node that
+received its `g` from one consumer refers to the line where that consumer sent it. A step named
+with `autograd.step` (attention's `scores = q k^T`, `softmax` ...) shows its name beside the op.
+`explain(loss, compact=True)` prints one line per node. Call `explain` before `backward()` (or
+after `backward(retain_graph=True)`, when a graph of small tensors shows its values by default):
 backward frees what the nodes saved, so a graph it ran through can't be replayed; the error then
-says so. The gradients backward stored are in the leaves' `.grad`, and `to_dot(loss,
-show_values=True)` draws them after backward too.
+says so. The gradients backward stored are in the leaves' `.grad`, and `to_dot(loss)` draws them
+after backward too.
 """
 from __future__ import annotations
 
 import html
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -32,6 +37,7 @@ from ..tensor import Tensor, broadcast_dims
 from .api import root_gradients
 from .engine import run_backward
 from .formulas import split_formulas
+from .steps import step_name
 
 
 @dataclass
@@ -65,6 +71,11 @@ class Step:
     inputs: list[InputInfo] = field(default_factory=list)  #: one InputInfo per input that needs a gradient
     output_value: np.ndarray | None = field(repr=False, default=None)  #: with values=True, small tensors
     grad: np.ndarray | None = field(repr=False, default=None)  #: g itself, with values=True, small tensors
+    step_name: str = ""  #: the name of the step of the math the node belongs to (`autograd.step`), else ''
+    step_detail: list[str] = field(default_factory=list)  #: lines shown under the step's name (a mask's grid ...)
+    #: where g was printed already: '#2 MulBackward' when a single consumer sent it (its values equal)
+    grad_from: str = ""
+    senders: list[str] = field(default_factory=list)  #: the nodes that sent parts of g ('#2 MulBackward'), summed
 
     @property
     def input_shapes(self) -> list[tuple[int, ...]]:
@@ -85,7 +96,7 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(step=self.step, op=self.op, output_shape=self.output_shape, output_name=self.output_name,
-                    grad_norm=self.grad_norm,
+                    step_name=self.step_name, grad_norm=self.grad_norm,
                     forward=self.forward, vjp=self.vjp, inputs=[i.to_dict() for i in self.inputs],
                     broadcast=self.broadcast_notes)
 
@@ -99,14 +110,20 @@ class LeafGrad:
     grad_norm: float
     tensor: object = field(repr=False, default=None)
     grad: np.ndarray | None = field(repr=False, default=None)
+    grad_from: str = ""  #: where its gradient was printed already: '#5 MulBackward' when one node sent it all
 
 
 class Explanation:
-    """What `explain` returns: `rows` (a list of `Step`) and `leaves` (a list of `LeafGrad`)."""
+    """What `explain` returns: `rows` (a list of `Step`) and `leaves` (a list of `LeafGrad`).
+
+    `str(report)` is the full text (`compact=True` in `explain`: one line per node), `report.text(compact=...)`
+    either; `left_out` lists the sizes of the tensors whose values were left out for size."""
 
     def __init__(self, rows: list[Step], leaves: list[LeafGrad], root_shape: tuple[int, ...],
-                 values: bool = False) -> None:
+                 values: bool = False, compact: bool = False, left_out: list[int] | None = None,
+                 values_up_to: int = 64) -> None:
         self.rows, self.leaves, self.root_shape, self.values = rows, leaves, root_shape, values
+        self.compact, self.left_out, self.values_up_to = compact, list(left_out or []), values_up_to
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -120,59 +137,128 @@ class Explanation:
     def to_records(self) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self.rows]
 
-    def __str__(self) -> str:
+    def left_out_note(self) -> str:
+        """One sentence on the values left out for size, and the option that shows them ('' if none)."""
+        if not self.left_out:
+            return ""
+        n, biggest = len(self.left_out), max(self.left_out)
+        return (f"({n} value{'s' if n > 1 else ''} of more than {self.values_up_to} elements left out: "
+                f"explain(..., values=True, values_up_to={biggest}) shows them)")
+
+    def text(self, compact: bool | None = None) -> str:
+        """The report as text: a block per node, or with `compact` one line per node."""
+        compact = self.compact if compact is None else compact
         lines = [f"backward from an output of shape {self.root_shape}: {len(self.rows)} nodes, in the order "
-                 "backward runs them (g = gradient of the loss w.r.t. the node's output)"]
+                 "backward runs them", "(g = gradient of the loss w.r.t. the node's output; [step] = the step of "
+                 "the math it belongs to)"]
+        if self.values and self.left_out_note():
+            lines.append(self.left_out_note())
         for r in self.rows:
-            lines.append("")
-            named = f" '{r.output_name}'" if r.output_name else ""
-            lines.append(f"#{r.step} {r.op}   output{named} {r.output_shape}   |g| = {_num(r.grad_norm)}")
-            lines.append(f"   forward: {_one_line(r.forward)}")
-            lines.append(f"   VJP:     {_one_line(r.vjp)}")
-            lines += _value_lines("   output = ", r.output_value) + _value_lines("   g      = ", r.grad)
-            for i in r.inputs:
-                lines.append(f"   -> input {i.index} {i.shape} from {i.source}:  |grad| = {_num(i.grad_norm)}")
-                lines += _value_lines("      grad = ", i.grad)
-            for note in r.broadcast_notes:
-                lines.append(f"   broadcast: {note}")
+            lines += _compact_row(r) if compact else [""] + _full_row(r)
         if self.leaves:
             lines.append("")
             lines.append("leaf gradients (what .backward() would add to .grad):")
             width = max(len(lf.name) for lf in self.leaves)
             for lf in self.leaves:
-                lines.append(f"   {lf.name:<{width}}  {str(lf.shape):<10} |grad| = {_num(lf.grad_norm)}")
-                if self.values:
-                    lines += _value_lines(" " * (width + 5) + "grad = ", _small(lf.grad))
+                head = f"   {lf.name:<{width}}  {str(lf.shape):<10} |grad| = {_num(lf.grad_norm)}"
+                if self.values and not compact and lf.grad_from:
+                    lines.append(f"{head}   = what {lf.grad_from} sent it (above)")
+                    continue
+                lines.append(head)
+                if self.values and not compact:
+                    lines += _value_lines(" " * (width + 5) + "grad = ", _small(lf.grad, self.values_up_to))
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
 
     def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self):
         e = html.escape
-        head = ("<tr><th>#</th><th>op</th><th>output</th><th>|g|</th><th>VJP</th>"
+        head = ("<tr><th>#</th><th>step</th><th>op</th><th>output</th><th>|g|</th><th>VJP</th>"
                 "<th>inputs: shape, source, |grad|</th><th>broadcast</th></tr>")
         body = []
         for r in self.rows:
             ins = "<br>".join(f"{i.index}: {e(str(i.shape))} from {e(i.source)}, "
                               f"{_num(i.grad_norm)}{_html_value(i.grad)}"
                               for i in r.inputs)
+            g = (f"<br>what {e(r.grad_from)} sent" if r.grad_from else _html_value(r.grad))
+            named = e(r.step_name) + _html_value_lines(r.step_detail)
             body.append(
-                f"<tr><td>{r.step}</td><td><code>{e(r.op)}</code></td>"
+                f"<tr><td>{r.step}</td><td>{named}</td><td><code>{e(r.op)}</code></td>"
                 f"<td>{e(r.output_name)} {e(str(r.output_shape))}{_html_value(r.output_value)}</td>"
-                f"<td>{_num(r.grad_norm)}{_html_value(r.grad)}</td><td><code>{e(_one_line(r.vjp))}</code></td><td>{ins}</td>"
-                f"<td>{'<br>'.join(e(n) for n in r.broadcast_notes)}</td></tr>"
+                f"<td>{_num(r.grad_norm)}{g}</td><td><code>{'<br>'.join(e(x) for x in _lines(r.vjp))}</code></td>"
+                f"<td>{ins}</td><td>{'<br>'.join(e(n) for n in r.broadcast_notes)}</td></tr>"
             )
         leaves = "".join(
             f"<tr><td><code>{e(lf.name)}</code></td><td>{e(str(lf.shape))}</td><td>{_num(lf.grad_norm)}"
-            f"{_html_value(_small(lf.grad)) if self.values else ''}</td></tr>"
+            f"{_html_value(_small(lf.grad, self.values_up_to)) if self.values and not lf.grad_from else ''}"
+            f"{'<br>what ' + e(lf.grad_from) + ' sent it' if self.values and lf.grad_from else ''}</td></tr>"
             for lf in self.leaves
         )
+        note = f"<p>{e(self.left_out_note())}</p>" if self.values and self.left_out else ""
         return (
-            f"<p>backward from an output of shape {e(str(self.root_shape))}: {len(self.rows)} nodes</p>"
+            f"<p>backward from an output of shape {e(str(self.root_shape))}: {len(self.rows)} nodes</p>{note}"
             f"<table>{head}{''.join(body)}</table>"
             f"<p>leaf gradients</p><table><tr><th>leaf</th><th>shape</th><th>|grad|</th></tr>{leaves}</table>"
         )
+
+
+def _full_row(r):
+    """The lines of one node: its op and step, its formulas line by line, its values, what it sent."""
+    named = f" '{r.output_name}'" if r.output_name else ""
+    step = ""
+    detail = r.step_detail
+    if r.step_name:
+        if len(detail) == 1:  # one short line (a scale's value) fits beside the name
+            step, detail = f"  [{r.step_name}: {detail[0]}]", []
+        else:
+            step = f"  [{r.step_name}]"
+    lines = [f"#{r.step} {r.op}{step}   output{named} {r.output_shape}   |g| = {_num(r.grad_norm)}"]
+    lines += _labelled(f"   {r.step_name}: ", detail)
+    lines += _labelled("   forward: ", _lines(r.forward))
+    lines += _labelled("   VJP:     ", _lines(r.vjp))
+    lines += _value_lines("   output = ", r.output_value)
+    if r.grad_from:
+        lines.append(f"   g      = what {r.grad_from} sent it (above)")
+    else:
+        lines += _value_lines("   g      = ", r.grad)
+        if r.grad is not None and len(r.senders) > 1:  # a fan-out in the forward pass: its gradients add up
+            lines.append(f"            (the sum of what {', '.join(r.senders[:-1])} and {r.senders[-1]} sent)")
+    for i in r.inputs:
+        lines.append(f"   -> input {i.index} {i.shape} from {i.source}:  |grad| = {_num(i.grad_norm)}")
+        lines += _value_lines("      grad = ", i.grad)
+    for note in r.broadcast_notes:
+        lines.append(f"   broadcast: {note}")
+    return lines
+
+
+def _compact_row(r):
+    """One line: the node, its step, its output, |g|, and where its gradients went with their norms."""
+    step = ""
+    if r.step_name:  # a mask's grid on one line: its rows one after the other, split by /
+        step = f" [{r.step_name}" + (": " + " / ".join(r.step_detail) if r.step_detail else "") + "]"
+    named = f" '{r.output_name}'" if r.output_name else ""
+    sent = ", ".join(f"{i.source.split(' ', 1)[0] if i.source.startswith('#') else i.source}: {_num(i.grad_norm)}"
+                     for i in r.inputs)
+    return [f"#{r.step} {r.op}{step}{named} {r.output_shape}   |g| = {_num(r.grad_norm)}   -> {sent}"]
+
+
+def _labelled(label, lines):
+    """`lines` under a label, each further line indented to the label's width."""
+    pad = " " * len(label)
+    return [(label if k == 0 else pad) + line for k, line in enumerate(lines)]
+
+
+def _lines(text):
+    """The lines of a formula as its docstring wrote them (a sentence after the math stays on its own line)."""
+    return [line.strip() for line in str(text).splitlines() if line.strip()]
+
+
+def _html_value_lines(lines):
+    return "" if not lines else "<pre>" + html.escape("\n".join(lines)) + "</pre>"
 
 
 def _num(x):
@@ -182,23 +268,34 @@ def _num(x):
 VALUES_UP_TO = 64  #: `values=True` shows tensors of at most this many elements (a bigger one shows its norm only)
 
 
-def _small(t):
-    """A copy of the values of `t` (a Tensor or ndarray) if it has at most VALUES_UP_TO elements, else None."""
+def _small(t, up_to=None):
+    """A copy of the values of `t` (a Tensor or ndarray) if it has at most `up_to` (VALUES_UP_TO) elements,
+    else None."""
     arr = t._array if isinstance(t, Tensor) else np.asarray(t)
-    return np.array(arr, copy=True) if arr.size <= VALUES_UP_TO else None
+    return np.array(arr, copy=True) if arr.size <= (VALUES_UP_TO if up_to is None else up_to) else None
 
 
 def _html_value(arr):
     return "" if arr is None else "<pre>" + html.escape("\n".join(_value_lines("", arr))) + "</pre>"
 
 
+# "-0." (or "-0.000"): a negative number too small for the printed digits; printed as the 0 it reads as
+_NEGATIVE_ZERO = re.compile(r"-(0\.0*)(?![0-9])")
+
+
 def _value_lines(prefix, arr):
-    """`arr` printed under a label, each further line indented to the label's width ([] if None)."""
+    """`arr` printed under a label, each further line indented to the label's width ([] if None); no
+    `-0.` (a sign on a number printed as zero says nothing), no blank lines between the blocks of a
+    tensor of 3 or more dims (the brackets show them)."""
     if arr is None:
         return []
     text = np.array2string(arr, precision=4, suppress_small=True, max_line_width=100 - len(prefix))
+    text = _NEGATIVE_ZERO.sub(r" \1", text)
+    lines = [line for line in text.splitlines() if line.strip()]
+    if np.ndim(arr) == 0:
+        lines = [lines[0].strip()]
     pad = " " * len(prefix)
-    return [prefix + line if k == 0 else pad + line for k, line in enumerate(text.splitlines())]
+    return [prefix + line if k == 0 else pad + line for k, line in enumerate(lines)]
 
 
 def _one_line(text):
@@ -271,23 +368,41 @@ def tensor_names(names: Any = None, depth: int = 2) -> dict[int, str]:
     return label
 
 
-def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, values: bool = False) -> Explanation:
+def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, values: bool | None = None,
+            compact: bool = False, values_up_to: int = VALUES_UP_TO) -> Explanation:
     """Run backward from `output` without touching any `.grad`, and report every node it visits.
 
     `gradient`: as for `.backward()` (needed when `output` is not a scalar).
     `names`: optional mapping name -> tensor (e.g. `dict(model.named_parameters())`) to label
     leaves and intermediate results; by default the caller's local variables (and the parameters of
     the modules among them) are used.
-    `values`: also keep and print the numbers of tensors of at most `VALUES_UP_TO` elements.
+    `values`: also keep and print the numbers of tensors of at most `values_up_to` elements (a note
+    says how many were left out). None (the default): values when backward already ran through the
+    graph (with retain_graph=True) and every tensor of it is that small, as the pictures of `viz` do.
+    `compact`: print one line per node (its step, output, |g| and where its gradients went), no
+    formulas and no values.
     """
 
     if not isinstance(output, Tensor):
         raise TypeError(f"explain: expected a Tensor, got {type(output).__name__}")
     if not output.requires_grad:
         raise RuntimeError("explain: the output does not require grad, so there is no backward pass to explain")
-    _check_not_freed(output)
+    if isinstance(values_up_to, bool) or not isinstance(values_up_to, int) or values_up_to < 0:
+        raise ValueError(f"explain: values_up_to must be an int >= 0 (a number of elements), got {values_up_to!r}")
+    small_graph, backward_ran = _check_not_freed(output, values_up_to)
+    if values is None:
+        values = small_graph and backward_ran
     label = tensor_names(names)
-    keep = _small if values else (lambda t: None)
+    left_out: list[int] = []
+
+    def keep(t):
+        if not values:
+            return None
+        kept = _small(t, values_up_to)
+        if kept is None:
+            left_out.append(int(np.prod(t.shape)))
+        return kept
+
     visited: list[tuple[Any, ...]] = []
     leaves: dict[int, Tensor] = {}
 
@@ -308,8 +423,14 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
     # The tensor each node produced: `output` for the root, else the input of the node that used it
     # (a node keeps only a weak reference to its output).
     produced = {output.grad_fn: output}
-    for _node, _g, _shape, _gv, edges in visited:
-        produced.update((child, t) for _, child, t, _, _ in edges if not isinstance(child, Tensor))
+    # what each node and leaf received, edge by edge: (the sender's '#k Op', the gradient's values or None)
+    received: dict[Any, list[tuple[str, Any]]] = {}
+    for k, (node, _g, _shape, _gv, edges) in enumerate(visited):
+        for _, child, t, gn, grad_value in edges:
+            if not isinstance(child, Tensor):
+                produced[child] = t
+            if gn is not None:
+                received.setdefault(id(child), []).append((f"#{k + 1} {node.name()}", grad_value))
     rows = []
     for k, (node, g_norm, out_shape, g_value, edges) in enumerate(visited):
         fwd, vjp = formulas(node)
@@ -326,21 +447,38 @@ def explain(output: Tensor, gradient: Tensor | None = None, names: Any = None, v
                                  grad_value))
         out = produced.get(node)
         out_name = label.get(id(out), "") if out is not None else ""
+        named = step_name(node)
+        name_lines = named.lines() if named is not None else [""]
         rows.append(Step(k + 1, node.name(), out_shape, out_name, g_norm, fwd, vjp, ins,
-                         keep(out) if out is not None else None, g_value))
+                         keep(out) if out is not None else None, g_value, name_lines[0], name_lines[1:],
+                         _sent_by(received.get(id(node)), g_value),
+                         [sender for sender, _ in received.get(id(node), [])]))
     leaf_rows = []
     for key, t in leaves.items():
         g = captured.get(key)
         if g is None:
             continue
-        leaf_rows.append(LeafGrad(label.get(key, "(unnamed)"), tuple(t.shape), _norm(g), t,
-                                  np.array(g._array, copy=True)))
-    return Explanation(rows, leaf_rows, tuple(output.shape), values)
+        grad = np.array(g._array, copy=True)
+        if values and grad.size > values_up_to:
+            left_out.append(grad.size)
+        leaf_rows.append(LeafGrad(label.get(key, "(unnamed)"), tuple(t.shape), _norm(g), t, grad,
+                                  _sent_by(received.get(key), _small(grad, values_up_to) if values else None)))
+    return Explanation(rows, leaf_rows, tuple(output.shape), bool(values), compact, left_out, values_up_to)
 
 
-def _check_not_freed(output):
-    """Refuse, saying what to do, a graph that a backward without retain_graph already ran through."""
+def _sent_by(received, value):
+    """'#k Op' when a single node sent all of `value` (so its values were printed there), else ''."""
+    if value is None or not received or len(received) != 1:
+        return ""
+    sender, sent = received[0]
+    return sender if sent is not None and np.array_equal(sent, value) else ""
+
+
+def _check_not_freed(output, small_up_to):
+    """Refuse, saying what to do, a graph that a backward without retain_graph already ran through.
+    Returns (whether every tensor of the graph has at most `small_up_to` elements, whether a leaf has a .grad)."""
     stack, seen = [output.grad_fn] if output.grad_fn is not None else [], set()
+    small, grads = output.numel() <= small_up_to, output.grad_fn is None and output.grad is not None
     while stack:
         node = stack.pop()
         if node.inputs is None:
@@ -350,7 +488,11 @@ def _check_not_freed(output):
                 "loss.backward(retain_graph=True). The gradients that backward stored are in each leaf's "
                 ".grad; minitensor.viz.to_dot(loss, show_values=True) draws them."
             )
-        for _, child, _, _ in node.edges:
-            if not isinstance(child, Tensor) and child not in seen:
+        for _, child, shape, _ in node.edges:
+            small = small and int(np.prod(shape)) <= small_up_to
+            if isinstance(child, Tensor):
+                grads = grads or child.grad is not None
+            elif child not in seen:
                 seen.add(child)
                 stack.append(child)
+    return small, grads

@@ -61,6 +61,8 @@ class Function:
     #: input broadcasts to is summed to the input's shape, as PyTorch's engine does. minitensor's own ops
     #: leave it False: each VJP undoes its own broadcasting, so a gradient of another shape is a bug named there.
     sums_broadcast_gradients = False
+    #: the name of the step of the user's math this node belongs to (`autograd.step`), None outside one
+    _step_name: Any = None
     materialize_grads = True  # `set_materialize_grads`; a user's Function's outputs are custom.py's work
     # gradient hooks registered on the output (`register_hook` on a non-leaf)
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None
@@ -153,6 +155,8 @@ class Function:
         modes = grad_mode.modes
         ctx = cls()
         ctx.inputs, ctx.saved, ctx.versions = args, (), ()
+        if modes.step is not None:  # inside `with autograd.step(...)`: the node is named after that step
+            ctx._step_name = modes.step
         # 1. the edges: for each tensor argument that needs a gradient, where it goes (the node
         #    that made the argument, or the leaf itself) and the shape and dtype it must have
         edges, needs = [], [False] * len(args)

@@ -26,6 +26,7 @@ class _Modes(threading.local):
     anomaly_enabled = False  # detect_anomaly(): check every op's output and every VJP for NaN/inf
     recorder = None  # a list while fast.Replay records a step: Function.apply appends each op it runs
     in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
+    step: Any = None  # inside `autograd.step(...)`: the StepName that Function.apply gives every node it makes
 
 
 modes = _Modes()

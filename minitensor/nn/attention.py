@@ -7,7 +7,9 @@ Three callers share it, each turning its own mask conventions into the two forms
 `nn.functional.scaled_dot_product_attention` (PyTorch's attn_mask, is_causal, enable_gqa),
 `nn.MultiheadAttention` (True = may NOT attend, two masks, add_bias_kv) and the `attention`
 package's composed path (int and float masks, never NaN). Every step is an op with its own VJP,
-so `autograd.explain` and `viz.to_dot` show them all.
+so `autograd.explain` and `viz.to_dot` show them all, each named as the math names it
+(`autograd.step`: `scores = q k^T`, `scale 1/sqrt(d_k)` with its value, `mask` drawn as a grid,
+`softmax`, `weights @ v`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.steps import mask_grid, step
 from ..ops.indexing import where
 from ..ops.softmax import softmax
 from ..tensor import Tensor
@@ -37,27 +40,40 @@ def attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | np.ndarray 
     VJP:     gV = P^T g;  gP = g V^T;  gS = P * (gP - rowsum(gP * P));  gQ = c gS K;  gK = c gS^T Q
     """
     # 1. how well each query matches each key
-    scores = query @ key.mT                                                      # (..., Tq, Tk)
+    with step("scores = q k^T"):
+        scores = query @ key.mT                                                  # (..., Tq, Tk)
     # 2. q . k sums d_k products, so it spreads like sqrt(d_k): dividing by that keeps the softmax
     #    out of saturation (a near one-hot, whose gradient vanishes). A Python float keeps float32.
-    scores = scores * (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)  # (..., Tq, Tk)
+    d_k = query.shape[-1]
+    c = 1.0 / math.sqrt(d_k) if scale is None else scale
+    with step("scale 1/sqrt(d_k)" if d_k and c == 1.0 / math.sqrt(d_k) else "scale", f"x {c:.4g}"):
+        scores = scores * c                                                      # (..., Tq, Tk)
     # 3. mask: a bias is added; a hidden score becomes -inf by `where` (never a multiply: 0 * inf is
     #    NaN), so its weight is exactly 0 and it passes back exactly 0 gradient. A query that sees no
     #    key gets 0 logits instead (a finite softmax, zeroed in step 4): no 0/0.
     if bias is not None:
-        scores = scores + bias                                                   # (..., Tq, Tk)
+        with step("mask", mask_grid(bias, additive=True)):
+            scores = scores + bias                                               # (..., Tq, Tk)
     mask, sees = _mask_and_sees(mask)  # mask as a bool Tensor; sees: (..., Tq, 1), None if every query sees a key
     if mask is not None:
         fill = -math.inf if sees is None else Tensor._make(np.where(sees, -np.inf, 0.0).astype(scores.dtype))
-        scores = where(mask, scores, fill)                                       # (..., Tq, Tk)
+        with step("mask", mask_grid(mask)):
+            scores = where(mask, scores, fill)                                   # (..., Tq, Tk)
     # 4. each row of scores becomes weights that sum to 1
-    weights = softmax(scores, dim=-1)                                            # (..., Tq, Tk)
-    if sees is not None:
-        weights = where(sees, weights, 0.0)                                      # (..., Tq, Tk)  sees nothing: 0
+    with step("softmax"):
+        weights = softmax(scores, dim=-1)                                        # (..., Tq, Tk)
+        if sees is not None:
+            weights = where(sees, weights, 0.0)                                  # (..., Tq, Tk)  sees nothing: 0
     # 5. dropout (inverted: the kept weights are divided by 1 - p)
-    kept = dropout(weights, dropout_p) if dropout_p > 0.0 else weights           # (..., Tq, Tk)
+    if dropout_p > 0.0:
+        with step(f"dropout p={dropout_p:g}"):
+            kept = dropout(weights, dropout_p)                                   # (..., Tq, Tk)
+    else:
+        kept = weights
     # 6. each output is the average of the values under its query's weights
-    return kept @ value, (kept if dropped_weights else weights)                  # (..., Tq, d_v), (..., Tq, Tk)
+    with step("weights @ v"):
+        out = kept @ value                                                       # (..., Tq, d_v)
+    return out, (kept if dropped_weights else weights)                           # (..., Tq, d_v), (..., Tq, Tk)
 
 
 def _mask_and_sees(mask: Tensor | np.ndarray | None) -> tuple[Tensor | None, Any]:

@@ -27,6 +27,7 @@ import math
 import warnings
 
 from .. import _dtype
+from ..autograd.steps import step
 from ..factories import zeros
 from ..ops.shape import cat
 from ..tensor import Tensor
@@ -112,17 +113,15 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
-    def _projections(self):
-        """(W^Q, W^K, W^V) and (b^Q, b^K, b^V): rows of the stacked parameters, or the separate ones."""
+    def _projection(self, i):
+        """(W, b) of projection i (0: query, 1: key, 2: value): rows of the stacked parameters, or the separate one."""
         E = self.embed_dim
         if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            weights = w[:E], w[E:2 * E], w[2 * E:]
+            w = self.in_proj_weight[i * E:(i + 1) * E]
         else:
-            weights = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b = self.in_proj_bias
-        biases = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        return weights, biases
+            w = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)[i]
+        b = None if self.in_proj_bias is None else self.in_proj_bias[i * E:(i + 1) * E]
+        return w, b
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
@@ -156,20 +155,27 @@ class MultiheadAttention(Module):
                        _padding_mask_as_4d(key_padding_mask, N, S), query.dtype)  # (N, 1, 1, S)
 
         # 1. project: q = query W^Q^T + b^Q, k = key W^K^T + b^K, v = value W^V^T + b^V
-        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
-        q = F.linear(query, w_q, b_q)                                    # (N, L, E)
-        k = F.linear(key, w_k, b_k)                                      # (N, S, E)
-        v = F.linear(value, w_v, b_v)                                    # (N, S, E)
+        # (each named as a step: explain() and the pictures show `w_q` ... beside the nodes)
+        with step("w_q"):
+            w_q, b_q = self._projection(0)
+            q = F.linear(query, w_q, b_q)                                # (N, L, E)
+        with step("w_k"):
+            w_k, b_k = self._projection(1)
+            k = F.linear(key, w_k, b_k)                                  # (N, S, E)
+        with step("w_v"):
+            w_v, b_v = self._projection(2)
+            v = F.linear(value, w_v, b_v)                                # (N, S, E)
         if self.bias_k is not None and self.bias_v is not None:  # one more key and value, learned, seen by all
             k = cat([k, self.bias_k.expand(N, 1, E)], dim=1)             # (N, S+1, E)
             v = cat([v, self.bias_v.expand(N, 1, E)], dim=1)
             mask = _one_more_key(mask)
 
         # 2. split E into H heads of d features: head h is features h*d .. (h+1)*d
-        q = q.reshape(N, L, H, d).transpose(1, 2)                        # (N, H, L, d)
-        # S' named, not -1: a batch of N = 0 holds no elements, and -1 could then be any size
-        k = k.reshape(N, k.shape[1], H, d).transpose(1, 2)               # (N, H, S', d)
-        v = v.reshape(N, v.shape[1], H, d).transpose(1, 2)               # (N, H, S', d)
+        with step("split heads"):
+            q = q.reshape(N, L, H, d).transpose(1, 2)                    # (N, H, L, d)
+            # S' named, not -1: a batch of N = 0 holds no elements, and -1 could then be any size
+            k = k.reshape(N, k.shape[1], H, d).transpose(1, 2)           # (N, H, S', d)
+            v = v.reshape(N, v.shape[1], H, d).transpose(1, 2)           # (N, H, S', d)
         if self.add_zero_attn:  # a key and value of zeros, so a query can attend to "nothing"
             k = cat([k, zeros(N, H, 1, d, dtype=k.dtype)], dim=2)        # (N, H, S'+1, d)
             v = cat([v, zeros(N, H, 1, d, dtype=v.dtype)], dim=2)
@@ -189,11 +195,15 @@ class MultiheadAttention(Module):
                                                  is_causal=causal_kernel)  # (N, H, L, d)
 
         # 4. merge the heads back side by side (N, L, E), and let W^O mix them
-        out = self.out_proj(out.transpose(1, 2).reshape(N, L, E))       # (N, L, E)
+        with step("merge heads"):
+            out = out.transpose(1, 2).reshape(N, L, E)                   # (N, L, E)
+        with step("w_o"):
+            out = self.out_proj(out)                                     # (N, L, E)
 
         # 5. back to the caller's layout
         if weights is not None and average_attn_weights:
-            weights = weights.mean(dim=1)                                # (N, L, S')
+            with step("mean over heads"):
+                weights = weights.mean(dim=1)                            # (N, L, S')
         if not batched:
             out = out.squeeze(0)                                         # (L, E)
             weights = None if weights is None else weights.squeeze(0)

@@ -61,7 +61,10 @@ def test_explain_and_dot_options(tmp_path):
     assert "#1 SumBackward   output 'loss' ()" in done.stdout
     assert "SoftmaxBackward   output 'p' (3, 3)" in done.stdout
     text = path.read_text()
-    assert text.startswith("digraph minitensor {") and "w_query\\n(4, 3)\\n|grad| =" in text
+    # drawn after backward, a graph this small shows the values and gradients in its boxes (issue 32)
+    assert text.startswith("digraph minitensor {") and "w_query\\n(4, 3)\\ndata [[" in text
+    w_query_box = next(line for line in text.splitlines() if '"w_query\\n' in line)
+    assert "\\ngrad [[" in w_query_box
 
 
 def test_a_wrong_gradient_makes_the_script_fail(capsys, monkeypatch):

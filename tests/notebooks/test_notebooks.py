@@ -85,6 +85,18 @@ def test_an_exercise_notebook_holds_the_released_stub_and_every_hint():
             assert hint.replace("\n", " ") in text.replace("\n# ", " ")
 
 
+def test_notebook_02_draws_its_graphs_after_backward():
+    """Issue 32: the graph drawn before backward() showed no gradient. Each `to_svg` cell of notebook
+    02 comes after a cell that ran backward on the loss it draws (read from the text: no extra needed)."""
+    with open(os.path.join(NOTEBOOKS_DIR, "02_backprop_through_attention.py"), encoding="utf-8") as f:
+        cells = [cell for cell in f.read().split("\n# %%") if not cell.startswith(" [markdown]")]  # code only
+    drawn = [i for i, cell in enumerate(cells) if "to_svg(loss" in cell]
+    assert len(drawn) >= 2
+    for i in drawn:
+        last = [k for k, cell in enumerate(cells[:i + 1]) if "loss = " in cell][-1]  # where the loss was made
+        assert any("loss.backward()" in cell for cell in cells[last:i + 1]), f"drawn before backward:{cells[i]}"
+
+
 # ---- jupytext reads them as written ----------------------------------------------------------------
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -174,7 +186,10 @@ def test_runs_top_to_bottom(path, tmp_path):
         assert len(outputs(nb, "image/png")) >= 3  # heatmaps of P, dP and dS
         assert text.count("OK") >= 9 and "MISMATCH" not in text
     elif name.startswith("02_"):
-        assert outputs(nb, "image/svg+xml")  # the graph, drawn inline
+        svgs = [o["data"]["image/svg+xml"] for o in outputs(nb, "image/svg+xml")]
+        assert svgs  # the graph, drawn inline ...
+        assert all("grad " in svg for svg in svgs)  # ... after backward, with the gradients' values
+        assert any("[softmax]" in svg for svg in svgs) and any("[split heads]" in svg for svg in svgs)
         assert outputs(nb, "text/html")  # explain's table
         assert len(outputs(nb, "image/png")) >= 3
     elif name.startswith("03_"):
