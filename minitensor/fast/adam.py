@@ -29,10 +29,10 @@ def adam_step_flat(optimizer: Adam, group: dict[str, Any]) -> bool:
     False (nothing done) otherwise, and the loop runs."""
     params = group["params"]
     l2 = float(group["weight_decay"]) != 0 and not group["decoupled_weight_decay"]  # decay through the gradient
-    if group["amsgrad"] or group["maximize"] or l2 or any(p.grad is None for p in params):
+    if group["amsgrad"] or group["maximize"] or l2 or any(p._grad is None for p in params):
         return False
     dtype = params[0]._array.dtype
-    if any(p._array.dtype != dtype or p.grad._array.shape != p._array.shape for p in params):
+    if any(p._array.dtype != dtype or p._grad._array.shape != p._array.shape for p in params):
         return False
     states = [optimizer.state[p] for p in params]
     steps = {st.get("step", 0) for st in states}
@@ -42,7 +42,7 @@ def adam_step_flat(optimizer: Adam, group: dict[str, Any]) -> bool:
     t = steps.pop() + 1
     lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
     beta1, beta2 = group["betas"]
-    g = np.concatenate([p.grad._array.reshape(-1) for p in params]).astype(dtype, copy=False)
+    g = np.concatenate([p._grad._array.reshape(-1) for p in params]).astype(dtype, copy=False)
     m += (1 - beta1) * (g - m)
     v *= beta2
     v += (1 - beta2) * g * g
