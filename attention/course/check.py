@@ -408,7 +408,7 @@ class MissingUpstream(KeyError):
         return str(self.args[0])
 
 
-class _Upstream(dict):
+class _Upstream(dict[str, object]):
     """The gradients a step gets in `d`: those of the variables its own variable feeds directly."""
 
     def __init__(self, name, values):

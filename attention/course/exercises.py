@@ -13,11 +13,11 @@ Its `kind` says what is checked in each case (see `check.py`):
     'order'      the student writes the engine's topological sort; backward through graphs with
                  shared subexpressions in that order is compared with the real engine's.
     'steps'      the backprop ninja: the student writes the backward of a small attention model
-                 one variable at a time (`d_<name>(c, p, d)`, see `ninja.py`). Each case grades one
-                 step alone, on random upstream gradients, against autograd's VJP of the lines that
-                 read that variable; the last trains with the student's `train` (their backward
-                 only) and compares its losses with autograd's training. Its `diagnose` and
-                 `factors` take (variable, forward values, ...) instead of (args, input index).
+                 one variable at a time (`d_x(c, p, d)` for each variable x, see `ninja.py`). Each
+                 case grades one step alone, on random upstream gradients, against autograd's VJP
+                 of the lines that read that variable; the last trains with the student's `train`
+                 (their backward only) and compares its losses with autograd's training. Its
+                 `diagnose` and `factors` take (variable, forward values, ...), not (args, index).
 
 The hints come in tiers: 1 points the way, 2 names the pieces, 3 all but gives the answer. A
 released stub raises NotImplementedError with hint 1; the grader shows more on request.
@@ -235,8 +235,8 @@ _NINJA_LINES = {  # the line each step goes back through
 
 
 class StepCase(Case):
-    """A case of the ninja exercise: the step d_<variable> alone, or (variable None) training for
-    `steps` SGD steps of rate `lr`."""
+    """A case of the ninja exercise: the step d_x of one variable x alone, or (variable None)
+    training for `steps` SGD steps of rate `lr`."""
 
     def __init__(self, variable=None, points=1, steps=8, lr=0.5):
         label = (f"d_{variable}: {_NINJA_LINES[variable]}" if variable is not None
@@ -386,8 +386,8 @@ EXERCISES = {e.name: e for e in [
         "backprop_ninja", "every backward of a small attention model by hand, then training with it", "backward",
         ("c", "p"), [StepCase(name) for name in ninja.STEPS] + [StepCase(points=3)],
         hints=(
-            "one line of the forward at a time, last first: d_<name> is the VJP of the line(s) that read <name>, "
-            "given d of what they compute. A matmul C = A B gives dA = dC B^T and dB = A^T dC.",
+            "one line of the forward at a time, last first: d_x is the VJP of the lines that read x, given in d the "
+            "gradients of what those lines compute. A matmul C = A B gives dA = dC B^T and dB = A^T dC.",
             "a weight (out, in) used at every position gets the sum over positions: flatten to rows, "
             "dW = d(out)^T @ input. x feeds four lines (q, k, v and the residual h): dx is a sum of four. "
             "A repeated token gets the sum of its rows: np.add.at, not table[idx] +=.",

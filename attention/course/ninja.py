@@ -17,9 +17,9 @@ student's file states the same lines, and derives each one's VJP):
     logits = h Wlm^T + blm                  (B, T, V)
     loss   = mean over the B*T positions of -log softmax(logits)[target]
 
-The grader checks each step on its own: the student's `d_<variable>(c, p, d)` gets the forward
-values `c`, the parameters `p` and, in `d`, a random upstream gradient for each variable that
-the graded one feeds; the truth is autograd's VJP of the lines that read it, with the same
+The grader checks each step on its own: the student's `d_x(c, p, d)` (one for each variable x)
+gets the forward values `c`, the parameters `p` and, in `d`, a random upstream gradient for each
+variable that x feeds; the truth is autograd's VJP of the lines that read it, with the same
 upstream gradients (`true_gradient`). So one wrong step costs its own case only, and the child
 never sees a reference value. Everything here runs in the grader's process; the student's code
 runs only in `compare_by_hand` and `train_by_hand`, which a learner calls on their own file.
@@ -226,7 +226,7 @@ def compare_by_hand(student, seed=0, out=print):
     return passed
 
 
-def train_by_hand(student, steps=20, lr=0.5, seed=1, out=print):
+def train_by_hand(student, steps=12, lr=0.5, seed=1, out=print):
     """Train with the student's `train` (their backward only: it runs with autograd off) and with
     autograd from the same start; print both losses side by side. Returns (yours, autograd's)."""
     module = _module(student)

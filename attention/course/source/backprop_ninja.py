@@ -44,9 +44,10 @@ Each line's vector-Jacobian product (VJP), derived from the line:
 - emb = wte[tokens]: row r of wte was copied to every position holding token r, so
   dwte[r] = sum of demb[b,t] over the (b, t) with tokens[b,t] = r (0 for a token never seen).
 
-Your task, one variable at a time, in the order below: each `d_<name>(c, p, d)` returns d<name>.
-`c` holds the forward values by name (and tokens, targets, allowed), `p` the parameters, and `d`
-the gradients of the variables <name> feeds directly (d["loss"] for d_logits), already computed.
+Your task, one variable at a time, in the order below: `d_x(c, p, d)` returns dx, and so on for
+every variable. `c` holds the forward values by name (and tokens, targets, allowed), `p` the
+parameters, and `d` the gradients already computed of the variables this one feeds directly
+(d["loss"] for d_logits; d["q"], d["k"], d["v"] and d["h"] for d_x).
 After each step, run this file (`python backprop_ninja.py`, or in a notebook
 `attention.course.ninja.compare_by_hand(path)`): a table of each of your gradients against
 autograd's (exact | approx | max diff), as far as you got. Then write `train`: plain SGD whose
