@@ -42,7 +42,28 @@ CHECKED = {
     "function": "your output and every gradient are compared with what minitensor's autograd computes "
                 "through the same steps",
     "order": "the graph's backward is run in your order and compared with the real engine's",
+    "steps": "each step alone, given random upstream gradients, is compared with autograd's VJP of the same "
+             "line, then your `train` is compared with the same training done with autograd",
 }
+
+
+def check_cells(exercise, path):
+    """The cells a learner runs between writing and grading: for the backprop ninja, the table of
+    each of their gradients against autograd's, and a training run on their backward alone."""
+    if exercise.kind != "steps":
+        return []
+    return [
+        markdown("## Check each gradient against autograd\n\n" + para(
+            "Run this after each step you write: one row a variable, your gradient against autograd's (`exact`: "
+            "bit for bit, `approx`: within the grader's tolerance, and the largest difference). Each row uses "
+            "your own earlier gradients, so the first wrong row is the one to fix.")),
+        f"# %%\nfrom attention.course.ninja import compare_by_hand, train_by_hand\n\n"
+        f"compare_by_hand(\"{path}\")\n",
+        markdown("## Train with your backward alone\n\n" + para(
+            "Once `train` is written: SGD from the same start with your gradients and with autograd's, the "
+            "loss before each step side by side. No `.backward()` anywhere: autograd is off while yours runs.")),
+        f"# %%\ntrain_by_hand(\"{path}\")\n",
+    ]
 
 
 def file_name(number, name):
@@ -87,6 +108,7 @@ def notebook(number, exercise):
             "Replace each `raise NotImplementedError(...)` with your code; keep the rest. (`%%writefile` on "
             "the first line saves the cell to the file instead of running it.)")),
         f"# %%\n# %%writefile {path}\n{code}",
+        *check_cells(exercise, path),
         markdown(f"## Grade it\n\n{exercise.max_score} points in {len(exercise.cases)} cases. A fresh copy "
                  "of this notebook reports \"not implemented yet\"."),
         f"# %%\nresult = grade_exercise(exercise, \"{path}\")\nprint(\"\\n\".join(report(result)))\n",

@@ -20,6 +20,7 @@ process, and describe what came back as values (arrays, error lines); the `judge
 in the grader's process, check those values (through `channel.py`'s strict checks) against
 references computed there. So nothing the student's code does can reach a verdict.
 """
+import copy
 import inspect
 import itertools
 import math
@@ -32,6 +33,7 @@ import numpy as np
 import minitensor
 from minitensor.autograd import Function, grad, no_grad
 
+from . import ninja
 from .channel import (
     MAX_DIMS,
     MAX_ELEMENTS,
@@ -268,6 +270,11 @@ def shape_note(exercise, message):
     if len(got) > MAX_DIMS or len(want) > MAX_DIMS or max(got + want, default=0) > MAX_ELEMENTS:
         return None  # (the message is the child's text: no real case has such shapes)
     name = f"'{exercise.arg_names[i]}'" if i < len(exercise.arg_names) else f"input {i}"
+    return shape_words(name, got, want)
+
+
+def shape_words(name, got, want):
+    """What a gradient of shape `got` for `name`, of shape `want`, most likely means, or None."""
     if len(got) == len(want) >= 2 and got == want[:-2] + (want[-1], want[-2]):
         return (f"your gradient for {name} is {got}, its shape is {want}: the last two dims are swapped, "
                 "a transpose too many or too few?")
@@ -394,6 +401,58 @@ def run_order(module, path, entry, case, seed):
     return {"error": None, "returned": "list", "length": len(order), "entries": entries}
 
 
+class MissingUpstream(KeyError):
+    """A step of the ninja exercise read a gradient it is not given: the message names those it is."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+class _Upstream(dict[str, object]):
+    """The gradients a step gets in `d`: those of the variables its own variable feeds directly."""
+
+    def __init__(self, name, values):
+        super().__init__(values)
+        self.name = name
+
+    def __missing__(self, key):
+        raise MissingUpstream(f"d[{key!r}]: d_{self.name} gets the gradients of what {self.name} feeds directly, "
+                              f"{', '.join(f'd[{k!r}]' for k in self)}, and no other")
+
+
+def _as_values(value):
+    """What a step or `train` returned, as {"type", "values"}: float64 values when it is an array,
+    a Tensor, a number or a list of numbers that the channel can carry; else only its type's name."""
+    if isinstance(value, minitensor.Tensor):
+        value = value.numpy(force=True)
+    elif isinstance(value, (list, tuple)) and len(value) <= MAX_ELEMENTS and all(
+            isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in value):
+        value = np.array(value, dtype=np.float64)
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "iuf":
+        return {"type": clip(type(value).__name__), "values": None}
+    if value.ndim > MAX_DIMS or value.size > MAX_ELEMENTS:
+        return {"type": clip(f"array of shape {value.shape}"), "values": None}
+    return {"type": "array", "values": np.array(value, dtype=np.float64)}
+
+
+def run_ninja(module, path, kind, payload):
+    """The ninja exercise in the child: one step (`kind` 'step': payload (name, cache, params,
+    upstream)) or the training run ('train': payload (params, tokens, targets, steps, lr)), which
+    runs with autograd off: its gradients must come from the student's own steps."""
+    try:
+        if kind == "step":
+            name, cache, params, upstream = payload
+            got = getattr(module, f"d_{name}")(cache, params, _Upstream(name, upstream))
+        else:
+            with no_grad():
+                got = module.train(*payload)
+    except Exception as e:  # noqa: BLE001
+        return {"error": describe_error(e, module, path, None), "type": None, "values": None}
+    return {"error": None, **_as_values(got)}
+
+
 # ---- the grader's side: verdicts from those values --------------------------------------------------
 
 def judge_case(exercise, case, seed, module_name, call):
@@ -404,6 +463,8 @@ def judge_case(exercise, case, seed, module_name, call):
     rng = np.random.default_rng(seed)
     if exercise.kind == "order":
         return _judge_order(exercise, case, rng, call("order", seed))
+    if exercise.kind == "steps":
+        return _judge_steps(exercise, case, rng, call)
     return _judge_function(exercise, case, rng, module_name, call)
 
 
@@ -603,6 +664,71 @@ def _judge_order(exercise, case, rng, record):
     return ("fail" if lines else "pass"), lines
 
 
+def _returned(record, what, want_shape):
+    """The array a ninja record holds, or the lines saying what came back instead."""
+    expect_dict(record, ("error", "type", "values"))
+    if record["error"] is not None:
+        return None, _error_verdict(record["error"], f"in {what}", "error")
+    if record["values"] is None:
+        return None, ("fail", [f"WRONG TYPE: {what} returned a {expect_text(record['type'], 'type')}, not an array "
+                               f"of shape {want_shape}"])
+    return expect_array(record["values"], "values"), None
+
+
+def _judge_steps(exercise, case, rng, call):
+    """One step of the ninja exercise, alone: the student's d_<name> on the forward values and random
+    upstream gradients, against autograd's VJP of the lines that read <name>; or the training run."""
+    params, tokens, targets = case.make(rng)
+    if case.variable is None:
+        return _judge_training(case, params, tokens, targets, call)
+    name, what = case.variable, f"d_{case.variable}"
+    cache = ninja.forward_values(params, tokens, targets)
+    upstream = ninja.random_upstream(name, cache, rng)
+    true = ninja.true_gradient(name, cache, params, tokens, targets, upstream)
+    yours, verdict = _returned(call("step", (name, cache, params, upstream)), what, true.shape)
+    if verdict is not None:
+        return verdict
+    if yours.shape != true.shape:
+        note = shape_words(f"'{name}'", yours.shape, true.shape)
+        return "fail", [f"WRONG SHAPE: {what} returned an array of shape {yours.shape}; {name} has shape "
+                        f"{true.shape}, and so has its gradient"] + ([f"  {note}"] if note else [])
+    note = exercise.diagnose(name, cache, upstream, yours, true) if exercise.diagnose else None
+    factors = exercise.factors(name, cache) if exercise.factors else []
+    lines = gradient_pair(f"{what} (the gradient of '{name}')", yours, true, "autograd", note,
+                          upstream=upstream.get("loss"), tol=AUTOGRAD_TOL, factors=factors)
+    return ("fail" if lines else "pass"), lines
+
+
+def _judge_training(case, params, tokens, targets, call):
+    """The student's `train`: its losses must fall and be autograd's training's, step by step."""
+    want = ninja.train_reference(params, tokens, targets, case.steps, case.lr)
+    yours, verdict = _returned(call("train", (params, tokens, targets, case.steps, case.lr)), "train",
+                               want.shape)
+    if verdict is not None:
+        return verdict
+    if yours.shape != want.shape:
+        return "fail", [f"WRONG LOSSES: train returned {yours.size} values for {case.steps} steps: return the loss "
+                        "before each step, as a list of floats"]
+    lines = []
+    if not np.all(np.isfinite(yours)):
+        lines.append(f"YOUR LOSS IS NOT FINITE from step {int(np.argmin(np.isfinite(yours)))} on: a gradient far "
+                     "too large, or a sign that climbs instead of descending?")
+    elif not yours[-1] < yours[0]:
+        lines.append(f"YOUR LOSS DOES NOT FALL: {yours[0]:.6g} before the first step, {yours[-1]:.6g} before the "
+                     f"last (autograd's: {want[0]:.6g}, then {want[-1]:.6g})")
+    close = np.abs(yours - want) <= 1e-9 + 1e-6 * np.abs(want)
+    if not close.all():
+        first = int(np.argmin(close))
+        lines.append(f"YOUR TRAINING IS NOT AUTOGRAD'S: from step {first} on, the losses differ")
+        lines += [f"  step {k}: yours {yours[k]:.8g}, autograd's {want[k]:.8g}" for k in range(first, min(first + 3,
+                                                                                                      len(want)))]
+        lines.append("  the loss before the first step is already different: is it the loss of the forward, before "
+                     "the update?" if first == 0 else
+                     "  the first loss agrees, so a gradient or the update is wrong: p[name] -= lr * dL/dp[name] for "
+                     "every parameter; compare_by_hand shows which gradient")
+    return ("fail" if lines else "pass"), lines
+
+
 def check_case(exercise, module, path, case, seed):
     """Grade one case in this process, against a module already imported here: (status, lines).
 
@@ -616,6 +742,9 @@ def check_case(exercise, module, path, case, seed):
             record = run_forward(module, path, exercise.entry, state["args"])
         elif kind == "gradients":
             record = run_gradients(module, path, exercise.entry, state["args"], *payload)
+        elif kind in ("step", "train"):
+            # (a copy, as the child gets one: a step that changes its arguments changes no reference)
+            record = run_ninja(module, path, kind, copy.deepcopy(payload))
         else:
             record = run_order(module, path, exercise.entry, case, payload)
         return decode(encode(record))

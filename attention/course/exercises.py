@@ -12,6 +12,12 @@ Its `kind` says what is checked in each case (see `check.py`):
                  with what autograd computes through the reference.
     'order'      the student writes the engine's topological sort; backward through graphs with
                  shared subexpressions in that order is compared with the real engine's.
+    'steps'      the backprop ninja: the student writes the backward of a small attention model
+                 one variable at a time (`d_x(c, p, d)` for each variable x, see `ninja.py`). Each
+                 case grades one step alone, on random upstream gradients, against autograd's VJP
+                 of the lines that read that variable; the last trains with the student's `train`
+                 (their backward only) and compares its losses with autograd's training. Its
+                 `diagnose` and `factors` take (variable, forward values, ...), not (args, index).
 
 The hints come in tiers: 1 points the way, 2 names the pieces, 3 all but gives the answer. A
 released stub raises NotImplementedError with hint 1; the grader shows more on request.
@@ -23,6 +29,8 @@ import numpy as np
 
 import minitensor
 import minitensor.nn.functional as F
+
+from . import ninja
 
 
 class Case:
@@ -212,6 +220,57 @@ def _graph_chain(rng):
     return y, {"x": x}
 
 
+# ---- the backprop ninja: a small attention model's backward, a variable at a time --------------------
+
+_NINJA_LINES = {  # the line each step goes back through
+    "logits": "loss = mean cross-entropy of logits", "h": "logits = h Wlm^T + blm",
+    "w_lm": "logits = h Wlm^T + blm", "b_lm": "logits = h Wlm^T + blm",
+    "proj": "h = x + proj, the residual", "att": "proj = att Wo^T", "w_o": "proj = att Wo^T",
+    "probs": "att = probs v", "v": "att = probs v", "masked": "probs = softmax(masked)",
+    "scaled": "masked = where(allowed, scaled, -inf)", "scores": "scaled = scores / sqrt(H)",
+    "q": "scores = q k^T", "k": "scores = q k^T", "w_q": "q = x Wq^T", "w_k": "k = x Wk^T", "w_v": "v = x Wv^T",
+    "x": "x feeds q, k, v and h", "wpe": "x = emb + wpe", "emb": "x = emb + wpe",
+    "wte": "emb = wte[tokens] (tokens repeat)",
+}
+
+
+class StepCase(Case):
+    """A case of the ninja exercise: the step d_x of one variable x alone, or (variable None)
+    training for `steps` SGD steps of rate `lr`."""
+
+    def __init__(self, variable=None, points=1, steps=8, lr=0.5):
+        label = (f"d_{variable}: {_NINJA_LINES[variable]}" if variable is not None
+                 else f"train: {steps} SGD steps on your backward alone")
+        super().__init__(label, ninja.make_inputs, points)
+        self.variable, self.steps, self.lr = variable, steps, lr
+
+
+def _ninja_factors(name, cache):
+    """The ratios a step's usual slips give: the mean's N, the scale, a mean over positions."""
+    n = cache["targets"].size
+    if name == "logits":
+        return _mean_factors((cache["logits"].reshape(n, -1),), 0)
+    if name == "scores":
+        return _scale_factors(cache["q"].shape[-1])
+    positions = {"w_lm": n, "b_lm": n, "w_o": n, "w_q": n, "w_k": n, "w_v": n, "wpe": cache["x"].shape[0]}
+    if name in positions:
+        return [(1 / positions[name], f"1/{positions[name]} ({name} is used at {positions[name]} positions)",
+                 "a mean where the sum belongs? A weight used at every position gets the sum of their gradients")]
+    return []
+
+
+def _ninja_diagnose(name, cache, upstream, yours, true):
+    """What a wrong step most likely means, where its shape says more than the numbers."""
+    if name == "wte":
+        return _repeated_rows((minitensor.from_numpy(cache["tokens"]),), 1, yours, true)
+    if name == "scaled" and np.allclose(yours, upstream["masked"]):
+        return ("yours is d['masked'] unchanged: where allowed is False, masked is the constant -inf, which does "
+                "not depend on scaled: those entries get 0")
+    if name == "x" and np.allclose(yours, true - upstream["h"]):
+        return "the residual's term is missing: x feeds h = x + proj directly too, so dx has + d['h']"
+    return None
+
+
 EXERCISES = {e.name: e for e in [
     Exercise(
         "softmax", "the backward of softmax", "softmax", ("x",),
@@ -323,6 +382,20 @@ EXERCISES = {e.name: e for e in [
         ),
         kind="order", timeout_note="a walk without a set of visited nodes walks a node once per path to it "
                                    "(the ladder has 2^30)"),
+    Exercise(
+        "backprop_ninja", "every backward of a small attention model by hand, then training with it", "backward",
+        ("c", "p"), [StepCase(name) for name in ninja.STEPS] + [StepCase(points=3)],
+        hints=(
+            "one line of the forward at a time, last first: d_x is the VJP of the lines that read x, given in d the "
+            "gradients of what those lines compute. A matmul C = A B gives dA = dC B^T and dB = A^T dC.",
+            "a weight (out, in) used at every position gets the sum over positions: flatten to rows, "
+            "dW = d(out)^T @ input. x feeds four lines (q, k, v and the residual h): dx is a sum of four. "
+            "A repeated token gets the sum of its rows: np.add.at, not table[idx] +=.",
+            "dlogits = dloss (softmax(logits) - onehot) / N; dmasked = probs * (dprobs - rowsum(dprobs * probs)); "
+            "dscaled = where(allowed, dmasked, 0); dscores = dscaled / sqrt(H); dq = dscores k; "
+            "dk = dscores^T q; train: loss, c = forward(...); grads = backward(c, p); p[n] -= lr * grads[n].",
+        ),
+        kind="steps", factors=_ninja_factors, diagnose=_ninja_diagnose),
 ]}
 
 

@@ -53,7 +53,16 @@ from .channel import (
     expect_text,
     send,
 )
-from .check import describe_error, from_arguments, judge_case, run_forward, run_gradients, run_order, student_error
+from .check import (
+    describe_error,
+    from_arguments,
+    judge_case,
+    run_forward,
+    run_gradients,
+    run_ninja,
+    run_order,
+    student_error,
+)
 from .exercises import EXERCISES, find
 
 DEFAULT_TIMEOUT = 20.0
@@ -178,6 +187,8 @@ def _child(name, path, student, scratch, cpu_seconds, memory_bytes, requests, re
                 record = run_forward(module, path, exercise.entry, args)
             elif kind == "gradients":
                 record = run_gradients(module, path, exercise.entry, args, *payload)
+            elif kind in ("step", "train"):
+                record = run_ninja(module, path, kind, payload)
             else:
                 record = run_order(module, path, exercise.entry, exercise.cases[n], payload)
         except BaseException as e:  # noqa: BLE001 (sys.exit or KeyboardInterrupt raised by the student's code)

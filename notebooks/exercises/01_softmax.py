@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 1 of 8: the backward of softmax
+# # Exercise 1 of 9: the backward of softmax
 #
 # Forward (done for you), along the last dim, with m = max_j x_j subtracted so nothing overflows:
 #

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 2 of 8: the backward of layer normalisation
+# # Exercise 2 of 9: the backward of layer normalisation
 #
 # Forward (done for you), over the last dim of size D, per row:
 #

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 3 of 8: the backward of scaled dot-product attention
+# # Exercise 3 of 9: the backward of scaled dot-product attention
 #
 # Forward (done for you), for queries q (..., Tq, d), keys k (..., Tk, d), values v (..., Tk, dv)
 # and an optional bool mask (Tq, Tk) that is True where attention is allowed:

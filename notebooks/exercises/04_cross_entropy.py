@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 4 of 8: the backward of cross-entropy from logits
+# # Exercise 4 of 9: the backward of cross-entropy from logits
 #
 # Forward (done for you), for logits x (N, C) and int64 class indices t (N,), the mean over the
 # batch, with m_i = max_c x_{i,c} subtracted so nothing overflows:

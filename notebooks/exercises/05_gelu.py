@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 5 of 8: the backward of GELU, in its tanh approximation (GPT-2's, PyTorch's approximate='tanh')
+# # Exercise 5 of 9: the backward of GELU, in its tanh approximation (GPT-2's, PyTorch's approximate='tanh')
 #
 # Forward (done for you), elementwise, with C = sqrt(2 / pi) and A = 0.044715:
 #

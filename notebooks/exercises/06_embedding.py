@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 6 of 8: the backward of an embedding lookup, where an index may repeat
+# # Exercise 6 of 9: the backward of an embedding lookup, where an index may repeat
 #
 # Forward (done for you): for an int64 tensor of indices (any shape) and a table weight (V, D),
 # every index picks one row:

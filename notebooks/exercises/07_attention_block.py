@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 7 of 8: a whole attention block by hand, forward and backward
+# # Exercise 7 of 9: a whole attention block by hand, forward and backward
 #
 # Single-head self-attention with its four projections, for x (..., T, D). The weights are stored
 # as nn.Linear stores them, y = x W^T (no biases):

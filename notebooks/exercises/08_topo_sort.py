@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Exercise 8 of 8: the engine's topological sort
+# # Exercise 8 of 9: the engine's topological sort
 #
 # `loss.backward()` must call each node's backward once, with the sum of every gradient that flows
 # into the node's output. So a node may run only after every node that consumes its output has

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from attention.course import check
+from attention.course import check, ninja
 from attention.course.exercises import EXERCISES
 
 NAMES = list(EXERCISES)
@@ -60,6 +60,16 @@ def _with_wrong_backward(name, wrong):
     return module, path
 
 
+def _with_wrong_steps(name, wrong):
+    """The reference solution of the ninja exercise whose every step returns `wrong` of the right
+    gradient (its `backward`, and so its `train`, call the steps by name: they get the wrong ones too)."""
+    module, path = _reference(name)
+    for step in ninja.STEPS:
+        right = getattr(module, f"d_{step}")
+        setattr(module, f"d_{step}", lambda c, p, d, right=right: np.ascontiguousarray(wrong(right(c, p, d))))
+    return module, path
+
+
 def _with_wrong_order(wrong):
     module, path = _reference("topo_sort")
     right = module.topological_order
@@ -86,7 +96,7 @@ def remembered_references(monkeypatch):
     monkeypatch.setattr(check, "_numeric_gradient", remembered)
 
 
-AUDIT = ([(n, w) for n in NAMES if EXERCISES[n].kind != "order" for w in WRONG_GRADIENTS]
+AUDIT = ([(n, w) for n in NAMES if EXERCISES[n].kind in ("backward", "function", "steps") for w in WRONG_GRADIENTS]
          + [("topo_sort", w) for w in WRONG_ORDERS])
 
 
@@ -95,6 +105,8 @@ def test_a_wrong_answer_scores_0_on_every_case(name, wrong, remembered_reference
     exercise = EXERCISES[name]
     if exercise.kind == "order":
         module, path = _with_wrong_order(WRONG_ORDERS[wrong])
+    elif exercise.kind == "steps":  # every step wrong, and so the training run too
+        module, path = _with_wrong_steps(name, WRONG_GRADIENTS[wrong])
     else:
         module, path = _with_wrong_backward(name, WRONG_GRADIENTS[wrong])
     cases = list(enumerate(exercise.cases))
@@ -107,7 +119,7 @@ def test_a_wrong_answer_scores_0_on_every_case(name, wrong, remembered_reference
     assert not passed, f"{name}, {wrong}: scores on {passed}"
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if EXERCISES[n].kind != "order"])
+@pytest.mark.parametrize("name", [n for n in NAMES if EXERCISES[n].kind in ("backward", "function")])
 def test_every_case_has_a_gradient_of_meaningful_size_for_every_input(name):
     exercise = EXERCISES[name]
     for n, case in enumerate(exercise.cases):
@@ -118,6 +130,20 @@ def test_every_case_has_a_gradient_of_meaningful_size_for_every_input(name):
         for i, g in zip(floats, check._gradients(exercise.reference, args, floats, u)):
             # 100 times the absolute tolerance: returning 0, or twice the gradient, is far outside it
             assert np.abs(g).max() > 100 * check.NUMERIC_TOL[0], f"{name} case {n + 1} ({case.label}): input {i}"
+
+
+def test_every_ninja_step_has_a_gradient_of_meaningful_size():
+    """As the grader draws them (case n: seed n): the forward values, the random upstream gradients."""
+    exercise = EXERCISES["backprop_ninja"]
+    for n, case in enumerate(exercise.cases):
+        if case.variable is None:
+            continue
+        rng = np.random.default_rng(n)
+        params, tokens, targets = case.make(rng)
+        cache = ninja.forward_values(params, tokens, targets)
+        true = ninja.true_gradient(case.variable, cache, params, tokens, targets,
+                                   ninja.random_upstream(case.variable, cache, rng))
+        assert np.abs(true).max() > 100 * check.AUTOGRAD_TOL[0], case.label
 
 
 def test_the_tolerance_is_relative_to_a_small_gradient():
