@@ -266,3 +266,20 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
             return DelayedError.apply(r, *tracked) if isinstance(r, Tensor) and r.dtype.kind == "f" else r
         return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
     return wrapper
+
+
+def broadcasts_to(shape, target):
+    """(The engine's, for a user's Function that returns a broadcast gradient unreduced.) Whether an
+    array of `shape` broadcasts to `target` (so a gradient of `target`'s shape sums back to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(n == m or n == 1 for n, m in zip(shape[::-1], target[::-1]))
+
+
+def sum_to(g, shape):
+    """`g` summed over the dimensions that broadcasting `shape` to g's shape added or stretched."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(shape) if n == 1 and g._array.shape[lead + d] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)  # (Tensor ops: recorded under create_graph like the VJP itself)
+    return g.reshape(shape)

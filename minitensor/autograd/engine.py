@@ -16,6 +16,7 @@ import numpy as np
 
 from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
+from .custom import broadcasts_to, sum_to
 from .freeing import release as _release
 from .hooks import run_hooks as _run_hooks
 from .messages import freed_message, modified_message
@@ -66,8 +67,8 @@ def _check_gradient(node, i, shape, dtype, g):
     if not isinstance(g, Tensor):
         g = Tensor._make(np.asarray(g))  # a VJP written in numpy may return an ndarray
     if g._array.shape != shape:  # (the array's shape: a Tensor's .shape builds a Size)
-        if node.sums_broadcast_gradients and _broadcasts_to(shape, g._array.shape):
-            g = _sum_to(g, shape)  # a user's Function that left broadcasting to the engine, as PyTorch allows
+        if node.sums_broadcast_gradients and broadcasts_to(shape, g._array.shape):
+            g = sum_to(g, shape)  # a user's Function that left broadcasting to the engine, as PyTorch allows
         else:
             hint = " (nor one it broadcasts to, to be summed to it)" if node.sums_broadcast_gradients else ""
             raise RuntimeError(
@@ -81,22 +82,6 @@ def _check_gradient(node, i, shape, dtype, g):
             )
         g = g.to(dtype)  # mixed-precision ops: the gradient takes its input's dtype
     return g
-
-
-def _broadcasts_to(shape, target):
-    """Whether an array of `shape` broadcasts to `target` (so a gradient of `target`'s shape sums back to it)."""
-    if len(shape) > len(target):
-        return False
-    return all(n == m or n == 1 for n, m in zip(shape[::-1], target[::-1]))
-
-
-def _sum_to(g, shape):
-    """`g` summed over the dimensions that broadcasting `shape` to g's shape added or stretched."""
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(shape) if n == 1 and g._array.shape[lead + d] != 1)
-    if dims:
-        g = g.sum(dim=dims, keepdim=True)  # (Tensor ops: recorded under create_graph like the VJP itself)
-    return g.reshape(shape)
 
 
 def accumulate(pending, key, g):

@@ -205,14 +205,3 @@ def call_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> An
     finally:
         modes.grad_enabled = prev
 
-
-def run_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> np.ndarray:
-    """`call_forward` for the speed layer's Replay: what forward returned, as the ndarray the output holds."""
-    raw = call_forward(op, ctx, args)
-    if type(raw) is np.ndarray:
-        return raw
-    if isinstance(raw, Tensor):
-        return raw._array
-    if isinstance(raw, tuple):
-        raise TypeError(f"{op.__name__}.forward returned a tuple; Replay records ops of one output only")
-    return np.asarray(raw)

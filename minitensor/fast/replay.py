@@ -45,7 +45,7 @@ from .. import random as _random
 from ..autograd import grad_mode
 from ..autograd.api import root_gradients
 from ..autograd.engine import run_backward
-from ..autograd.function import run_forward
+from ..autograd.function import Function, call_forward
 from ..tensor import Tensor
 
 
@@ -184,3 +184,16 @@ def _first_difference(replayed, eager):
     if len(replayed) != len(eager):
         return f"the eager run made {len(eager)} ops, the recording {len(replayed)}"
     return None
+
+
+def run_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> np.ndarray:
+    """`call_forward`, the forward step Replay shares with `Function.apply`: what forward returned, as
+    the ndarray the output holds."""
+    raw = call_forward(op, ctx, args)
+    if type(raw) is np.ndarray:
+        return raw
+    if isinstance(raw, Tensor):
+        return raw._array
+    if isinstance(raw, tuple):
+        raise TypeError(f"{op.__name__}.forward returned a tuple; Replay records ops of one output only")
+    return np.asarray(raw)
