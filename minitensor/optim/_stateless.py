@@ -31,19 +31,18 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: 
     swap_state, plan = _prepare(optimizer, swapin_parameters, swapin_optim_state)
     live_state = optimizer.state
     snapshots = [dict(g) for g in optimizer.param_groups]
-    step_tensors = []  # (the dict's step tensor, the per-parameter state dict the block uses)
+    pairs = []  # (the dict's per-parameter state, the copy the optimizer uses in the block)
     try:
         new_state: collections.defaultdict[Tensor, dict[str, Any]] = collections.defaultdict(dict)
         for group, saved, params in plan:
             group["params"] = params
             group.update({k: v for k, v in saved.items() if k != "params"})
             for p, pid in zip(params, saved["params"]):
-                entry = dict(swap_state.get(pid, {}))
-                step = entry.get("step")
-                if isinstance(step, Tensor):
-                    # the optimizers count steps in a Python int; the tensor gets the new count on exit
-                    entry["step"] = int(step._array)
-                    step_tensors.append((step, entry))
+                given = swap_state.get(pid, {})
+                entry = dict(given)
+                if isinstance(entry.get("step"), Tensor):
+                    entry["step"] = int(entry["step"]._array)  # the optimizers count steps in a Python int
+                pairs.append((given, entry))
                 new_state[p] = entry
         optimizer.state = new_state
         yield
@@ -52,8 +51,20 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: 
             group.clear()
             group.update(snapshot)
         optimizer.state = live_state
-        for tensor, entry in step_tensors:
-            tensor._array[...] = np.asarray(entry["step"], dtype=tensor._array.dtype)
+        _write_back(pairs)
+
+
+def _write_back(pairs):
+    """Copy the block's new values into the dict's own tensors, in place (an optimizer may have swapped a buffer
+    for another, e.g. Adam's speed layer for a view into one flat array): the caller's dict sees the step as
+    PyTorch's in-place updates make it see it."""
+    for given, entry in pairs:
+        for k, tensor in given.items():
+            new = entry.get(k)
+            if isinstance(tensor, Tensor) and new is not tensor and new is not None:
+                value = new._array if isinstance(new, Tensor) else np.asarray(new)
+                if value.shape == tensor._array.shape:
+                    tensor._array[...] = value
 
 
 def _prepare(optimizer, swapin_parameters, swapin_optim_state):
