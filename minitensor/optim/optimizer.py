@@ -148,6 +148,12 @@ class Optimizer:
         options ('scalar': a 0-dim tensor; 'any': kept as given, e.g. LBFGS's history lists)."""
         return {}
 
+    def _param_state_spec(self, group, p):
+        """The spec of one parameter's state: the group's, unless the buffers depend on the parameter
+        (Adafactor's row and column factors; a kind may then be ('array', shape) for a buffer whose shape
+        is not its parameter's)."""
+        return self._state_spec(group)
+
     def state_dict(self) -> dict[str, Any]:
         """{'state': {index: {name: value}}, 'param_groups': [{option: value, 'params': [index, ...]}]}.
 
@@ -227,7 +233,7 @@ class Optimizer:
             if not isinstance(entry, collections.abc.Mapping):
                 problems.append(f"state[{raw_key!r}] is a {type(entry).__name__}, expected a dict")
                 continue
-            spec = self._state_spec(group_of[id(p)]) if id(p) in group_of else {}
+            spec = self._param_state_spec(group_of[id(p)], p) if id(p) in group_of else {}
             if spec is None:  # free-form state (LBFGS): every entry is kept as given
                 spec = {k: "any" for k in entry}
             missing = [k for k in spec if k not in entry]
@@ -336,6 +342,9 @@ def _convert_state(value, kind, p):
         return Tensor._make(np.array(arr.reshape(()), dtype=Optimizer._scalar_dtype())), None
     if value is None and kind == "array_or_none":
         return None, None
+    shape = p._array.shape
+    if isinstance(kind, tuple):
+        kind, shape = kind
     raw = value._array if isinstance(value, Tensor) else value
     try:
         arr = np.asarray(raw)
@@ -343,6 +352,8 @@ def _convert_state(value, kind, p):
         return None, f"expected an array, got {type(value).__name__}"
     if arr.dtype.kind not in "fiu":
         return None, f"expected a numeric array, got dtype {arr.dtype}"
-    if arr.shape != p._array.shape:
+    if arr.shape != shape:
+        if shape != p._array.shape:
+            return None, f"shape {arr.shape} is not {shape} (for its parameter of shape {p._array.shape})"
         return None, f"shape {arr.shape} does not match its parameter's shape {p._array.shape}"
     return Tensor._make(np.array(arr, dtype=p._array.dtype, copy=True)), None
