@@ -294,42 +294,74 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
 # ---- the in-place functions of torch.nn.functional: each writes its op's result into the input and returns it ----
 def relu_(input: Tensor) -> Tensor:
-    """In place: input becomes relu(input) (recorded in the graph); returns input."""
+    """In place: input becomes relu(input) (recorded in the graph); returns input.
+
+    forward: x <- max(x, 0)
+    VJP:     gx = g * (x > 0)   (x before the write)
+    """
     return _write_in_place(tensor_input(input, "relu_"), "relu_", relu)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In place: input becomes elu(input, alpha); returns input."""
+    """In place: input becomes elu(input, alpha); returns input.
+
+    forward: x <- x if x > 0 else alpha * (exp(x) - 1)
+    VJP:     gx = g if x > 0 else g * alpha * exp(x)
+    """
     return elu(input, alpha, inplace=True)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In place: input becomes celu(input, alpha); returns input."""
+    """In place: input becomes celu(input, alpha); returns input.
+
+    forward: x <- max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    VJP:     gx = g if x > 0 else g * exp(x / alpha)
+    """
     return celu(input, alpha, inplace=True)
 
 
 def selu_(input: Tensor) -> Tensor:
-    """In place: input becomes selu(input); returns input."""
+    """In place: input becomes selu(input); returns input.
+
+    forward: x <- scale * (x if x > 0 else alpha * (exp(x) - 1))
+    VJP:     gx = g * scale * (1 if x > 0 else alpha * exp(x))
+    """
     return selu(input, inplace=True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """In place: input becomes leaky_relu(input, negative_slope); returns input."""
+    """In place: input becomes leaky_relu(input, negative_slope); returns input.
+
+    forward: x <- x if x > 0 else negative_slope * x
+    VJP:     gx = g if x > 0 else g * negative_slope
+    """
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In place: input becomes hardtanh(input, min_val, max_val); returns input."""
+    """In place: input becomes hardtanh(input, min_val, max_val); returns input.
+
+    forward: x <- clamp(x, min_val, max_val)
+    VJP:     gx = g * (min_val < x < max_val)
+    """
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """In place: input becomes rrelu(input, lower, upper, training); returns input."""
+    """In place: input becomes rrelu(input, lower, upper, training); returns input.
+
+    forward: x <- x if x > 0 else a * x   (a ~ U(lower, upper) per element in training, else (lower + upper) / 2)
+    VJP:     gx = g if x > 0 else g * a
+    """
     return rrelu(input, lower, upper, training, inplace=True)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    """In place: input becomes threshold(input, threshold, value); returns input."""
+    """In place: input becomes threshold(input, threshold, value); returns input.
+
+    forward: x <- x if x > threshold else value
+    VJP:     gx = g * (x > threshold)
+    """
     return _threshold(input, threshold, value, inplace=True)
 
 

@@ -49,6 +49,11 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     """The CTC loss of log_probs (T, N, C) (or unbatched (T, C)) for targets (N, S) padded, or 1-D concatenated.
 
     reduction='mean' divides each loss by its target length, then averages over the batch (as PyTorch).
+
+    forward: loss = -log sum over the alignments a of the target (blanks and repeats inserted) of
+             prod_t p_t(a_t), by the forward recursion in log space over the extended target
+    VJP:     through the ops of that recursion (logsumexp and gathers): the gradient of log_probs is
+             exp(log_probs) minus the posterior occupancy of each class at each step
     """
     op = "ctc_loss"
     lp = tensor_input(log_probs, op, "log_probs")

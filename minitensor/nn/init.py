@@ -7,8 +7,10 @@ ReLU-like layers: std = gain / sqrt(fan). A uniform U(-b, b) has std b / sqrt(3)
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -195,10 +197,11 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     return _fill(tensor, values)
 
 
-def _deprecated(new):
+def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:
     old = new.__name__[:-1]
 
-    def init(*args, **kwargs):
+    @functools.wraps(new)  # (the new one's signature, for help() and type checkers)
+    def init(*args: Any, **kwargs: Any) -> Tensor:
         warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
                       FutureWarning, stacklevel=2)
         return new(*args, **kwargs)

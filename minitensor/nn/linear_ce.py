@@ -33,7 +33,11 @@ class LinearCrossEntropyOptions:
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
                          weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
                          label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None) -> Tensor:
-    """cross_entropy(linear(input, W, b), target): the logits of shape (..., num_classes, *out_features)."""
+    """cross_entropy(linear(input, W, b), target): the logits of shape (..., num_classes, *out_features).
+
+    forward: z = x W^T + b;   loss = -log softmax(z)[target]   (reduced as `reduction` says)
+    VJP:     gz = g * (softmax(z) - onehot(target));   gx = gz W,   gW = gz^T x,   gb = sum of gz
+    """
     x = _tensor_input(input)
     if linear_weight.ndim < 2 or linear_weight.shape[-1] != x.shape[-1]:
         raise RuntimeError(f"linear_cross_entropy: linear_weight of shape {tuple(linear_weight.shape)} does not "

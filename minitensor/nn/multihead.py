@@ -348,6 +348,10 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     It runs the layer's own forward on a layer made of these tensors (no second copy of the attention math);
     the gradient reaches the tensors passed. static_k and static_v (precomputed keys and values) are not
     supported.
+
+    forward: q, k, v = x W_q^T, x W_k^T, x W_v^T split into heads;  o = softmax(q k^T / sqrt(d) + mask) v;
+             out = merge(o) W_o^T + b_o
+    VJP:     as MultiheadAttention's, through the same ops (attention's steps: see nn/attention.attend)
     """
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k and static_v are not supported in "
