@@ -16,7 +16,7 @@ import numpy as np
 
 import minitensor
 
-from ..special import i0e, i1e
+from ..ops.special import i0e, i1e
 from ..tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution

@@ -13,7 +13,7 @@ PyTorch's (head.weight, tail.0.0.weight, tail.0.1.weight, ...).
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
     def reset_parameters(self) -> None:
         self.head.reset_parameters()
-        for seq in self.tail:
+        for seq in cast(Any, self.tail):
             for lin in seq:
                 lin.reset_parameters()
 

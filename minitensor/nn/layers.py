@@ -203,7 +203,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu_(_tensor(self, input)) if self.inplace else F.relu(_tensor(self, input))
+        return F.relu_(_tensor(self, input)) if self.inplace else F.relu(_tensor(self, input))  # type: ignore[attr-defined]  # (F exports it through activation.FUNCTIONS)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""

@@ -8,7 +8,7 @@ materialises the placeholders with the loaded shapes. The lazy conv layers live 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,11 +34,18 @@ class UninitializedTensorMixin:
     _array: np.ndarray
     _uninitialized = True
 
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
     def materialize(self, shape: Any, device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         check_device(device, type(self).__name__)
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._array = np.zeros(shape, dtype=self._array.dtype if dtype is None else _dtype.as_dtype(dtype))
-        self.__class__ = self.cls_to_become  # type: ignore[assignment]
+        self._array = np.zeros(shape, dtype=self._array.dtype if dtype is None else _dtype.as_dtype(dtype))  # type: ignore[misc]
+        self.__class__ = self.cls_to_become
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -79,7 +86,7 @@ class LazyModuleMixin:
     cls_to_become: type | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)  # type: ignore[attr-defined]
 
     def has_uninitialized_params(self) -> bool:
@@ -122,9 +129,9 @@ class LazyLinear(LazyModuleMixin, Linear):
         if self.in_features == 0:  # (also after a loaded state dict materialised the weight)
             self.in_features = input.shape[-1]
         if self.has_uninitialized_params():
-            self.weight.materialize((self.out_features, self.in_features))
+            cast(Any, self.weight).materialize((self.out_features, self.in_features))
             if self.bias is not None:
-                self.bias.materialize((self.out_features,))
+                cast(Any, self.bias).materialize((self.out_features,))
             self.reset_parameters()
 
 

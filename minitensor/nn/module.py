@@ -576,7 +576,7 @@ class Module:
             if arr.dtype.kind not in "biufc":
                 problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
                                 f"with dtype {arr.dtype}, expected a {target.dtype} array")
-            elif tuple(arr.shape) != tuple(target.shape) and not getattr(target, "_uninitialized", False):
+            elif not getattr(target, "_uninitialized", False) and tuple(arr.shape) != tuple(target.shape):
                 problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
                                 f"checkpoint, the shape in current model is {tuple(target.shape)}")
             elif arr.dtype.kind == "c" and target.dtype.kind != "c":

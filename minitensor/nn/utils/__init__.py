@@ -32,7 +32,7 @@ def _vector_norm(a: np.ndarray, p: float) -> float:
         return float(np.sum(np.abs(a.astype(np.float64)) ** p) ** (1.0 / p))
 
 
-def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False,
+def get_total_norm(tensors: Tensor | Iterable[Tensor | None], norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
     """The norm of the per-tensor norms: ||(||t_1||_p, ..., ||t_n||_p)||_p (PyTorch's rule).
 
@@ -40,7 +40,8 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
     for p = -inf the smallest of the per-tensor minima of |t|, and for p = 0 it counts the tensors that
     hold a nonzero (the 0-"norm" of the per-tensor nonzero counts). A NaN in any tensor makes it NaN.
     """
-    tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    given: list[Tensor] = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    tensors = given
     if not tensors:
         return Tensor._make(np.asarray(0.0, dtype=np.float32))
     norm_type = float(norm_type)
