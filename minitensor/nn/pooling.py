@@ -305,9 +305,11 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
-    def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None,
-                 padding: int | tuple[int, int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+class _AvgPoolWithDivisor(Module):
+    """What AvgPool2d and AvgPool3d share: their arguments, divisor_override included."""
+
+    def __init__(self, kernel_size: int | tuple[int, ...], stride: int | tuple[int, ...] | None = None,
+                 padding: int | tuple[int, ...] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: int | None = None) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -315,12 +317,14 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolWithDivisor):
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool2d(_tensor(self, input), self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _AdaptivePool(Module):
@@ -699,22 +703,10 @@ class MaxPool3d(_MaxPoolNd):
     _nd = 3
 
 
-class AvgPool3d(Module):
-    def __init__(self, kernel_size: int | tuple[int, int, int], stride: int | tuple[int, int, int] | None = None,
-                 padding: int | tuple[int, int, int] = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
+class AvgPool3d(_AvgPoolWithDivisor):
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool3d(_tensor(self, input), self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
