@@ -11,51 +11,19 @@ import math
 import minitensor
 
 from ..tensor import Tensor
-from . import constraints
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
+from .folded import FoldedAtZero
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+class HalfCauchy(FoldedAtZero):
+    symmetric = Cauchy
 
     @property
     def mean(self) -> Tensor:
         return minitensor.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
-    def mode(self) -> Tensor:
-        return minitensor.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return minitensor.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return minitensor.where(value >= 0, log_prob, minitensor.full_like(log_prob, -math.inf))
-
-    def cdf(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Tensor) -> Tensor:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
