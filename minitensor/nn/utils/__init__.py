@@ -40,16 +40,16 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor | None], norm_type: float =
     for p = -inf the smallest of the per-tensor minima of |t|, and for p = 0 it counts the tensors that
     hold a nonzero (the 0-"norm" of the per-tensor nonzero counts). A NaN in any tensor makes it NaN.
     """
-    given: list[Tensor] = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
-    tensors = given
-    if not tensors:
+    present = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    if not present:
         return Tensor._make(np.asarray(0.0, dtype=np.float32))
+    arrays = [t._array for t in present]
     norm_type = float(norm_type)
-    dtype = np.result_type(*(t.dtype for t in tensors))
-    if norm_type == 2.0 and math.isfinite(total := math.sqrt(sum(float(_vdot(t._array, t._array)) for t in tensors))):
+    dtype = np.result_type(*[a.dtype for a in arrays])
+    if norm_type == 2.0 and math.isfinite(total := math.sqrt(sum([float(_vdot(a, a)) for a in arrays]))):
         pass  # the usual case: one dot product per tensor, no temporaries (float32 sums may overflow: below)
     else:
-        norms = np.array([_vector_norm(t._array, norm_type) for t in tensors])
+        norms = np.array([_vector_norm(a, norm_type) for a in arrays])
         total = _vector_norm(norms, norm_type)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is non-finite "
