@@ -129,8 +129,10 @@ def _math(html, page, dollars):
 
 # nbconvert's notebook template loads MathJax from a CDN; the math is MathML already, and the site
 # fetches nothing from other hosts
-_NO_MATHJAX = re.compile(r'<script[^>]*src="[^"]*mathjax[^"]*"[^>]*>\s*</script>|<script type="text/x-mathjax-config">'
-                         r'.*?</script>', re.S | re.I)
+# (with no MathJax URL configured it writes `<script src="">`, which would load the page itself as a script)
+_NO_MATHJAX = re.compile(r'<!-- load mathjax -->\s*<script src="[^"]*"[^>]*>\s*</script>|'
+                         r'<script[^>]*src="[^"]*mathjax[^"]*"[^>]*>\s*</script>|'
+                         r'<script type="text/x-mathjax-config">.*?</script>', re.S | re.I)
 NOTEBOOK_LINK = re.compile(r'href="(?P<target>(?![a-z][a-z0-9+.-]*:)[^"#:]+\.(?:md|py))(?P<anchor>#[^"]*)?"')
 log = logging.getLogger("mkdocs.hooks.notebooks")  # under "mkdocs", so --strict counts its warnings
 

@@ -48,11 +48,14 @@ def screenshot(browser, url, path, size=(1280, 2000)):
                               capture_output=True, text=True, timeout=120, check=False)
 
 
-def take(site, out, browser):
-    """Every shot of SHOTS from the built `site` into `out`; returns the paths written."""
+def take(site, out, browser, names=None):
+    """The shots of SHOTS (those in `names`, by default all) from the built `site` into `out`;
+    returns the paths written."""
     os.makedirs(out, exist_ok=True)
     written = []
     for name, page, _ in SHOTS:
+        if names is not None and name not in names:
+            continue
         url = "file://" + os.path.abspath(os.path.join(site, page))
         path = os.path.join(out, name)
         done = screenshot(browser, url, path)
