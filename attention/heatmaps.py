@@ -65,6 +65,17 @@ def labels_for(labels, n, what, op):
     return labels
 
 
+def prompt_divider(prompt_len, t, s, op):
+    """`prompt_len` checked against the maps' T queries and S keys: None, or where the answer begins."""
+    if prompt_len is None:
+        return None
+    if isinstance(prompt_len, bool) or not isinstance(prompt_len, (int, np.integer)) \
+            or not 0 < prompt_len <= max(t, s):
+        raise ValueError(f"{op}: prompt_len must be an integer from 1 to {max(t, s)} (the tokens shown), "
+                         f"got {prompt_len!r}")
+    return int(prompt_len)
+
+
 def color_scale(maps):
     """(signed, vmin, vmax): a scale symmetric about 0 for data with a negative value, else [0, 1]
     (or [0, max] when something exceeds 1)."""
@@ -101,7 +112,8 @@ def new_figure(op: str, **kwargs: Any) -> Any:
 
 def show_heatmaps(weights: mt.Tensor | Sequence[mt.Tensor] | ArrayLike, query_labels: Sequence[object] | None = None,
                   key_labels: Sequence[object] | None = None, title: str | None = None,
-                  path: str | os.PathLike[str] | None = None, cmap: str | None = None) -> Any:
+                  path: str | os.PathLike[str] | None = None, cmap: str | None = None,
+                  prompt_len: int | None = None) -> Any:
     """Draw attention weights (or a gradient of them) as heatmaps; return the matplotlib Figure.
 
     weights: a Tensor or array of shape (T, S), (H, T, S) or (L, H, T, S): one panel per head, a
@@ -109,6 +121,9 @@ def show_heatmaps(weights: mt.Tensor | Sequence[mt.Tensor] | ArrayLike, query_la
     cmap: a matplotlib colormap name; by default 'viridis' from 0 to 1 for weights, and 'RdBu_r'
         centred at 0 for signed data such as dS or dP.
     path: also save the figure there (a PNG, or any format matplotlib knows from the suffix).
+    prompt_len: the first `prompt_len` tokens are the prompt and the rest the model's answer: a
+        line is drawn where the answer begins, across the rows and down the columns.
+    Column labels of one or two characters stay upright; longer ones are turned to fit.
     Needs matplotlib; raises ImportError saying what to install and what works without it.
     """
     op = "show_heatmaps"
@@ -116,6 +131,7 @@ def show_heatmaps(weights: mt.Tensor | Sequence[mt.Tensor] | ArrayLike, query_la
     n_layers, n_heads, t, s = maps.shape
     rows = labels_for(query_labels, t, "queries", op)
     cols = labels_for(key_labels, s, "keys", op)
+    split = prompt_divider(prompt_len, t, s, op)
     signed, vmin, vmax = color_scale(maps)
     side = max(2.2, 0.28 * max(t, s) + 0.8)  # inches per panel: room for a label on every row
     fig = new_figure(op, figsize=(side * n_heads + 0.9, side * n_layers + (0.5 if title else 0.2)),
@@ -127,6 +143,13 @@ def show_heatmaps(weights: mt.Tensor | Sequence[mt.Tensor] | ArrayLike, query_la
             image = ax.imshow(maps[li, hi], cmap=cmap or ("RdBu_r" if signed else "viridis"), vmin=vmin, vmax=vmax)
             ax.set_xticks(range(s), cols, fontsize=7, rotation=90 if max(map(len, cols)) > 2 else 0)
             ax.set_yticks(range(t), rows, fontsize=7)
+            if split is not None:  # between the last prompt token and the first answer token
+                if split < t:
+                    ax.axhline(split - 0.5, color="white", lw=1.6)
+                    ax.axhline(split - 0.5, color="black", lw=0.8, ls="--")
+                if split < s:
+                    ax.axvline(split - 0.5, color="white", lw=1.6)
+                    ax.axvline(split - 0.5, color="black", lw=0.8, ls="--")
             if n_layers * n_heads > 1:
                 ax.set_title(f"layer {li} head {hi}" if n_layers > 1 else f"head {hi}", fontsize=8)
     axes[0][0].set_ylabel("query", fontsize=8)

@@ -28,15 +28,17 @@ def telling_example(prompts: ArrayLike) -> NDArray[Any]:
 
 
 def draw(model: DecoderLM, task: Task, prompt: NDArray[Any], losses: Sequence[float], out_dir: str,
-         stream: TextIO) -> list[str]:
-    """Save the attention maps for one held-out example (a PNG and the HTML viewer) and the loss
-    curve, or print the maps as text without matplotlib; return the paths of the files written."""
+         stream: TextIO, evals: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """Save the attention maps for one held-out example (a PNG and the HTML viewer, each with a line
+    where the prompt ends and the answer begins) and the loss curve (the held-out `evals` marked on
+    it), or print the maps as text without matplotlib; return the paths of the files written."""
     answer = greedy_answers(model, task, prompt[None, :])[0]
     seq = np.concatenate([prompt, answer])[: task.block_size]
     labels = [str(int(t)) for t in seq]
     title = (f"{task.name}: prompt {' '.join(labels[:task.prompt_len])} -> answer "
              f"{' '.join(str(int(t)) for t in answer)}")
-    return _save(np.stack(model.attention_maps(seq[None, :])), labels, title, losses, out_dir, stream)
+    return _save(np.stack(model.attention_maps(seq[None, :])), labels, title, losses, out_dir, stream,
+                 prompt_len=min(task.prompt_len, len(labels)), evals=evals, name=task.name)
 
 
 def char_label(c: str) -> str:
@@ -45,7 +47,7 @@ def char_label(c: str) -> str:
 
 
 def draw_text(model: DecoderLM, task: CharsTask, losses: Sequence[float], out_dir: str, stream: TextIO,
-              length: int = 20) -> list[str]:
+              length: int = 20, evals: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Save (or print) the attention maps over `length` held-out characters (a chars task), and the loss curve."""
     text = task.decode(task.heldout_ids)
     starts = [i + 1 for i in range(len(text) - length) if text[i] == "\n" != text[i + 1]]
@@ -53,18 +55,20 @@ def draw_text(model: DecoderLM, task: CharsTask, losses: Sequence[float], out_di
     seq = task.heldout_ids[start:start + min(length, task.block_size)]
     labels = [char_label(task.chars[int(t)]) for t in seq]
     title = f"{task.name}: {task.decode(seq)!r}"
-    return _save(np.stack(model.attention_maps(seq[None, :])), labels, title, losses, out_dir, stream)
+    return _save(np.stack(model.attention_maps(seq[None, :])), labels, title, losses, out_dir, stream,
+                 evals=evals, name=task.name)
 
 
 def _save(maps: NDArray[Any], labels: list[str], title: str, losses: Sequence[float], out_dir: str,
-          stream: TextIO) -> list[str]:
+          stream: TextIO, prompt_len: int | None = None, evals: Sequence[dict[str, Any]] = (),
+          name: str = "") -> list[str]:
     """The maps (layers, heads, T, T) as a PNG and the HTML viewer, and the loss curve; the maps as
     text (and the viewer) without matplotlib."""
     viewer_path = os.path.join(out_dir, "attention_viewer.html")
-    attention_viewer_html(maps, labels, viewer_path, title=title)
+    attention_viewer_html(maps, labels, viewer_path, title=title, prompt_len=prompt_len)
     maps_path = os.path.join(out_dir, "attention_maps.png")
     try:
-        show_heatmaps(maps, labels, labels, title=title, path=maps_path)
+        show_heatmaps(maps, labels, labels, title=title, path=maps_path, prompt_len=prompt_len)
     except ImportError:
         stream.write("matplotlib is not installed: attention maps as text (rows = queries, columns = keys); "
                      f"open {viewer_path} in a browser to explore them\n")
@@ -72,12 +76,35 @@ def _save(maps: NDArray[Any], labels: list[str], title: str, losses: Sequence[fl
             for hi, w in enumerate(heads):
                 stream.write(f"\nlayer {li} head {hi}\n{unicode_heatmap(w, labels)}\n")
         return [viewer_path]
-    fig = new_figure("draw", figsize=(5, 3), layout="constrained")
+    loss_path = os.path.join(out_dir, "loss_curve.png")
+    loss_curve(losses, evals, name).savefig(loss_path, dpi=110)
+    return [maps_path, loss_path, viewer_path]
+
+
+def loss_curve(losses: Sequence[float], evals: Sequence[dict[str, Any]] = (), name: str = "") -> Any:
+    """The training loss per step (log scale) as a matplotlib Figure, titled, with each held-out
+    evaluation marked: a dotted line at its step, and its result as a point (the held-out loss on
+    the loss axis; an exact-match score on a percent axis at the right)."""
+    fig = new_figure("loss_curve", figsize=(5.5, 3.3), layout="constrained")
     ax = fig.subplots()
-    ax.plot(np.arange(1, len(losses) + 1), losses, lw=1)
+    ax.plot(np.arange(1, len(losses) + 1), losses, lw=1, label="training loss")
     ax.set_yscale("log")
     ax.set_xlabel("step")
-    ax.set_ylabel("training loss (cross-entropy)")
-    loss_path = os.path.join(out_dir, "loss_curve.png")
-    fig.savefig(loss_path, dpi=110)
-    return [maps_path, loss_path, viewer_path]
+    ax.set_ylabel("loss (cross-entropy)")
+    ax.set_title(f"{name + ': ' if name else ''}training loss"
+                 + (f", {len(evals)} held-out evaluations" if evals else ""), fontsize=10)
+    handles = ax.get_lines()[:1]
+    for r in evals:
+        ax.axvline(r["step"], color="0.6", lw=0.7, ls=":", zorder=0)
+    steps = [r["step"] for r in evals]
+    if evals and "loss" in evals[0]:
+        handles += ax.plot(steps, [r["loss"] for r in evals], "o", ms=4, color="C1", label="held-out loss")
+    elif evals and "draws" in evals[0]:
+        right = ax.twinx()
+        handles += right.plot(steps, [100 * r["draws"] for r in evals], "s", ms=4, color="C2",
+                              label="held-out exact match (%)")
+        right.set_ylim(-3, 103)
+        right.set_ylabel("held-out exact match (%)")
+    if evals:
+        ax.legend(handles=handles, fontsize=8, loc="upper right", framealpha=0.9)
+    return fig

@@ -219,7 +219,7 @@ def _train(cfg: Config, stream: TextIO) -> dict[str, Any]:
     sample = sample_text(model, vocab, cfg) if cfg.sample and vocab is not None else None
     if sample is not None:
         show_sample(lambda text: stream.write(text + "\n"), sample)
-    files = [ckpt_path] + (scorer.draw(model, losses, cfg.out, stream) if cfg.pictures else [])
+    files = [ckpt_path] + (scorer.draw(model, losses, cfg.out, stream, evals) if cfg.pictures else [])
     result = {"steps": step, "wall_time": wall, **scorer.result(evals[-1]), "parameters": n_params,
               "final_loss": losses[-1] if losses else None, "sample": sample, "files": files}
     stream.write(report(cfg, result, scorer.report(evals[-1]), resumed_at=first))

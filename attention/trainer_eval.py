@@ -86,8 +86,10 @@ class ExactMatch:
         return {"heldout_exact_match": r["draws"], "heldout_distinct_exact_match": r["distinct"],
                 "heldout_draws": len(self.draws), "heldout_distinct": len(self.distinct)}
 
-    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO) -> list[str]:
-        return pictures.draw(model, self.task, pictures.telling_example(self.distinct), losses, out_dir, stream)
+    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO,
+             evals: Sequence[dict[str, Any]] = ()) -> list[str]:
+        return pictures.draw(model, self.task, pictures.telling_example(self.distinct), losses, out_dir, stream,
+                             evals=evals)
 
 
 class HeldoutLoss:
@@ -122,8 +124,9 @@ class HeldoutLoss:
     def result(self, r: dict[str, Any]) -> dict[str, Any]:
         return {"heldout_loss": r["loss"], "heldout_bpc": r["bpc"], "heldout_chars": int(self.y.size)}
 
-    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO) -> list[str]:
-        return pictures.draw_text(model, self.task, losses, out_dir, stream)
+    def draw(self, model: DecoderLM, losses: Sequence[float], out_dir: str, stream: TextIO,
+             evals: Sequence[dict[str, Any]] = ()) -> list[str]:
+        return pictures.draw_text(model, self.task, losses, out_dir, stream, evals=evals)
 
 
 def evaluator(task: Task | CharsTask, n: int) -> ExactMatch | HeldoutLoss:

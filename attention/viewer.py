@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 
 from minitensor import Tensor
 
-from .heatmaps import as_maps, color_scale, labels_for
+from .heatmaps import as_maps, color_scale, labels_for, prompt_divider
 
 
 def _number(v):
@@ -34,22 +34,25 @@ def _number(v):
 
 def attention_viewer_html(maps: Tensor | Sequence[Tensor] | ArrayLike, tokens: Sequence[object],
                           path: str | os.PathLike[str] | None = None, key_tokens: Sequence[object] | None = None,
-                          title: str = "attention weights") -> str:
+                          title: str = "attention weights", prompt_len: int | None = None) -> str:
     """The viewer page for `maps` as an HTML string; also written to `path` when given.
 
     maps: a Tensor or array of shape (T, S), (H, T, S) or (L, H, T, S), or a list of per-layer
         (H, T, S) arrays (what `DecoderLM.attention_maps` returns); rows are queries.
     tokens: the T query tokens (any objects, shown as text); `key_tokens` the S key tokens, by
         default the same (self-attention).
+    prompt_len: the first `prompt_len` tokens are the prompt, the rest the model's answer: the grid
+        and the lines mark where the answer begins.
     """
     op = "attention_viewer_html"
     arr = as_maps(maps, op)
     n_layers, n_heads, t, s = arr.shape
     queries = labels_for(tokens, t, "queries", op)
     keys = queries if key_tokens is None and s == t else labels_for(key_tokens, s, "keys", op)
+    split = prompt_divider(prompt_len, t, s, op)
     signed, vmin, vmax = color_scale(arr)
     data = {"title": str(title), "layers": n_layers, "heads": n_heads, "queries": queries, "keys": keys,
-            "signed": signed, "vmin": float(vmin), "vmax": float(vmax),
+            "prompt_len": split, "signed": signed, "vmin": float(vmin), "vmax": float(vmax),
             "weights": np.vectorize(_number, otypes=[object])(arr).tolist()}
     # \u003c for every "<": no token can close the script element or open a comment inside it
     blob = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -76,7 +79,11 @@ _PAGE = """<!DOCTYPE html>
   td.cell { width: 30px; height: 22px; text-align: center; font-size: 10px; border: 1px solid #fff; cursor: pointer; }
   th { font-weight: normal; padding: 0 4px; white-space: nowrap; }
   th.query { text-align: right; cursor: pointer; }
-  th.key { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; height: 4em; }
+  th.key { text-align: center; vertical-align: bottom; }
+  th.key.vertical { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; height: 4em; }
+  td.answer-start, th.answer-start { border-left: 2px dashed #000; }
+  tr.answer-start td.cell { border-top: 2px dashed #000; }
+  .legend { color: #555; font-size: 0.85em; margin: 0.3em 0 0; }
   tr.selected th.query { font-weight: bold; }
   tr.selected td.cell { border-top: 2px solid #000; border-bottom: 2px solid #000; }
   canvas { border: 1px solid #ddd; }
@@ -96,6 +103,7 @@ Pick a query, or click its row, to see only its lines. Signed values: red positi
   <table id="grid"></table>
   <canvas id="lines"></canvas>
 </div>
+<p class="legend" id="legend"></p>
 <script type="application/json" id="attention-data">{data}</script>
 <script>
 (function () {
@@ -140,22 +148,33 @@ Pick a query, or click its row, to see only its lines. Signed values: red positi
     return { fill: "rgb(" + c.join(",") + ")", strength: t, rgb: to };
   }
 
+  // where the answer begins (the dashed lines), or -1 with no prompt; short key labels stay upright
+  var split = data.prompt_len === null ? -1 : data.prompt_len;
+  var upright = data.keys.every(function (tok) { return tok.length <= 2; });
+  if (split > 0) {
+    document.getElementById("legend").textContent = "Dashed lines: the prompt (first " + split +
+      " tokens) above and left of them, the answer below and right.";
+  }
+
   function drawGrid(w, picked) {
     var grid = document.getElementById("grid");
     grid.textContent = "";
     var head = grid.insertRow();
     head.appendChild(document.createElement("th"));
-    data.keys.forEach(function (tok) {
-      var th = document.createElement("th"); th.className = "key"; th.textContent = tok; head.appendChild(th);
+    data.keys.forEach(function (tok, j) {
+      var th = document.createElement("th");
+      th.className = "key" + (upright ? "" : " vertical") + (j === split ? " answer-start" : "");
+      th.textContent = tok; head.appendChild(th);
     });
     w.forEach(function (row, i) {
       var tr = grid.insertRow();
-      if (picked === i) tr.className = "selected";
+      var rowClass = [picked === i ? "selected" : "", i === split ? "answer-start" : ""].join(" ").trim();
+      if (rowClass) tr.className = rowClass;
       var th = document.createElement("th"); th.className = "query"; th.textContent = data.queries[i];
       tr.appendChild(th);
       row.forEach(function (v, j) {
         var td = tr.insertCell(), s = shade(v);
-        td.className = "cell";
+        td.className = "cell" + (j === split ? " answer-start" : "");
         td.style.background = s.fill;
         td.style.color = s.strength > 0.55 ? "#fff" : "#222";
         td.title = data.queries[i] + " -> " + data.keys[j] + ": " + (v === null ? "nan" : v);
@@ -182,6 +201,15 @@ Pick a query, or click its row, to see only its lines. Signed values: red positi
         ctx.beginPath(); ctx.moveTo(left, y(i)); ctx.lineTo(right, y(j)); ctx.stroke();
       });
     });
+    if (split > 0) {  // a dashed rule on each side between the last prompt token and the first answer token
+      ctx.strokeStyle = "#000"; ctx.lineWidth = 1; ctx.setLineDash([4, 3]);
+      [[0, left], [right, width]].forEach(function (side) {
+        if ((side[0] ? data.keys : data.queries).length <= split) return;
+        ctx.beginPath(); ctx.moveTo(side[0], y(split) - step / 2); ctx.lineTo(side[1], y(split) - step / 2);
+        ctx.stroke();
+      });
+      ctx.setLineDash([]);
+    }
     ctx.fillStyle = "#222";
     ctx.textAlign = "right";
     data.queries.forEach(function (tok, i) {

@@ -3,6 +3,7 @@ r"""The "Illustrated: Self-Attention" worked example, forward and backward, with
     attention-walkthrough                   # the walk-through (a few seconds at most)
     attention-walkthrough --explain         # ... plus autograd's own node-by-node report
     attention-walkthrough --dot graph.dot   # ... and the graph as Graphviz text
+    attention-walkthrough --svg graph.svg   # ... or as a picture (no Graphviz needed), top to bottom
 
 (`python -m attention.walkthrough` and `python examples/illustrated_self_attention.py` run the same.)
 
@@ -119,10 +120,13 @@ def main(argv=None):
         description=__doc__.split("\n")[0])
     parser.add_argument("--explain", action="store_true", help="also print autograd.explain(loss)")
     parser.add_argument("--dot", metavar="PATH", help="write the autograd graph as Graphviz DOT text")
+    parser.add_argument("--svg", metavar="PATH",
+                        help="write the autograd graph as an SVG picture with values and gradients (no Graphviz)")
     args = parser.parse_args(argv)
-    if args.dot and not os.path.isdir(os.path.dirname(os.path.abspath(args.dot))):
-        parser.error("argument --dot: no folder "
-                     f"{os.path.dirname(os.path.abspath(args.dot))!r} to write {args.dot!r} in")
+    for option, path in (("--dot", args.dot), ("--svg", args.svg)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"argument {option}: no folder "
+                         f"{os.path.dirname(os.path.abspath(path))!r} to write {path!r} in")
     np.set_printoptions(suppress=True)
     failures.clear()  # main() may run more than once in one process (tests, a notebook)
 
@@ -282,13 +286,21 @@ def main(argv=None):
         print(explain(loss, names=dict(x=x, w_key=w_key, w_query=w_query, w_value=w_value, keys=keys,
                                        queries=queries, values=values, scores=scores, p=p,
                                        weighted=weighted, outputs=outputs, loss=loss)))
+    names = dict(w_key=w_key, w_query=w_query, w_value=w_value, keys=keys, queries=queries, values=values,
+                 scores=scores, p=p, outputs=outputs, loss=loss)
     if args.dot:
         from minitensor.viz import render
 
-        render(loss, args.dot, names=dict(w_key=w_key, w_query=w_query, w_value=w_value, keys=keys,
-                                          queries=queries, values=values, scores=scores, p=p, outputs=outputs,
-                                          loss=loss))
+        render(loss, args.dot, names=names)
         print(f"\n  graph written to {args.dot}")
+    if args.svg:
+        from minitensor.viz import to_svg
+
+        # drawn in Python (the same picture with or without Graphviz), top to bottom as the steps
+        # above read, with each tensor's numbers and gradient: the graph is small enough for them
+        with open(args.svg, "w", encoding="utf-8") as f:
+            f.write(to_svg(loss, names=names, rankdir="TB", show_values=True))
+        print(f"\n  graph picture written to {args.svg}")
 
     print()
     if failures:

@@ -19,9 +19,17 @@ Loaded by mkdocs.yml (`extensions: [scripts/griffe_plaintext.py]`); `to_markdown
 function, tested in tests/docs/test_docsite.py without mkdocs.
 """
 import ast
+import html
 import inspect
+import os
 import re
+import sys
 import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docmath import formula_latex  # noqa: E402  (beside this file, which mkdocstrings loads by path)
+
+sys.path.pop(0)
 
 try:
     import griffe
@@ -144,6 +152,41 @@ def _paragraph(lines):
     return out
 
 
+def _formula_html(text):
+    """One formula (a line and its continuation lines, joined) as an HTML paragraph of math: its
+    LaTeX pieces in the `<span class="arithmatex">` that the site's hook turns into MathML, the
+    marker (`VJP:`) in bold, remarks as prose, and the plain text in `title` (shown on hover)."""
+    label, pieces = formula_latex(text)
+    parts = [f"<strong>{html.escape(label)}</strong>"] if label else []
+    for kind, piece in pieces:
+        if kind == "math":
+            parts.append(f'<span class="arithmatex">\\({html.escape(piece, quote=False)}\\)</span>')
+        elif kind == "label":
+            parts.append(f"<strong>{html.escape(piece)}</strong>")
+        else:
+            parts.append(html.escape(piece, quote=False))
+    body = " ".join(parts).replace(" ;", ";").replace(" ,", ",")
+    return f'<p class="formula" title="{html.escape(text)}">{body}</p>'
+
+
+def _formulas(lines):
+    """Formula lines as math (each with the deeper-indented lines under it); a formula the LaTeX
+    translation cannot read stays a text block, as it reads in help()."""
+    groups = []
+    for line in lines:
+        if groups and _indent(line) > _indent(groups[-1][0]):
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    out = []
+    for group in groups:
+        try:
+            out.append(_formula_html(" ".join(line.strip() for line in group)))
+        except ValueError:
+            out.extend(["", *_fence(group, "text"), ""])
+    return out
+
+
 def to_markdown(doc):
     """The Markdown for a plain-text docstring (already dedented, as griffe gives it)."""
     lines = doc.expandtabs().splitlines()
@@ -200,7 +243,7 @@ def to_markdown(doc):
             j = i + 1
             while j < len(lines) and lines[j].strip() and (_indent(lines[j]) > _indent(line) or is_formula(lines[j])):
                 j += 1
-            out.extend(_fence(lines[i:j], "text") + [""])
+            out.extend(_formulas(lines[i:j]) + [""])
             i = j
         else:
             para.append(line)

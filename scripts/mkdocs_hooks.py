@@ -18,6 +18,12 @@ import os
 import posixpath
 import re
 import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docmath  # noqa: E402  (beside this file, which mkdocs loads by path)
+
+sys.path.pop(0)
 
 try:
     import mkdocs.plugins
@@ -89,12 +95,14 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html, page, config, files):
-    """A notebook's links, which mkdocs-jupyter renders to HTML without mkdocs' link checks:
-    pointed at the site's pages the same way, and a warning (so a failed --strict build) for
-    one that leads to no page."""
+    """Math as MathML (scripts/docmath.py), on every page; and a notebook's links, which
+    mkdocs-jupyter renders to HTML without mkdocs' link checks: pointed at the site's pages the
+    same way, and a warning (so a failed --strict build) for one that leads to no page."""
     outside = _outside_pages(config)
     source = {v: k for k, v in outside.items()}.get(page.file.src_uri)
-    if source is None or source.endswith(".md"):
+    notebook = source is not None and not source.endswith(".md")
+    html = _math(html, page, dollars=notebook)
+    if not notebook:
         return html
     docs = os.path.relpath(config.docs_dir, _root(config)).replace(os.sep, "/")
 
@@ -110,6 +118,21 @@ def on_page_content(html, page, config, files):
     return NOTEBOOK_LINK.sub(rewrite, html)
 
 
+def _math(html, page, dollars):
+    """The page's marked LaTeX (and a notebook's $...$) as MathML; a formula that cannot be read
+    is a warning, so --strict fails the build rather than show LaTeX source."""
+    html = docmath.render_math(html, dollars=dollars)
+    for latex in docmath.render_math.failed:
+        log.warning(f"{page.file.src_uri}: math that latex2mathml cannot read: {latex[:80]!r}")
+    return _NO_MATHJAX.sub("", html)
+
+
+# nbconvert's notebook template loads MathJax from a CDN; the math is MathML already, and the site
+# fetches nothing from other hosts
+# (with no MathJax URL configured it writes `<script src="">`, which would load the page itself as a script)
+_NO_MATHJAX = re.compile(r'<!-- load mathjax -->\s*<script src="[^"]*"[^>]*>\s*</script>|'
+                         r'<script[^>]*src="[^"]*mathjax[^"]*"[^>]*>\s*</script>|'
+                         r'<script type="text/x-mathjax-config">.*?</script>', re.S | re.I)
 NOTEBOOK_LINK = re.compile(r'href="(?P<target>(?![a-z][a-z0-9+.-]*:)[^"#:]+\.(?:md|py))(?P<anchor>#[^"]*)?"')
 log = logging.getLogger("mkdocs.hooks.notebooks")  # under "mkdocs", so --strict counts its warnings
 

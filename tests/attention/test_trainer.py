@@ -49,6 +49,7 @@ def test_without_matplotlib_the_maps_print_as_text_and_the_viewer_is_written(tmp
     assert not (tmp_path / "a" / "attention_maps.png").exists()
     data = json.loads(re.search(r'id="attention-data">(.*?)</script>', viewer.read_text(encoding="utf-8")).group(1))
     assert (data["layers"], data["heads"]) == (1, 2) and data["title"].startswith("sort: prompt")
+    assert data["prompt_len"] == trainer.make_task(Config(**TINY)).prompt_len  # where the answer begins
 
 
 def test_same_seed_same_losses_bit_for_bit(tmp_path):

@@ -5,6 +5,7 @@ nav lists every guide) run everywhere. The builds run where the docs extra is in
 (`pip install -e '.[docs]'`) and skip otherwise; CI builds the site with scripts/build_docs.py.
 """
 import glob
+import html
 import importlib.util
 import os
 import re
@@ -36,30 +37,50 @@ def _fences(markdown):
 
 # ---- docstrings to Markdown -----------------------------------------------------------------------
 
-def test_formula_lines_become_text_blocks_and_keep_their_characters():
+def _formula_paragraphs(markdown):
+    """(plain text in title, the LaTeX pieces) of each formula paragraph."""
+    return [(html.unescape(title), re.findall(r'<span class="arithmatex">\\\((.*?)\\\)</span>', body))
+            for title, body in re.findall(r'<p class="formula" title="([^"]*)">(.*?)</p>', markdown)]
+
+
+def test_formula_lines_become_math_and_keep_their_text():
     doc = ("Probabilities along `dim`.\n\nforward:  out_i = e^{x_i} / \\sum_j e^{x_j}\n"
            "backward: gx = out * (g - (g * out).sum(dim, keepdim=True))\n\nMore prose.")
     md = plain.to_markdown(doc)
-    [(_, lang, body)] = _fences(md)
-    assert lang == "text"
-    assert body.splitlines() == ["forward:  out_i = e^{x_i} / \\sum_j e^{x_j}",
-                                 "backward: gx = out * (g - (g * out).sum(dim, keepdim=True))"]
+    assert not _fences(md)  # no code block cut off on the right: math, which wraps between equations
+    (fwd, fwd_math), (bwd, bwd_math) = _formula_paragraphs(md)
+    assert fwd == "forward:  out_i = e^{x_i} / \\sum_j e^{x_j}"  # the plain text, shown on hover
+    assert bwd == "backward: gx = out * (g - (g * out).sum(dim, keepdim=True))"
+    assert fwd_math == [r"{\text{out}}_{i}=e^{{x}_{i}}/\sum _{j}\,e^{{x}_{j}}"]
+    assert bwd_math == [r"g_{x}=\text{out}\cdot (g-(g\cdot \text{out})\text{.}\operatorname{sum}(\text{dim},"
+                        r"\text{keepdim}=\text{True}))"]
+    assert "<strong>forward:</strong>" in md and "<strong>backward:</strong>" in md
     assert md.startswith("Probabilities along `dim`.") and md.endswith("More prose.")
 
 
 def test_function_docstrings_written_as_equations_are_formulas():
     md = plain.to_markdown("out = a + b\nVJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)")
-    assert _fences(md) == [("```", "text",
-                            "out = a + b\nVJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)")]
+    assert [title for title, _ in _formula_paragraphs(md)] == [
+        "out = a + b", "VJP: ga = unbroadcast(g, a.shape);  gb = unbroadcast(g, b.shape)"]
+    assert _formula_paragraphs(md)[1][1] == [r"g_{a}=\operatorname{unbroadcast}(g,a\text{.}\text{shape})",
+                                             r"g_{b}=\operatorname{unbroadcast}(g,b\text{.}\text{shape})"]
     # an indented continuation belongs to the formula above it
     md = plain.to_markdown("VJP: gx = rstd * (gxhat - mean(gxhat)\n     - xhat * mean(gxhat * xhat))\nThen prose.")
-    assert _fences(md)[0][2].splitlines()[1].startswith("     - xhat")
+    [(title, _)] = _formula_paragraphs(md)
+    assert title == "VJP: gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))"
     assert md.endswith("Then prose.")
 
 
-def test_every_op_docstring_marked_with_formulas_renders_them_as_code():
-    """The ops' Function classes state their forward and VJP: each becomes a code block with
-    the VJP line in it, nothing of it left to Markdown's emphasis."""
+def test_a_formula_keeps_its_remark_as_prose_and_one_it_cannot_read_stays_text():
+    md = plain.to_markdown("out = a / b   (true division: integer inputs give the default float dtype)")
+    assert md.endswith("</span> (true division: integer inputs give the default float dtype)</p>")
+    md = plain.to_markdown("out = \\foo{x}")  # a LaTeX command the translation does not know
+    assert _fences(md) == [("```", "text", "out = \\foo{x}")]
+
+
+def test_every_op_docstring_marked_with_formulas_renders_them_as_math():
+    """The ops' Function classes state their forward and VJP: each VJP becomes a formula paragraph
+    of math (its plain text kept in the title), and latex2mathml reads every piece."""
     import minitensor.ops  # noqa: F401  (registers the ops)
     from minitensor.autograd.function import Function
 
@@ -68,15 +89,23 @@ def test_every_op_docstring_marked_with_formulas_renders_them_as_code():
             yield sub
             yield from subclasses(sub)
 
+    try:
+        import latex2mathml.converter as l2m
+    except ImportError:  # (the docs extra brings it: the build converts, this checks the LaTeX alone)
+        l2m = None
     checked = 0
     for op in subclasses(Function):
         doc = (op.__doc__ or "").strip()
         if "VJP:" not in doc or not op.__module__.startswith("minitensor.ops"):
             continue
         doc = __import__("inspect").cleandoc(doc)
-        blocks = "\n".join(body for _, lang, body in _fences(plain.to_markdown(doc)) if lang == "text")
+        formulas = _formula_paragraphs(plain.to_markdown(doc))
         vjp = next(line for line in doc.splitlines() if "VJP:" in line).strip()
-        assert vjp in blocks, (op.__name__, plain.to_markdown(doc))
+        assert any(vjp in " ".join(title.split()) or vjp in title for title, _ in formulas), (op.__name__, vjp)
+        for _, pieces in formulas:
+            assert pieces
+            for piece in pieces if l2m else ():
+                assert "<math" in l2m.convert(html.unescape(piece)), (op.__name__, piece)
         checked += 1
     assert checked > 30
 
@@ -164,13 +193,21 @@ def test_docs_extra_pins_what_the_build_uses():
     cfg = open(os.path.join(ROOT, "setup.cfg"), encoding="utf-8").read()
     extra = cfg.split("\ndocs =", 1)[1].split("\n[", 1)[0]
     pins = dict(re.findall(r"^\s+([\w.\[\]-]+)==(\S+)", extra, re.M))
-    assert {"mkdocs", "mkdocs-material", "mkdocstrings", "mkdocstrings-python"} <= set(pins), pins
+    assert {"mkdocs", "mkdocs-material", "mkdocstrings", "mkdocstrings-python", "latex2mathml"} <= set(pins), pins
+    assert re.search(r"^\s+ipykernel\b", extra, re.M)  # the build runs the lesson notebooks
+
+
+def test_notebooks_extra_installs_a_notebook_application_and_nbconvert():
+    cfg = open(os.path.join(ROOT, "setup.cfg"), encoding="utf-8").read()
+    extra = cfg.split("\nnotebooks =", 1)[1].split("\n[", 1)[0]
+    names = set(re.findall(r"^\s+([\w.-]+)", extra, re.M))
+    assert {"notebook", "nbconvert", "jupytext", "nbclient", "ipykernel"} <= names, names
 
 
 # ---- the builds (docs extra) ----------------------------------------------------------------------
 
 def _need_docs_extra():
-    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "latex2mathml", "ipykernel"):
         pytest.importorskip(module, reason="the docs extra is not installed (pip install -e '.[docs]')")
 
 
@@ -200,16 +237,56 @@ def test_site_builds_strict_with_readme_as_home(site):
         assert not re.search(r"<p>\s*(```|~~~)", html), f"{page}: a fence printed as text"
 
 
-def test_api_reference_shows_formulas_as_code(site):
+def test_api_reference_shows_formulas_as_math(site):
     ops = (site / "api" / "ops" / "index.html").read_text(encoding="utf-8")
     assert 'id="minitensor.ops.softmax.Softmax"' in ops
-    # the softmax VJP, whole, inside a code block (pygments splits it into spans: compare the text)
-    blocks = [re.sub(r"<[^>]+>", "", b) for b in re.findall(r"<pre.*?</pre>", ops, re.S)]
-    assert any("VJP: gx = out * (g - \\sum_j g_j out_j)" in b for b in blocks)
+    softmax = ops.split('id="minitensor.ops.softmax.Softmax"', 1)[1].split('<div class="doc doc-children">', 1)[0]
+    [vjp] = [body for title, body in re.findall(r'<p class="formula" title="([^"]*)">(.*?)</p>', softmax, re.S)
+             if "VJP: gx = out * (g - \\sum_j g_j out_j)" in html.unescape(title)]
+    assert "<math" in vjp and "<msub>" in vjp and "arithmatex" not in vjp  # typeset, as MathML
+    assert "math-source" not in ops  # no formula left as LaTeX source
     assert "<em> (1 - lr" not in (site / "api" / "optim" / "index.html").read_text(encoding="utf-8")
     tensor = (site / "api" / "tensor" / "index.html").read_text(encoding="utf-8")
     assert 'id="minitensor.tensor.Tensor.softmax"' in tensor  # a method attached at import
     assert "__weakref__" not in tensor
+
+
+def test_lesson_notebooks_show_their_outputs_pictures_and_math(site):
+    """The lessons ran when the site was built: their pages hold the cells' outputs and pictures,
+    and their $...$ math as MathML; nothing is loaded from another host."""
+    pages = {name: (site / "notebooks" / name / "index.html").read_text(encoding="utf-8")
+             for name in ("01_illustrated_self_attention", "02_backprop_through_attention", "03_train_a_toy_model")}
+    for name, page in pages.items():
+        assert len(re.findall(r'class="[^"]*\bjp-OutputArea-output\b', page)) >= 3, f"{name}: no output"
+        assert not NOT_RUN.search(page), f"{name}: a cell that did not run"
+        assert re.search(r'<img[^>]+src="data:image/png;base64,', page) or "<svg" in page, f"{name}: no picture"
+        assert not re.search(r'<script[^>]+src="(?:https?://|[^"]*mathjax|")', page, re.I), name
+    backprop = pages["02_backprop_through_attention"]
+    assert backprop.count("<math") >= 10 and 'display="block"' in backprop
+    assert "$$" not in backprop and "\\frac{" not in backprop  # no LaTeX left as text
+    assert "SoftmaxBackward" in backprop  # explain()'s report, printed by the notebook
+    # the exercises are shown as handed out: their stubs are for the student to write
+    exercise = (site / "notebooks" / "exercises" / "01_softmax" / "index.html").read_text(encoding="utf-8")
+    assert NOT_RUN.search(exercise) and "writefile" in exercise
+    assert not re.search(r'class="[^"]*\bjp-OutputArea-output\b', exercise)
+
+
+NOT_RUN = re.compile(r"In(?:\s|&nbsp;|\xa0)*\[(?:\s|&nbsp;|\xa0)*\]")  # the prompt of a cell never run
+
+
+def test_screenshots_of_the_built_site_read(site, tmp_path):
+    """scripts/screenshot_site.py in headless Chromium (skipped without it): each picture is a
+    page with something on it, not a blank or an error page."""
+    shots = _script("screenshot_site")
+    browser = shots.chromium()
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+    # one picture (a browser start costs seconds): the notebook page, outputs and math on it
+    paths = shots.take(str(site), str(tmp_path), browser, names={"notebook_outputs_and_math.png"})
+    assert [os.path.basename(p) for p in paths] == ["notebook_outputs_and_math.png"]
+    for path in paths:
+        data = open(path, "rb").read()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 60_000, (path, len(data))  # a blank page is ~10 kB
 
 
 def _small_copy(tmp_path):
@@ -222,6 +299,7 @@ def _small_copy(tmp_path):
     config = re.sub(r"\n  - API reference:\n(?:      .*\n)+", "\n", MKDOCS_YML)
     config = re.sub(r"\n  - mkdocstrings:\n(?:      .*\n)+", "\n", config)
     config = config.replace("watch: [README.md, minitensor, attention, scripts]", "watch: [README.md]")
+    config = config.replace("execute: true", "execute: false")  # links are checked here, not the outputs
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
     return tmp_path
 
@@ -245,3 +323,17 @@ def test_broken_links_and_pages_outside_the_nav_fail_the_build(tmp_path):
     (root / "docs" / "new_guide.md").write_text("# New\n", encoding="utf-8")
     done = _mkdocs(root, tmp_path / "out")
     assert done.returncode != 0 and "new_guide.md" in done.stdout + done.stderr
+
+
+def test_marked_math_and_a_notebooks_dollars_become_mathml_but_code_keeps_its_dollars():
+    pytest.importorskip("latex2mathml", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    math = _script("docmath")
+    page = ('<p>size $d_k$ and</p><p>$$S = \\frac{Q K^\\top}{\\sqrt{d_k}}$$</p><pre>cost = $5 and $6</pre>'
+            '<span class="arithmatex">\\(g_a\\)</span><div class="arithmatex">\\[x^2\\]</div>')
+    out = math.render_math(page, dollars=True)
+    assert out.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">') == 2
+    assert out.count('display="block"') == 2 and "<mfrac>" in out and "<msqrt>" in out
+    assert "<pre>cost = $5 and $6</pre>" in out and "arithmatex" not in out and not math.render_math.failed
+    assert math.render_math("<p>$x$</p>") == "<p>$x$</p>"  # a guide's dollars are prose unless marked
+    bad = math.render_math('<span class="arithmatex">\\(x^\\)</span>')
+    assert 'class="math-source"' in bad and math.render_math.failed  # the hook turns it into a warning

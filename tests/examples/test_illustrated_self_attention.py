@@ -1,6 +1,7 @@
 """attention/walkthrough.py (examples/illustrated_self_attention.py runs it): prints the tutorial's
 figures, checks every gradient, fails loudly."""
 import os
+import re
 import subprocess
 import sys
 
@@ -90,3 +91,24 @@ def test_a_dot_path_in_a_missing_folder_is_one_error_line(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines()[-1].endswith(f"argument --dot: no folder '{tmp_path / 'nowhere'}' "
                                                          f"to write '{tmp_path / 'nowhere' / 'g.dot'}' in")
+
+
+def test_svg_option_writes_the_graph_picture_with_values(tmp_path, capsys):
+    path = tmp_path / "graph.svg"
+    assert walkthrough.main(["--svg", str(path)]) == 0
+    assert f"graph picture written to {path}" in capsys.readouterr().out
+    svg = path.read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    for name in ("w_query", "scores", "loss"):
+        assert f">{name}" in svg, name
+    assert "grad [[" in svg  # show_values: the gradients after backward are drawn
+    width, height = (float(v) for v in re.search(r'width="([\d.]+)" height="([\d.]+)"', svg).groups())
+    assert height > width  # laid top to bottom
+
+
+def test_an_svg_path_in_a_missing_folder_is_one_error_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        walkthrough.main(["--svg", str(tmp_path / "nowhere" / "g.svg")])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        f"argument --svg: no folder '{tmp_path / 'nowhere'}' to write '{tmp_path / 'nowhere' / 'g.svg'}' in")
