@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import docmath  # noqa: E402  (beside this file, which mkdocs loads by path)
+import run_notebooks  # noqa: E402
 
 sys.path.pop(0)
 
@@ -71,6 +72,20 @@ def _file_from(source, dest, root, config):
         return File(source, root, config.site_dir, config.use_directory_urls)
     with open(os.path.join(root, source), encoding="utf-8") as f:
         return File.generated(config, dest, content=f.read())
+
+
+def on_nav(nav, config, files):
+    """(After every plugin's on_files, so mkdocs-jupyter has made the notebooks its pages.) Each notebook that mkdocs.yml's `extra: executed_notebooks` names is read, by mkdocs-jupyter,
+    from its run (scripts/run_notebooks.py: outputs and pictures in it), at the same page."""
+    pattern = config.extra.get("executed_notebooks")
+    if not pattern:
+        return nav
+    root = _root(config)
+    for path in sorted(glob.glob(os.path.join(root, pattern))):
+        page = files.get_file_from_path(os.path.relpath(path, root).replace(os.sep, "/"))
+        if page is not None:
+            page.abs_src_path, _ = run_notebooks.executed(path)
+    return nav
 
 
 def on_config(config):

@@ -2,15 +2,15 @@
 promises (pictures, the grader's report); the exercise notebooks are what their generator writes.
 
 Executing needs the `notebooks` extra (jupytext, nbclient, ipykernel, matplotlib); without it those
-tests skip. The kernel is this interpreter (a kernelspec written for the test), importing this
-checkout, in a temporary folder, so nothing a notebook writes lands in the repository.
+tests skip. scripts/run_notebooks.py runs them: the kernel is this interpreter, importing this
+checkout, in a folder outside it, so nothing a notebook writes lands in the repository. Each
+lesson runs once: the docs site's build shows the same run.
 """
 import glob
 import importlib.util
-import json
 import os
+import pathlib
 import subprocess
-import sys
 
 import pytest
 
@@ -27,12 +27,6 @@ def _is_notebook(path):
 NOTEBOOKS = sorted(p for p in glob.glob(os.path.join(NOTEBOOKS_DIR, "**", "*.py"), recursive=True) if _is_notebook(p))
 IDS = [os.path.relpath(p, NOTEBOOKS_DIR) for p in NOTEBOOKS]
 EXERCISE_NOTEBOOKS = [p for p in NOTEBOOKS if os.path.basename(os.path.dirname(p)) == "exercises"]
-
-# Seconds any one cell may take (nbclient stops the run there): generous for a busy 2-core CI
-# machine, and far below CI's own limit, so a notebook that hangs fails here instead.
-CELL_TIMEOUT = {"03_train_a_toy_model.py": 180}
-DEFAULT_CELL_TIMEOUT = 90
-
 
 def _generator():
     spec = importlib.util.spec_from_file_location("make_exercise_notebooks",
@@ -116,44 +110,30 @@ def test_jupytext_writes_each_back_unchanged(path):
 
 # ---- executed (the `notebooks` extra) ---------------------------------------------------------------
 
-def _kernel_dirs(tmp_path):
-    """A kernelspec named python3 that starts this very interpreter."""
-    folder = tmp_path / "kernels" / "python3"
-    folder.mkdir(parents=True)
-    (folder / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (the tests' interpreter)", "language": "python"}))
-    return [str(tmp_path / "kernels")]
+def _runner():
+    """scripts/run_notebooks.py, which runs a notebook in a kernel of this interpreter and keeps each
+    lesson's run for the docs site too (skips without the `notebooks` extra)."""
+    for module in ("jupytext", "nbclient", "ipykernel", "matplotlib"):
+        pytest.importorskip(module)
+    spec = importlib.util.spec_from_file_location("run_notebooks", os.path.join(ROOT, "scripts", "run_notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def execute(path, tmp_path, edit=None):
     """Run the percent file at `path` as a notebook in `tmp_path`; return the executed notebook.
     `edit(nb)` may change the notebook before it runs."""
-    jupytext = pytest.importorskip("jupytext")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    pytest.importorskip("matplotlib")
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
+    return _runner().execute(path, tmp_path / "run", edit=edit)
 
-    nb = jupytext.read(path)
-    if edit is not None:
-        edit(nb)
-    workdir = tmp_path / "run"
-    workdir.mkdir()
-    km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=_kernel_dirs(tmp_path)))
-    client = nbclient.NotebookClient(
-        nb, km=km, timeout=CELL_TIMEOUT.get(os.path.basename(path), DEFAULT_CELL_TIMEOUT),
-        resources={"metadata": {"path": str(workdir)}})
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env.pop("MPLBACKEND", None)  # the kernel's own (inline) backend, as a learner's Jupyter has
-    try:
-        client.execute(env=env, cleanup_kc=True)  # (a client given a kernel manager leaves the kernel running)
-    finally:
-        if km.has_kernel:
-            km.shutdown_kernel(now=True)
-    return nb
+
+def lesson_run(path):
+    """(the executed notebook, its working folder): a lesson is run once, and the docs site's build
+    shows that same run (scripts/run_notebooks.py keeps it, keyed on everything it depends on)."""
+    import nbformat
+
+    done, folder = _runner().executed(path)
+    return nbformat.read(done, as_version=4), folder
 
 
 def outputs(nb, kind=None):
@@ -174,7 +154,10 @@ def text_of(nb):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_runs_top_to_bottom(path, tmp_path):
-    nb = execute(path, tmp_path)
+    if path in EXERCISE_NOTEBOOKS:
+        nb, folder = execute(path, tmp_path), tmp_path / "run"
+    else:
+        nb, folder = lesson_run(path)
     errors = [o for o in outputs(nb) if o.get("output_type") == "error"]
     assert not errors, errors
     name = os.path.relpath(path, NOTEBOOKS_DIR)
@@ -199,7 +182,7 @@ def test_runs_top_to_bottom(path, tmp_path):
         training = next(c for c in nb.cells if c.cell_type == "code" and "train_step(" in c.source)
         assert [o for o in training.outputs if o.output_type == "display_data" and "image/png" in o.data]
         assert len(outputs(nb, "image/png")) >= 2  # ... and the attention maps
-        viewer = tmp_path / "run" / "runs" / "notebook" / "attention_viewer.html"
+        viewer = pathlib.Path(folder) / "runs" / "notebook" / "attention_viewer.html"
         assert viewer.exists() and [o for o in outputs(nb, "text/html") if "<iframe srcdoc=" in o.data["text/html"]]
         assert "held-out exact match: " in text
     else:
