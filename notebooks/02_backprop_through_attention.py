@@ -281,4 +281,4 @@ print(explain(loss, compact=True))
 
 # %%
 loss.backward()
-to_svg(loss)  # the gradients of the parameters in their boxes
+to_svg(loss, names=dict(mha.named_parameters()))  # the parameters by name, their gradients in their boxes

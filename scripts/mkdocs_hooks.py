@@ -75,8 +75,9 @@ def _file_from(source, dest, root, config):
 
 
 def on_nav(nav, config, files):
-    """(After every plugin's on_files, so mkdocs-jupyter has made the notebooks its pages.) Each notebook that mkdocs.yml's `extra: executed_notebooks` names is read, by mkdocs-jupyter,
-    from its run (scripts/run_notebooks.py: outputs and pictures in it), at the same page."""
+    """Each notebook that mkdocs.yml's `extra: executed_notebooks` names is read by mkdocs-jupyter
+    from its run (scripts/run_notebooks.py: outputs and pictures in it), at the same page. (Here,
+    after every plugin's on_files: mkdocs-jupyter has made the notebooks its pages by now.)"""
     pattern = config.extra.get("executed_notebooks")
     if not pattern:
         return nav

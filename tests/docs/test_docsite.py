@@ -281,12 +281,18 @@ def test_screenshots_of_the_built_site_read(site, tmp_path):
     browser = shots.chromium()
     if browser is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    # one picture (a browser start costs seconds): the notebook page, outputs and math on it
-    paths = shots.take(str(site), str(tmp_path), browser, names={"notebook_outputs_and_math.png"})
-    assert [os.path.basename(p) for p in paths] == ["notebook_outputs_and_math.png"]
+    # two pictures (a browser start costs seconds): the notebook page, outputs and math on it, and
+    # the multi-head attention's graph with its steps named
+    names = ["notebook_outputs_and_math.png", "mha_graph.png"]
+    paths = shots.take(str(site), str(tmp_path), browser, names=set(names))
+    assert [os.path.basename(p) for p in paths] == names
     for path in paths:
         data = open(path, "rb").read()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 60_000, (path, len(data))  # a blank page is ~10 kB
+    graph = (site / "mha_graph.svg").read_text(encoding="utf-8")
+    for label in ("[w_q]", "[w_k]", "[w_v]", "[w_o]", "[split heads]", "[merge heads]", "[scale 1/sqrt(d_k)]",
+                  "[mask]", "[softmax]", "[weights @ v]", "w_q.weight", "grad "):
+        assert html.escape(label, quote=False) in graph, label
 
 
 def _small_copy(tmp_path):
