@@ -4,7 +4,7 @@ Each name is a function of minitensor's ops: the decompositions with their own V
 `minitensor/ops/decompositions.py`, the composites built from them in `minitensor/ops/matrix.py`.
 `householder_product`, `lu_factor_ex` and the LDL^T family (`ldl_factor`, `ldl_factor_ex`, `ldl_solve`)
 are in `minitensor/ops/factorizations.py`. Not here: `eig` and `eigvals` (a real non-symmetric matrix has
-complex eigenvalues in general, and minitensor has no complex dtype), and the `out=` arguments.
+complex eigenvalues in general, and minitensor has no complex dtype).
 """
 from .ops.decompositions import (  # noqa: F401
     LinAlgError,
@@ -59,3 +59,15 @@ __all__ = [
     "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
     "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu_factor_ex",  # (issue 29)
 ]
+
+# ---- issue 29 (h-sig29): PyTorch's `out=` on torch.linalg's functions (scripts/api_signatures.py checks it) ----
+from .ops.table import with_out as _with_out  # noqa: E402
+
+_WITH_OUT = [
+    "cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex",
+    "lu_factor",
+    "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+    "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm",
+]
+globals().update({_name: _with_out(f"linalg.{_name}", globals()[_name]) for _name in _WITH_OUT})

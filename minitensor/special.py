@@ -67,3 +67,13 @@ def round(input: Tensor) -> Tensor:
     if isinstance(input, Tensor) and input.dtype.kind in "iu":
         raise NotImplementedError(f"special.round: not implemented for {input.dtype} tensors (convert with .float())")
     return _round(input)
+
+
+# ---- issue 29 (h-sig29): PyTorch's `out=` on the rest of torch.special (scripts/api_signatures.py checks it) ----
+_WITH_OUT = [
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+    "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "logit", "logsumexp", "modified_bessel_i0",
+    "modified_bessel_i1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
+    "spherical_bessel_j0", "xlog1py", "xlogy", "zeta",
+]
+globals().update({_name: _with_out(_name, globals()[_name]) for _name in _WITH_OUT})

@@ -60,9 +60,10 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def norm(input: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """A vector norm (dim an int, or A 1-D) or a matrix norm (dim two ints, or A 2-D); ord None: the 2-norm of
     the flattened tensor, or Frobenius for two dims."""
+    A = input  # (PyTorch names the argument `input` here, `A` in the rest of torch.linalg)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None and ord is not None:
