@@ -27,7 +27,7 @@ from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops.unary import Gelu, gelu as _gelu, relu as _relu, sigmoid, tanh  # noqa: F401
+from ..ops.unary import Gelu, Relu, gelu as _gelu, relu as _relu, sigmoid, tanh  # noqa: F401
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -104,6 +104,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return tensor_input(input, "silu") * sigmoid(input)
 
 
+@with_formulas(Relu)
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0), the op `minitensor.relu` (one ReLU node); inplace=True is `relu_(input)`."""
     return _write_in_place(tensor_input(input, "relu"), "relu", _relu) if inplace else _relu(input)
