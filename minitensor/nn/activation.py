@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from ..ops._util import norm_dims, tensor_input
 from ..ops.indexing import where
@@ -489,9 +489,7 @@ class GLU(Module):
 
 
 class LogSigmoid(Module):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__()
-
+    # (no __init__: Module's, which takes no argument and names any given, as PyTorch's refuses them)
     def forward(self, input: Tensor) -> Tensor:
         return logsigmoid(_tensor(self, input))
 

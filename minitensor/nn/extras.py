@@ -19,9 +19,9 @@ from ..random import _gen
 from ..tensor import Tensor
 from ..types import DeviceLike, DTypeLike
 from . import init
-from .functional import _renorm_rows
+from .functional import _legacy_reduction, _renorm_rows
 from .layers import NLLLoss, _empty, _tensor
-from .loss import _legacy_reduction, _Loss, pairwise_distance
+from .loss import PairwiseDistance, _Loss, pairwise_distance
 from .misc import _ALPHA_PRIME, _channel_dropout, _check_p, _DropoutNd
 from .module import Module
 from .normalization import _BatchNorm, _InstanceNorm
@@ -269,7 +269,7 @@ class NLLLoss2d(NLLLoss):
                  reduce: bool | None = None, reduction: str = "mean") -> None:
         warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement.",
                       FutureWarning, stacklevel=2)
-        super().__init__(weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class Dropout3d(_DropoutNd):
@@ -345,7 +345,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, got {margin}")
-        self.distance_function = distance_function if distance_function is not None else pairwise_distance
+        # the default is a PairwiseDistance child, as PyTorch's (it shows in the repr)
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:

@@ -25,8 +25,9 @@ from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
+from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
-from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
+from ..ops.unary import Gelu, Relu, gelu as _gelu, relu as _relu, sigmoid, tanh  # noqa: F401
 from ..random import _gen
 from ..tensor import Tensor
 
@@ -92,13 +93,21 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return _gelu(input, approximate)
 
 
-def silu(input: Tensor) -> Tensor:
-    """x * sigmoid(x) (a Sigmoid node and a Mul).
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (a Sigmoid node and a Mul); inplace=True writes it into input (recorded in the graph).
 
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
+    if inplace:
+        return _write_in_place(tensor_input(input, "silu"), "silu", silu)
     return tensor_input(input, "silu") * sigmoid(input)
+
+
+@with_formulas(Relu)
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0), the op `minitensor.relu` (one ReLU node); inplace=True is `relu_(input)`."""
+    return _write_in_place(tensor_input(input, "relu"), "relu", _relu) if inplace else _relu(input)
 
 
 @computed_in_float32_for_half  # e^12 overflows float16
@@ -314,8 +323,8 @@ def _kept_targets(t, c, ignore_index, op):
     return keep, np.where(keep, t, 0)
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-             reduction: str = "mean") -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     r"""loss_i = -w[t_i] * input[i, t_i] for log-probabilities `input` (N, C) or (N, C, d1, ...).
 
     Targets equal to `ignore_index` contribute nothing; 'mean' divides by the summed weight of the
@@ -325,6 +334,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     VJP:     ginput[i, t_i] = -w[t_i] r_i, 0 elsewhere;  r = g ('none', 'sum') or g / \sum_i w[t_i] ('mean')
     """
     tensor_input(input, "nll_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     logp, rest = _class_dim_last(input, "nll_loss")
     n, c = logp.shape
     keep, safe_t = _kept_targets(_class_targets(input, logp, rest, target, "nll_loss"), c, ignore_index, "nll_loss")
@@ -400,8 +410,9 @@ class CrossEntropy(Function):
 
 
 @with_formulas(CrossEntropy)
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     r"""Cross-entropy from logits: nll_loss(log_softmax(input, dim=1), target), computed stably.
 
     `target` holds class indices (N,) / (N, d1, ...), or class probabilities of input's shape.
@@ -409,6 +420,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     one fused op (`CrossEntropy`); the class weights are constants (PyTorch refuses a weight that
     requires grad). If every target is ignored, 'mean' returns 0 with zero gradient (PyTorch: nan).
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     for name, t in (("input", input), ("target", target), ("weight", weight)):
@@ -457,18 +469,41 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     return loss
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    r"""Mean (or sum, or none) of the squared differences.
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    r"""Mean (or sum, or none) of the squared differences, each times `weight` (of input's shape) if given.
 
-    forward: out = \sum_i (x_i - y_i)^2 / n ('mean', n elements), the sum ('sum'), or (x - y)^2 ('none')
-    VJP:     gx = 2 (x - y) r;  gy = -gx;  r = g / n ('mean') or g
+    forward: out = \sum_i (x_i - y_i)^2 / n ('mean', n elements), the sum ('sum'), or (x - y)^2 ('none');
+             with w: w (x - y)^2, and 'mean' divides by \sum_i w_i
+    VJP:     gx = 2 w (x - y) r;  gy = -gx;  r = g / n ('mean') or g   (w = 1 without weight)
     """
     tensor_input(input, "mse_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if isinstance(target, Tensor) and target.shape != input.shape:
         broadcast_shapes("mse_loss", input.shape, target.shape)
     input, target = _as_floats(input, target)  # a bool or integer target is promoted, as PyTorch (x - bool refuses)
     d = input - target
-    return _reduce(d * d, reduction, "mse_loss")
+    return _reduce_weighted(d * d, weight, reduction, "mse_loss")
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """PyTorch's deprecated size_average / reduce flags, turned into the `reduction` they mean."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+def _reduce_weighted(errors: Tensor, weight: Tensor | None, reduction: str, op: str) -> Tensor:
+    """The elementwise `errors` times `weight`, reduced; 'mean' over the weights' sum (PyTorch's rule)."""
+    if weight is None:
+        return _reduce(errors, reduction, op)
+    tensor_input(weight, op, "weight")
+    if tuple(weight.shape) != tuple(errors.shape):
+        raise ValueError(f"{op}: weight and input must have the same size, got weight {tuple(weight.shape)} and "
+                         f"input {tuple(errors.shape)}")
+    return _reduce(errors * weight, reduction, op, denom=weight.sum())
 
 
 def _as_floats(a, b):
@@ -478,13 +513,16 @@ def _as_floats(a, b):
     return a, b
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    r"""Mean (or sum, or none) of the absolute differences.
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    r"""Mean (or sum, or none) of the absolute differences, each times `weight` (of input's shape) if given.
 
-    forward: out = \sum_i |x_i - y_i| / n ('mean', n elements), the sum ('sum'), or |x - y| ('none')
-    VJP:     gx = sign(x - y) r;  gy = -gx;  r = g / n ('mean') or g   (0 where x = y)
+    forward: out = \sum_i |x_i - y_i| / n ('mean', n elements), the sum ('sum'), or |x - y| ('none');
+             with w: w |x - y|, and 'mean' divides by \sum_i w_i
+    VJP:     gx = w sign(x - y) r;  gy = -gx;  r = g / n ('mean') or g   (0 where x = y; w = 1 without weight)
     """
-    return _reduce((input - target).abs(), reduction, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce_weighted((input - target).abs(), weight, reduction, "l1_loss")
 
 
 @computed_in_float32_for_half
@@ -607,12 +645,20 @@ def _pad_by_index(input, pad, mode):
 
 
 @computed_in_float32_for_half
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    r"""x divided by its p-norm along `dim`, the norm clamped below at eps.
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    r"""x divided by its p-norm along `dim`, the norm clamped below at eps; written into `out` if given
+    (then not differentiable, as PyTorch's).
 
     forward: out = x / n,  n = max(||x||_p, eps)
     VJP:     gx = (g - out \sum_dim(g * out)) / n where ||x||_2 > eps (p = 2), g / eps elsewhere
     """
+    if out is not None:
+        from ..ops.table import with_out
+        return with_out("normalize", _normalize)(input, p, dim, eps, out=out)
+    return _normalize(input, p, dim, eps)
+
+
+def _normalize(input: Tensor, p: float, dim: int, eps: float) -> Tensor:
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
 

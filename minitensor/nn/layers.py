@@ -265,31 +265,44 @@ class LogSoftmax(Softmax):
 
 
 class CrossEntropyLoss(Module):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
+    weight: Tensor | None
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
+                 reduce: bool | None = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__()
-        self.weight, self.ignore_index = weight, ignore_index
-        self.reduction, self.label_smoothing = reduction, label_smoothing
+        self.register_buffer("weight", weight)  # (a buffer, in the state dict when given, as PyTorch's)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
 
 
-class NLLLoss(CrossEntropyLoss):
+class NLLLoss(Module):
+    weight: Tensor | None
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
 class MSELoss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = reduction
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 # ---- containers --------------------------------------------------------------------------------

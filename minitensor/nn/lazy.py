@@ -64,15 +64,25 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
-    """A buffer without a shape yet (see the module's docstring)."""
+    """A buffer without a shape yet (see the module's docstring). `persistent` is read as `nn.Buffer`'s
+    flag; it is a class attribute (a non-persistent one is of a subclass), since a slot would change the
+    layout that materialising swaps to a plain Tensor's."""
 
     __slots__ = ()
     cls_to_become = Tensor
+    persistent = True
 
     def __init__(self, requires_grad: bool = False, device: DeviceLike | None = None,
-                 dtype: DTypeLike | None = None) -> None:
+                 dtype: DTypeLike | None = None, persistent: bool = True) -> None:
         check_device(device, "UninitializedBuffer")
         super().__init__(np.zeros((0,), dtype=_dtype_of(dtype)), requires_grad=requires_grad)
+        if not persistent:
+            self.__class__ = _NonPersistentUninitializedBuffer
+
+
+class _NonPersistentUninitializedBuffer(UninitializedBuffer):
+    __slots__ = ()
+    persistent = False
 
 
 def is_lazy(t: Any) -> bool:
@@ -92,6 +102,14 @@ class LazyModuleMixin:
     def has_uninitialized_params(self) -> bool:
         m: Any = self
         return any(is_lazy(t) for t in (*m._parameters.values(), *m._buffers.values()))
+
+    def _save_into(self, out: dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        """As a module's, but a placeholder goes in as itself (PyTorch's): a detached copy would have a shape."""
+        super()._save_into(out, prefix, keep_vars)  # type: ignore[misc]
+        m: Any = self
+        for k, t in (*m._parameters.items(), *m._buffers.items()):
+            if is_lazy(t) and prefix + k in out:
+                out[prefix + k] = t
 
     def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
@@ -138,13 +156,14 @@ class LazyLinear(LazyModuleMixin, Linear):
 class _LazyNormBase(LazyModuleMixin):
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: DeviceLike | None = None,
-                 dtype: DTypeLike | None = None) -> None:
-        super().__init__(0, eps, momentum, False, False, device, dtype)
+                 dtype: DTypeLike | None = None, *, bias: bool = True) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=bias)
         m: Any = self
         m.affine, m.track_running_stats = affine, track_running_stats
         if affine:
             m._parameters["weight"] = UninitializedParameter(device=device, dtype=dtype)  # (in PyTorch's order)
-            m._parameters["bias"] = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                m._parameters["bias"] = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             m.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             m.running_var = UninitializedBuffer(device=device, dtype=dtype)
@@ -167,10 +186,7 @@ class _LazyNormBase(LazyModuleMixin):
 
 
 class _LazyInstanceNorm(_LazyNormBase):
-    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device: DeviceLike | None = None,
-                 dtype: DTypeLike | None = None) -> None:
-        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+    pass  # (PyTorch's lazy instance norms default to affine=True, track_running_stats=True, unlike the eager ones)
 
 
 class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):

@@ -48,7 +48,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     w = linear_weight.reshape(rows, linear_weight.shape[-1])
     b = None if linear_bias is None else linear_bias.reshape(rows)
     logits = linear(x, w, b).reshape(tuple(x.shape[:-1]) + classes_shape)
-    return cross_entropy(logits, target, weight, -100 if ignore_index is None else ignore_index,
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
                          reduction=reduction, label_smoothing=label_smoothing)
 
 

@@ -17,7 +17,8 @@ from ..ops._util import broadcast_shapes, tensor_input
 from ..ops.arithmetic import minimum
 from ..ops.indexing import where
 from ..tensor import Tensor
-from .functional import (
+from .functional import (  # (_legacy_reduction: PyTorch's deprecated size_average / reduce, as a reduction)
+    _legacy_reduction,
     _reduce,
     binary_cross_entropy_with_logits,
     cosine_similarity,
@@ -26,17 +27,6 @@ from .functional import (
 )
 from .layers import _tensor
 from .module import Module
-
-
-def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """PyTorch's deprecated size_average / reduce flags, turned into the `reduction` they mean."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
 
 
 def _same_shape_or_broadcast(op, input, target):
@@ -142,7 +132,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         raise RuntimeError(f"{op}: beta must be non-negative, got {beta}")
     _same_shape_or_broadcast(op, input, target)
     if beta == 0:
-        return l1_loss(input, target, reduction)
+        return l1_loss(input, target, reduction=reduction)
     d = input - target
     a = d.abs()
     return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
@@ -426,7 +416,7 @@ class L1Loss(_Loss):
         super().__init__(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return l1_loss(_tensor(self, input), _tensor(self, target, "target"), self.reduction)
+        return l1_loss(_tensor(self, input), _tensor(self, target, "target"), reduction=self.reduction)
 
 
 class BCELoss(_WeightedLoss):

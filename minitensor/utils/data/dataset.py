@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Protocol, Sequence
 
 from ...factories import randperm
-from ...random import Generator
+from ...random import Generator, default_generator
 from ...tensor import Tensor
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ class Subset(Dataset):
 
 
 def random_split(dataset: SizedDataset, lengths: Sequence[float],
-                 generator: Generator | None = None) -> list[Subset]:
+                 generator: Generator | None = default_generator) -> list[Subset]:
     """Split `dataset` into non-overlapping `Subset`s of the given lengths, in a random order.
 
     `lengths` are sizes summing to len(dataset), or fractions summing to 1: each part gets

@@ -4,8 +4,11 @@ pooling modules of minitensor.nn (their comparisons with PyTorch are in test_tor
 Inputs keep clear of the kinks (|x| = 1, 3, 6, the shrink thresholds, the ties of a max), where
 central differences straddle two formulas. Tiny shapes: the whole file runs in a few seconds.
 """
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
@@ -203,3 +206,147 @@ def test_random_dropouts_pass_gradient_through_their_mask(fn):
     (fn(y, 0.4, training=True) * u).sum().backward()  # the same mask: d out / d x is the mask's scale
     np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy())
     assert fn(x, 0.4, training=False) is x
+
+
+# ---- h-sig30: the same checks over random small shapes and arguments (Hypothesis, the profile's examples) ----
+# Each property draws the sizes and the arguments of one family, then the values from a drawn seed, and
+# checks every input's gradient (float64, random upstream weight) against central differences.
+def _seeded(seed, *shape, lo=-2.0, hi=2.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape)
+
+
+def _spaced(seed, *shape):
+    """Values at least 0.3 apart (a shuffled grid plus a little noise): no two tie within a max window."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.3 + rng.uniform(0, 0.05, n) - 0.15 * n).reshape(shape)
+
+
+@st.composite
+def conv_cases(draw):
+    d = draw(st.sampled_from([1, 2]))
+    groups = draw(st.sampled_from([1, 2]))
+    cin, cout = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    k = tuple(draw(st.integers(1, 3 if d == 1 else 2)) for _ in range(d))
+    stride = draw(st.integers(1, 2))
+    dilation = draw(st.integers(1, 2))
+    padding = "same" if stride == 1 and draw(st.booleans()) else draw(st.integers(0, 2))
+    pad = 0 if padding == "same" else padding
+    size = tuple(max(1, dilation * (kk - 1) + 1 - 2 * pad) + draw(st.integers(0, 2)) for kk in k)
+    return d, draw(st.integers(1, 2)), cin, cout, k, size, stride, padding, dilation, groups, draw(st.booleans()), \
+        draw(st.integers(0, 2 ** 16))
+
+
+@given(conv_cases())
+def test_convolutions_over_random_shapes(case):
+    d, n, cin, cout, k, size, stride, padding, dilation, groups, bias, seed = case
+    conv = F.conv1d if d == 1 else F.conv2d
+    arrays = [_seeded(seed, n, cin, *size), _seeded(seed + 1, cout, cin // groups, *k)] + \
+        ([_seeded(seed + 2, cout)] if bias else [])
+    inputs = [mt.tensor(a, dtype=mt.float64, requires_grad=True) for a in arrays]
+    fn = lambda x, w, b=None: conv(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)  # noqa: E731
+    assert gradcheck(fn, inputs, seed=seed)
+
+
+@st.composite
+def pool_cases(draw):
+    d = draw(st.sampled_from([1, 2]))
+    k = draw(st.integers(1, 3))
+    stride = draw(st.integers(1, 3))
+    padding = draw(st.integers(0, k // 2))
+    dilation = 1 if padding else draw(st.integers(1, 2))  # (a dilated window over padding may miss the input)
+    size = tuple(max(1, dilation * (k - 1) + 1 - 2 * padding) + draw(st.integers(0, 2)) for _ in range(d))
+    return d, draw(st.integers(1, 2)), draw(st.integers(1, 2)), size, k, stride, padding, dilation, \
+        draw(st.booleans()), draw(st.booleans()), draw(st.integers(0, 2 ** 16))
+
+
+@given(pool_cases())
+def test_max_pooling_over_random_shapes(case):
+    d, n, c, size, k, stride, padding, dilation, ceil_mode, _, seed = case
+    pool = F.max_pool1d if d == 1 else F.max_pool2d
+    x = mt.tensor(_spaced(seed, n, c, *size), dtype=mt.float64, requires_grad=True)
+    assert gradcheck(lambda x: pool(x, k, stride, padding, dilation, ceil_mode=ceil_mode), [x], seed=seed)
+
+
+@given(pool_cases())
+def test_average_pooling_over_random_shapes(case):
+    d, n, c, size, k, stride, padding, _, ceil_mode, count_include_pad, seed = case
+    pool = F.avg_pool1d if d == 1 else F.avg_pool2d
+    x = mt.tensor(_seeded(seed, n, c, *size), dtype=mt.float64, requires_grad=True)
+    assert gradcheck(lambda x: pool(x, k, stride, padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad),
+                     [x], seed=seed)
+
+
+@st.composite
+def norm_cases(draw):
+    kind = draw(st.sampled_from(["batch_norm", "instance_norm", "group_norm", "layer_norm"]))
+    groups = draw(st.integers(1, 2))
+    c = groups * draw(st.integers(1, 2))
+    rest = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+    n = draw(st.integers(1, 3))
+    spread = {"batch_norm": n * math.prod(rest), "instance_norm": math.prod(rest),
+              "group_norm": c // groups * math.prod(rest), "layer_norm": math.prod(rest)}[kind]
+    if spread < 2:  # a single value per statistic: its variance is 0 (and PyTorch refuses it in batch norm)
+        rest = rest[:-1] + (rest[-1] + 1,)
+    return kind, (n, c) + rest, groups, draw(st.booleans()), draw(st.integers(0, 2 ** 16))
+
+
+@given(norm_cases())
+def test_normalisations_over_random_shapes(case):
+    kind, shape, groups, affine, seed = case
+    x = _seeded(seed, *shape)
+    if kind == "layer_norm":
+        normalized = shape[-1:] if affine else shape[2:]
+        fn = lambda x, *wb: F.layer_norm(x, normalized, *wb)  # noqa: E731
+        params = [_seeded(seed + 1, *normalized), _seeded(seed + 2, *normalized)] if affine else []
+    else:
+        params = [_seeded(seed + 1, shape[1]), _seeded(seed + 2, shape[1])] if affine else []
+        fn = {"batch_norm": lambda x, *wb: F.batch_norm(x, None, None, *wb, training=True),
+              "instance_norm": lambda x, *wb: F.instance_norm(x, None, None, *wb),
+              "group_norm": lambda x, *wb: F.group_norm(x, groups, *wb)}[kind]
+    inputs = [mt.tensor(a, dtype=mt.float64, requires_grad=True) for a in [x] + params]
+    assert gradcheck(fn, inputs, seed=seed)
+
+
+LOSS_FAMILIES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+                 "nll_loss", "cross_entropy"]
+
+
+@st.composite
+def loss_cases(draw):
+    name = draw(st.sampled_from(LOSS_FAMILIES))
+    reductions = ["none", "sum", "mean"] + (["batchmean"] if name == "kl_div" else [])
+    shape = (draw(st.integers(1, 3)), draw(st.integers(2, 3))) + tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    return name, shape, draw(st.sampled_from(reductions)), draw(st.booleans()), draw(st.integers(0, 2 ** 16))
+
+
+@given(loss_cases())
+def test_losses_over_random_shapes_and_reductions(case):
+    name, shape, reduction, option, seed = case
+    x, rng = _seeded(seed, *shape), np.random.default_rng(seed + 1)
+    if name in ("mse_loss", "l1_loss"):  # option: an elementwise weight (PyTorch 2.13's argument)
+        t = mt.tensor(x + np.where(rng.random(shape) < 0.5, -1, 1) * rng.uniform(0.1, 1.5, shape))  # off |x - t| = 0
+        w = mt.tensor(rng.uniform(0.5, 2, shape)) if option else None
+        fn = lambda x: getattr(F, name)(x, t, reduction=reduction, weight=w)  # noqa: E731
+    elif name in ("smooth_l1_loss", "huber_loss"):  # the kinks at |x - t| = beta (delta)
+        beta = 0.5
+        t = mt.tensor(x + np.where(rng.random(shape) < 0.5, -1, 1) * rng.choice([0.2, 0.8, 1.4], shape))
+        fn = (lambda x: F.smooth_l1_loss(x, t, reduction=reduction, beta=beta)) if name == "smooth_l1_loss" \
+            else (lambda x: F.huber_loss(x, t, reduction=reduction, delta=beta))
+    elif name == "binary_cross_entropy":
+        x = rng.uniform(0.1, 0.9, shape)
+        t, w = mt.tensor(rng.uniform(0, 1, shape)), mt.tensor(rng.uniform(0.5, 2, shape)) if option else None
+        fn = lambda x: F.binary_cross_entropy(x, t, w, reduction=reduction)  # noqa: E731
+    elif name == "kl_div":  # option: the target as log-probabilities
+        p = rng.uniform(0.1, 0.9, shape)
+        t = mt.tensor(np.log(p) if option else p)
+        fn = lambda x: F.kl_div(x, t, reduction=reduction, log_target=option)  # noqa: E731
+    else:  # class targets with class weights, one of them ignored when `option`
+        n, c = shape[0], shape[1]
+        target = rng.integers(0, c, (n,) + shape[2:])
+        if option:
+            target.reshape(-1)[0] = -100
+        t, w = mt.tensor(target), mt.tensor(rng.uniform(0.5, 2, c))
+        fn = (lambda x: F.nll_loss(x, t, w, reduction=reduction)) if name == "nll_loss" \
+            else (lambda x: F.cross_entropy(x, t, w, reduction=reduction, label_smoothing=0.1 * option))
+    assert gradcheck(fn, [mt.tensor(x, dtype=mt.float64, requires_grad=True)], seed=seed)
