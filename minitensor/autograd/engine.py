@@ -14,6 +14,7 @@
 """
 import numpy as np
 
+from .._fperr import as_the_user_set, silenced
 from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
 from .custom import broadcasts_to, sum_to
@@ -51,7 +52,12 @@ def _call_backward(node, g):
     """Run the node's VJP; return one gradient (or None) per forward argument. When nothing records
     the backward, an op's numpy twin from the speed layer runs instead, if it registered one."""
     twin = node.fast_backward
-    grads = node.backward(node, g) if twin is None or grad_mode.modes.grad_enabled else twin(node, g)
+    backward = node.backward if twin is None or grad_mode.modes.grad_enabled else twin
+    if node.sums_broadcast_gradients:  # a user's Function (see there): numpy warns in it as the user set it
+        with as_the_user_set():
+            grads = backward(node, g)
+    else:
+        grads = backward(node, g)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(node.inputs):
@@ -109,36 +115,39 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
     # record the VJPs only for create_graph, and never inside inference_mode (PyTorch's too)
     modes.grad_enabled, modes.in_backward = bool(create_graph) and not modes.inference, True
     try:
-        while ready:
-            node = ready.pop()
-            g = pending.pop(node, None)
-            if needed is not None and node not in needed:
-                continue  # (and nothing below it is needed either)
-            useful = needed is None or (run_captured and node in capture_nodes) or any(
-                leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
-            grads = (None,) * len(node.needs_input_grad)
-            if g is not None:  # (a node nothing flowed into still counts down its inputs)
-                g = _run_hooks(node.hooks, g)
-                if node.retain and fill_retained and node._out() is not None:
-                    store_grad(node._out(), g, create_graph)
-                if node in capture_nodes:
-                    captured[id(capture_nodes[node])] = g
-            if g is not None and useful:
-                _check_versions(node)
-                grads = _call_backward(node, g)
-                if modes.anomaly_enabled:
-                    anomaly.check_backward(node, g, grads)
-                if visit is not None:
-                    visit(node, g, grads)
-            for i, child, shape, dtype in node.edges:
-                if grads[i] is not None and (needed is None or leads_to(child, needed, capture_ids)):
-                    accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
-                if not isinstance(child, Tensor):
-                    consumers[child] -= 1
-                    if consumers[child] == 0:
-                        ready.append(child)
-            if not retain_graph and useful:
-                _release(node)
+        with silenced():  # numpy's warnings off once for every VJP, not once per op (see _fperr)
+            while ready:
+                node = ready.pop()
+                g = pending.pop(node, None)
+                if needed is not None and node not in needed:
+                    continue  # (and nothing below it is needed either)
+                useful = needed is None or (run_captured and node in capture_nodes) or any(
+                    leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
+                grads = (None,) * len(node.needs_input_grad)
+                if g is not None:  # (a node nothing flowed into still counts down its inputs)
+                    if node.hooks:
+                        with as_the_user_set():
+                            g = _run_hooks(node.hooks, g)
+                    if node.retain and fill_retained and node._out() is not None:
+                        store_grad(node._out(), g, create_graph)
+                    if node in capture_nodes:
+                        captured[id(capture_nodes[node])] = g
+                if g is not None and useful:
+                    _check_versions(node)
+                    grads = _call_backward(node, g)
+                    if modes.anomaly_enabled:
+                        anomaly.check_backward(node, g, grads)
+                    if visit is not None:
+                        visit(node, g, grads)
+                for i, child, shape, dtype in node.edges:
+                    if grads[i] is not None and (needed is None or leads_to(child, needed, capture_ids)):
+                        accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
+                    if not isinstance(child, Tensor):
+                        consumers[child] -= 1
+                        if consumers[child] == 0:
+                            ready.append(child)
+                if not retain_graph and useful:
+                    _release(node)
     finally:
         modes.grad_enabled, modes.in_backward = prev
     # only leaves are left: every node ran
