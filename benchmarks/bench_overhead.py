@@ -13,8 +13,9 @@ How to read it: the first table's "overhead" column is what minitensor adds per 
 (median of the repeats), and the median over all ops is the summary. The second table is the same
 for forward + backward (`op(x).backward(g)` against numpy's forward and its hand-written VJP),
 for information. When PyTorch is installed, the same op on torch tensors (requires_grad=True)
-is timed in the same rounds, and its overhead over numpy is shown beside ours. Timings vary
-with the machine's load; the differences are the result.
+is timed in the same rounds, and its overhead over numpy is shown beside ours; for `x + y` the
+summary also prints each library's whole time per op (minitensor's and PyTorch's own), since
+PyTorch's kernels are not numpy's. Timings vary with the machine's load; the differences are the result.
 
 Beside `add`, a bare recorded node is timed too (`BareTensor`): `x + y` on objects that only
 make an output holding the array and a node holding the two inputs, with nothing checked and
@@ -197,9 +198,10 @@ def main(argv=None):
             bare["add"] = (t["add", "bare"] - t["add", "numpy"]) * 1e6
         return {c.name: [t[c.name, side] * 1e6 for side in sides] for c in cases}
 
-    results, torch_results, bare = {}, {}, {}
+    results, torch_results, bare, add_times = {}, {}, {}, {}
     for title, step in (("forward", "forward"), ("forward + backward", "forward_backward")):
         times = timed(step)
+        add_times[title] = times["add"]
         overhead = {name: ts[1] - ts[0] for name, ts in times.items()}
         headers = ["op", "numpy µs", "minitensor µs", "overhead µs"]
         rows = [[name, ts[0], ts[1], overhead[name]] for name, ts in times.items()]
@@ -221,6 +223,9 @@ def main(argv=None):
           f"minitensor's add adds {fwd['add']:.3f} µs")
     print(f"info  worst forward overhead: {worst} {fwd[worst]:.3f} µs; "
           f"median forward + backward overhead: {statistics.median(results['forward + backward'].values()):.3f} µs")
+    for title, ts in add_times.items():  # the whole time of one op, each library's own, not over numpy
+        print(f"info  x + y per op, {title}: minitensor {ts[1]:.3f} µs"
+              + (f", PyTorch {ts[2]:.3f} µs (ratio {ts[1] / ts[2]:.2f})" if torch is not None else ""))
     if torch is not None:  # the machine's speed drifts 2x: a ratio from the same run says more than µs
         for title in ("forward", "forward + backward"):
             ratio = statistics.median(results[title].values()) / statistics.median(torch_results[title].values())

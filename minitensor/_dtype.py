@@ -112,6 +112,7 @@ def _scalar_category(x):
     return 2
 
 
+@functools.lru_cache(maxsize=None)  # a table, filled as pairs of dtypes are met (there are few)
 def promote_types(a, b):
     """PyTorch's promotion of the dtypes of two dimensioned tensors: the higher category wins
     (bool < integer < float), and within a category numpy's rule (int32 + int64 is int64)."""
@@ -141,6 +142,7 @@ def result_dtype(*operands):
     return _combine(dims, _combine(zero_d, scalars))
 
 
+@functools.lru_cache(maxsize=None)
 def _combine(higher, lower):
     """A tier's dtype `higher` updated by the lower tiers' `lower`: only a higher category counts."""
     if higher is None:

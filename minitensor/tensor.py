@@ -202,11 +202,7 @@ _new = object.__new__
 class VersionCounter:
     """How many in-place changes a storage has seen: shared by a tensor, its views and `detach()`."""
 
-    __slots__ = ("value",)
-    value: int
-
-    def __init__(self) -> None:
-        self.value = 0
+    value: int = 0  # (a class default, set on the counter at its first change: a new tensor runs no __init__)
 
 
 class Tensor:

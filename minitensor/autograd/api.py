@@ -9,7 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..tensor import Tensor
-from .engine import accumulate, run_backward, store_grad
+from .engine import accumulate, run_backward
+from .leaves import store_grad
 
 
 def _tuple(x):

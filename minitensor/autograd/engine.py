@@ -4,23 +4,29 @@
    edges lead into it. The walk uses an explicit stack, so a 100 000-op chain needs no recursion.
 2. Run nodes in topological order (Kahn's algorithm): a node runs once all its consumers have
    sent their gradient, so it runs once, with the sum of everything that flows into it.
-3. `_check_versions`: before a node's VJP runs, every tensor it reads must be as it was in the
+3. `_call_backward`: before a node's VJP runs, every tensor it reads must be as it was in the
    forward pass; an in-place change since then would make its gradient silently wrong.
 4. `_check_gradient`: each returned gradient must have its input's shape (the dtype is cast like
    PyTorch does); the error names the op, so a buggy VJP is found where it is. (A user's Function
    may return the gradient of a broadcast input unreduced: it is summed to the input's shape, as in PyTorch.)
 5. `_release`: unless `retain_graph`, free what each node kept for its backward once it has run.
-6. `store_grad`: the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
+6. `store_grad` (leaves.py): the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
 """
+import contextlib
+
 import numpy as np
 
-from ..tensor import Tensor, post_accumulate_hooks
+from .._fperr import as_the_user_set, silenced
+from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .custom import broadcasts_to, sum_to
 from .freeing import release as _release
 from .hooks import run_hooks as _run_hooks
+from .leaves import store_grad
 from .messages import freed_message, modified_message
 from .pruning import leads_to, needed_nodes
+
+_as_it_is = contextlib.nullcontext()
 
 
 def _count_consumers(roots):
@@ -39,19 +45,19 @@ def _count_consumers(roots):
     return consumers
 
 
-def _check_versions(node):
+def _call_backward(node, g):
+    """Run the node's VJP, once every tensor it reads is checked to be as forward left it; return one
+    gradient (or None) per forward argument. When nothing records the backward, an op's numpy twin
+    from the speed layer runs instead, if it registered one."""
     if node.inputs is None:
         raise RuntimeError(freed_message(node))
     for t, version in node.versions:
         if t._version != version:
             raise RuntimeError(modified_message(node, "an input", t, version))
-
-
-def _call_backward(node, g):
-    """Run the node's VJP; return one gradient (or None) per forward argument. When nothing records
-    the backward, an op's numpy twin from the speed layer runs instead, if it registered one."""
     twin = node.fast_backward
-    grads = node.backward(node, g) if twin is None or grad_mode.modes.grad_enabled else twin(node, g)
+    backward = node.backward if twin is None or grad_mode.modes.grad_enabled else twin
+    with as_the_user_set() if node.sums_broadcast_gradients else _as_it_is:  # a user's Function: numpy as set
+        grads = backward(node, g)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(node.inputs):
@@ -109,36 +115,36 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
     # record the VJPs only for create_graph, and never inside inference_mode (PyTorch's too)
     modes.grad_enabled, modes.in_backward = bool(create_graph) and not modes.inference, True
     try:
-        while ready:
-            node = ready.pop()
-            g = pending.pop(node, None)
-            if needed is not None and node not in needed:
-                continue  # (and nothing below it is needed either)
-            useful = needed is None or (run_captured and node in capture_nodes) or any(
-                leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
-            grads = (None,) * len(node.needs_input_grad)
-            if g is not None:  # (a node nothing flowed into still counts down its inputs)
-                g = _run_hooks(node.hooks, g)
-                if node.retain and fill_retained and node._out() is not None:
-                    store_grad(node._out(), g, create_graph)
-                if node in capture_nodes:
-                    captured[id(capture_nodes[node])] = g
-            if g is not None and useful:
-                _check_versions(node)
-                grads = _call_backward(node, g)
-                if modes.anomaly_enabled:
-                    anomaly.check_backward(node, g, grads)
-                if visit is not None:
-                    visit(node, g, grads)
-            for i, child, shape, dtype in node.edges:
-                if grads[i] is not None and (needed is None or leads_to(child, needed, capture_ids)):
-                    accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
-                if not isinstance(child, Tensor):
-                    consumers[child] -= 1
-                    if consumers[child] == 0:
-                        ready.append(child)
-            if not retain_graph and useful:
-                _release(node)
+        with silenced():  # numpy's warnings off once for every VJP, not once per op (see _fperr)
+            while ready:
+                node = ready.pop()
+                g = pending.pop(node, None)
+                if needed is not None and node not in needed:
+                    continue  # (and nothing below it is needed either)
+                useful = needed is None or (run_captured and node in capture_nodes) or any(
+                    leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
+                grads = (None,) * len(node.needs_input_grad)
+                if g is not None:  # (a node nothing flowed into still counts down its inputs)
+                    g = _run_hooks(node.hooks, g)
+                    if node.retain and fill_retained and node._out() is not None:
+                        store_grad(node._out(), g, create_graph)
+                    if node in capture_nodes:
+                        captured[id(capture_nodes[node])] = g
+                if g is not None and useful:
+                    grads = _call_backward(node, g)
+                    if modes.anomaly_enabled:
+                        anomaly.check_backward(node, g, grads)
+                    if visit is not None:
+                        visit(node, g, grads)
+                for i, child, shape, dtype in node.edges:
+                    if grads[i] is not None and (needed is None or leads_to(child, needed, capture_ids)):
+                        accumulate(pending, child, _check_gradient(node, i, shape, dtype, grads[i]))
+                    if not isinstance(child, Tensor):
+                        consumers[child] -= 1
+                        if consumers[child] == 0:
+                            ready.append(child)
+                if not retain_graph and useful:
+                    _release(node)
     finally:
         modes.grad_enabled, modes.in_backward = prev
     # only leaves are left: every node ran
@@ -151,21 +157,3 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
         elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
             store_grad(leaf, g, create_graph)
     return captured
-
-
-def store_grad(t, g, create_graph):
-    """Accumulate `g` into `t.grad`. `.grad` never aliases another tensor (a gradient may be shared
-    by two leaves of one add, or be the user's own upstream tensor), so the first one is copied;
-    with `create_graph` the copy is recorded, so it keeps its graph."""
-    # (`_grad`, not the `.grad` property: `g` passed the engine's shape and dtype checks already)
-    if t._grad is not None and not create_graph:
-        t._grad._array += g._array  # in place, as PyTorch: `.grad` stays the same tensor across backward calls
-    elif t._grad is not None:
-        t._grad = t._grad + g  # with create_graph the sum is recorded
-    elif create_graph:  # a recorded copy (PyTorch's too): two leaves of one add must not share one .grad
-        with grad_mode.set_grad_enabled(True):
-            t._grad = g.clone()
-    else:
-        t._grad = Tensor._make(g._array.copy())
-    for hook in post_accumulate_hooks.get(id(t), ()):
-        hook(t)

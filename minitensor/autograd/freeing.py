@@ -1,4 +1,6 @@
 """Step 5 of the backward pass (`engine`): once a node's VJP has run, free what it kept for it."""
+import functools
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -22,7 +24,13 @@ _NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_ou
 
 
 def _stand_in(t):
-    """A tensor of t's shape and dtype that holds no memory: every element is one shared zero (all strides 0)."""
-    arr = np.ndarray(t._array.shape, t.dtype, np.zeros(1, t.dtype), 0, (0,) * t.ndim)
+    """A tensor of t's shape and dtype that holds no memory: every element is one shared zero (all strides 0).
+    One per shape and dtype serves every node: nothing can write into it, nor into its version."""
+    return _empty_like(t._array.shape, t._array.dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _empty_like(shape, dtype):
+    arr = np.ndarray(shape, dtype, np.zeros(1, dtype), 0, (0,) * len(shape))
     arr.flags.writeable = False
     return Tensor._make(arr)

@@ -71,8 +71,8 @@ class Function:
     # once backward has freed them), the tensors saved by `save_for_backward`, the (tensor, version)
     # pairs backward checks, the edges (input index, target, shape, dtype), and which inputs need a gradient
     inputs: tuple[Any, ...] | None
-    saved: tuple[Any, ...]
-    versions: tuple[tuple[Tensor, int], ...]
+    saved: tuple[Any, ...] = ()
+    versions: tuple[tuple[Tensor, int], ...] = ()
     edges: tuple[tuple[int, Any, tuple[int, ...], Any], ...]
     needs_input_grad: tuple[bool, ...]
     saved_output: Tensor
@@ -154,7 +154,7 @@ class Function:
         """Run forward on `args` without recording, then record one node if any input needs a gradient."""
         modes = grad_mode.modes
         ctx = cls()
-        ctx.inputs, ctx.saved, ctx.versions = args, (), ()
+        ctx.inputs = args
         if modes.step is not None:  # inside `with autograd.step(...)`: the node is named after that step
             ctx._step_name = modes.step
         # 1. the edges: for each tensor argument that needs a gradient, where it goes (the node
@@ -166,11 +166,11 @@ class Function:
                     if a._base is not None:
                         a._check_view_is_current(cls.__name__.lower())
                     if a._rg:
-                        edges.append((i, a.grad_fn if a.grad_fn is not None else a, a._array.shape, a.dtype))
+                        edges.append((i, a.grad_fn if a.grad_fn is not None else a, a._array.shape, a._array.dtype))
                         needs[i] = True
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
-            ctx.versions = tuple((a, a._version) for a in args if isinstance(a, Tensor))
+            ctx.versions = tuple((a, a._version_counter.value) for a in args if isinstance(a, Tensor))
         raw = call_forward(cls, ctx, args)  # 3. forward, on arrays, recording nothing
         if type(raw) is not np.ndarray:
             if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
@@ -178,13 +178,13 @@ class Function:
                 return wrap_outputs(cls, ctx, args, raw)
             raw = np.asarray(raw)
         out = Tensor._make(raw)
-        if cls.is_view and np.may_share_memory(out._array, args[0]._array):
+        if cls.is_view and np.may_share_memory(raw, args[0]._array):
             out._share_storage_of(args[0])
         if modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)
-        if edges and out._array.dtype.kind == "f":
-            ctx._out, ctx.output_version = weakref.ref(out), out._version
+        if edges and raw.dtype.kind == "f":
+            ctx._out, ctx.output_version = weakref.ref(out), out._version_counter.value
             if cls.saves_values:  # its values, without the output's link back to this node (no cycle)
                 ctx.saved_output = out.detach()
             if modes.anomaly_enabled:
@@ -199,9 +199,10 @@ def call_forward(op: type[Function], ctx: Function, args: tuple[Any, ...]) -> An
     """Step 3 of `apply`: op's forward on `args` with grad mode off; what it returned."""
     modes = grad_mode.modes
     forward = op.fast_forward or op.forward
-    prev, modes.grad_enabled = modes.grad_enabled, False
+    if not modes.grad_enabled:  # (inside backward, no_grad, an optimizer's step)
+        return forward(ctx, *args)
+    modes.grad_enabled = False
     try:
         return forward(ctx, *args)
     finally:
-        modes.grad_enabled = prev
-
+        modes.grad_enabled = True

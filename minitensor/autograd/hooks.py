@@ -1,11 +1,19 @@
 """Gradient hooks (`register_hook`), run by the engine: each sees the gradient, and one that returns a
 tensor replaces it. A replacement must be a Tensor of the gradient's shape and dtype, as in PyTorch:
 otherwise the error names the hook, not whichever op or `.grad` later meets the misfit."""
+from .._fperr import as_the_user_set
 from ..tensor import Tensor
 
 
 def run_hooks(hooks, g):
-    for hook in hooks or ():
+    if not hooks:
+        return g
+    with as_the_user_set():  # (inside the engine's silenced pass) numpy warns in a hook as the user set it
+        return _run(hooks, g)
+
+
+def _run(hooks, g):
+    for hook in hooks:
         new = hook(g)
         if new is None:
             continue

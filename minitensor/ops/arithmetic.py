@@ -12,6 +12,7 @@ dtype rules the ops call.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -653,7 +654,7 @@ def _power(a, b):
         return _integer_power(*in_common_dtype(a, b)[0])
     if type(b) in (int, float) and _exponent_changes(b, want):
         return _float_power(raw(a).astype(np.float64), b).astype(want)
-    return _float_power(*in_common_dtype(a, b)[0])
+    return _float_power(*in_common_dtype(a, b, dtype=want)[0])
 
 
 def check_power(a, b):
@@ -725,6 +726,7 @@ def check_subtraction(a, b):
                            "a mask, use the `~` or `logical_not()` operator instead (or convert it with .long())")
 
 
+@functools.lru_cache(maxsize=1024, typed=True)  # (typed: the int 2 and the float 2.0 are two exponents)
 def _exponent_changes(v, dtype):
     """Whether Python exponent `v` changes as a power in float `dtype`: a float that becomes 0 or inf
     without being so (5e-324 or 1e39 in float32), an int that rounds (2^24 + 1 in float32: its parity

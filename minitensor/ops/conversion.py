@@ -122,12 +122,13 @@ def prepare_division(a, b):
 
 def _in_one_dtype(a, b):
     """Whether the two operands are already in their result dtype, in the common cases: two tensors of
-    one dtype, or a float tensor first and a Python float or 64-bit int."""
-    if not isinstance(a, Tensor):
-        return False
-    if isinstance(b, Tensor):
+    one dtype, or a float tensor and a Python float or 64-bit int (either side: `2 * x` as `x * 2`)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
         return a._array.dtype == b._array.dtype
-    return a._array.dtype.kind == "f" and (type(b) is float or type(b) is int and _INT64_MIN <= b <= _INT64_MAX)
+    t, n = (a, b) if isinstance(a, Tensor) else (b, a)
+    if not isinstance(t, Tensor):
+        return False
+    return t._array.dtype.kind == "f" and (type(n) is float or type(n) is int and _INT64_MIN <= n <= _INT64_MAX)
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1

@@ -52,8 +52,11 @@ def test_bench_overhead(monkeypatch, capsys):
     assert "worst forward overhead:" in out
     assert re.search(r"^info  a bare recorded node .* adds -?\d+\.\d+ µs to numpy's add in this run; "
                      r"minitensor's add adds -?\d+\.\d+ µs$", out, re.M), out
+    assert re.search(r"^info  x \+ y per op, forward: minitensor \d+\.\d+ µs", out, re.M), out
     if "torch µs" in out:
         assert re.search(r"^info  median forward overhead / PyTorch's in the same run: \d+\.\d+", out, re.M), out
+        assert re.search(r"^info  x \+ y per op, forward: minitensor \d+\.\d+ µs, PyTorch \d+\.\d+ µs "
+                         r"\(ratio \d+\.\d+\)$", out, re.M), out
 
 
 @pytest.mark.parametrize("layers", [[], ["--layers"]])
@@ -83,6 +86,19 @@ def test_bench_client(monkeypatch, capsys, torch_installed):
     # (the script stops before timing if the two libraries' losses on the same weights disagree)
     assert out.count("same weights, same batch, dropout off: loss ") == 2, out
     assert target("minitensor / PyTorch eager, tutorial GPT, 1 thread (median of per-round ratios)").search(out), out
+
+
+def test_bench_tiny(monkeypatch, capsys, torch_installed):
+    out = run(monkeypatch, capsys, "bench_tiny")
+    assert re.search(r"^processor: \S", out, re.M), out
+    if not torch_installed:
+        assert "SKIP  minitensor / PyTorch eager, lecture MLP step, 1 thread: PyTorch is not installed" in out
+        return
+    # --smoke runs the one-thread round in the test's process (a full run has a child per thread count)
+    assert re.search(r"^threads=1: minitensor / PyTorch per round \d+\.\d+ \(quartiles", out, re.M), out
+    # (the script stops before timing if the two libraries' losses on the same weights disagree)
+    assert out.count("same weights, same batches: loss ") == 1, out
+    assert target("minitensor / PyTorch eager, lecture MLP step, 1 thread (median of per-round ratios)").search(out)
 
 
 def test_bench_train(monkeypatch, capsys, torch_installed):

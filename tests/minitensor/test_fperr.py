@@ -53,3 +53,41 @@ def test_a_row_of_only_minus_infinity_gives_nan_or_minus_inf_without_a_warning()
                                x.logsumexp(-1).numpy(force=True))
     assert np.isnan(soft[0]).all() and np.isnan(log_soft[0]).all() and lse[0] == -np.inf  # as PyTorch
     np.testing.assert_allclose(log_soft[1], np.log(soft[1]), rtol=1e-6)
+
+
+def test_backward_is_silent_once_for_every_vjp_and_leaves_the_callers_state():
+    """The engine ignores numpy's warnings once for the whole pass; the VJPs' own quiet wrappers then
+    enter nothing, and the caller's settings are back afterwards."""
+    x = mt.tensor([0.0, 1e30, -1.0], requires_grad=True)
+    with np.errstate(all="raise"):
+        before = np.geterr()
+        y = (x * 1e30).log()  # forward: quiet where it makes inf and NaN, as PyTorch
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y.sum().backward()  # backward: 1 / x at 0 and inf * 0, silently
+        assert np.geterr() == before and not _fperr._silenced.on
+    assert np.isinf(x.grad.numpy()[0])
+
+
+class _UsersLog(mt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.log()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return mt.tensor(g.numpy() / x.detach().numpy())  # numpy code of the user's: warns as the user set numpy
+
+
+def test_a_users_backward_and_hooks_run_with_the_users_numpy_settings():
+    x = mt.tensor([0.0, 1.0], requires_grad=True)
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        _UsersLog.apply(x).sum().backward()
+    seen = []
+    y = (x * 1.0).exp()
+    y.register_hook(lambda g: seen.append(np.geterr()["divide"]))
+    with np.errstate(divide="raise"):
+        y.sum().backward()
+    assert seen == ["raise"] and not _fperr._silenced.on
