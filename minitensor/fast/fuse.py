@@ -14,7 +14,8 @@ at its second call then compares the whole replayed forward, kernels included, w
 Reusing an output's memory at the next step is safe here because nothing outside the tape can hold
 it: the step's Python does not run during a replay, the tape's tensors get their arrays rebound at
 every step anyway, a gradient stored into `.grad` is a copy, and the loss (`CrossEntropy`, which has
-no kernel) is a new array at every step.
+no kernel) is a new array at every step. A replay that hands the caller an op's output must not
+use that op's kernel (Replay drops the loss's): the caller may keep it while the next step runs.
 
 `backward(order, pending)` is the engine's backward for a graph whose every node ran in the
 recording: it calls the nodes in the recorded order (the engine's own order on a graph of this

@@ -90,6 +90,7 @@ class Replay:
         if self.loss_at < 0:
             raise RuntimeError("Replay: fn must return the output of an op (not a tensor it was given)")
         self.kernels = fuse.forward_kernels(self.tape)  # (before the backward frees what the ops saved)
+        self.kernels[self.loss_at] = None  # what the caller gets must be a new array at every step
         order: list[Any] = []
         run_backward(root_gradients((loss,), (None,)), False, False, visit=lambda node, g, grads: order.append(node))
         self.order, self.key = order, key
