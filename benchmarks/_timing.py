@@ -7,6 +7,7 @@ of each, and the scripts print ratios of those medians.
 """
 import argparse
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -141,10 +142,46 @@ def verdict(name, value, limit, unit=""):
     return ok
 
 
+FLAGS_THAT_MATTER = ("avx2", "avx512f", "fma")  # numpy's and the BLAS's kernels differ by these
+
+
+def processor():
+    """The processor these figures come from, as one line: lscpu's model name and whether it has
+    the flags that matter here. Ratios between libraries differ between machines of one kind
+    (numpy's transcendental functions and the BLAS kernels are chosen by these flags)."""
+    model, flags = None, set()
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "Model name" and model is None:
+            model = value.strip()
+        elif name.strip() == "Flags":
+            flags = set(value.split())
+    if not flags:  # no lscpu (or an old one without Flags): the kernel's own list
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    name, _, value = line.partition(":")
+                    if name.strip() == "model name" and model is None:
+                        model = value.strip()
+                    elif name.strip() == "flags" and not flags:
+                        flags = set(value.split())
+        except OSError:
+            pass
+    model = model or platform.processor() or platform.machine() or "unknown"
+    have = (", ".join(f"{flag} {'yes' if flag in flags else 'no'}" for flag in FLAGS_THAT_MATTER) if flags
+            else "flags unknown")
+    return f"{model} ({os.cpu_count()} logical CPUs; {have})"
+
+
 def report_setup(minitensor, counts=None):
-    """Print the run's BLAS thread count (or the `counts` the children run at, each in its own
-    process), then apply minitensor's allocator tuning (opt-in, process-wide) and say whether it
-    took. Returns whether it took."""
+    """Print the processor (`processor()`), the run's BLAS thread count (or the `counts` the
+    children run at, each in its own process), then apply minitensor's allocator tuning (opt-in,
+    process-wide) and say whether it took. Returns whether it took."""
+    print(f"processor: {processor()}")
     if counts:
         print("BLAS threads: " + " and ".join(map(str, counts)) + ", each count in a child process of its own (below)")
     else:

@@ -3,8 +3,10 @@
 `Adam._update_group` (minitensor/optim/adam.py) is the update a learner reads: a loop over the
 parameters, a dozen numpy calls each. A model has many small parameters, so this does the same
 arithmetic once on all of them: measured +2.25% of a training step of the default model when
-switched off (CPU instructions). tests/minitensor/optim/test_adam_flat.py proves it equal to the
-loop, bit for bit.
+switched off (CPU instructions). Its temporaries (the flat gradient, the update and one work
+array) are buffers kept between steps, each written with `out=`: the loop's expressions in its
+order, so the same bits (2026-11-28, docs/performance.md). tests/minitensor/optim/test_adam_flat.py
+proves it equal to the loop, bit for bit.
 """
 from __future__ import annotations
 
@@ -39,27 +41,54 @@ def adam_step_flat(optimizer: Adam, group: dict[str, Any]) -> bool:
     if len(steps) != 1:
         return False
     m, v = _flat_moments(optimizer, params, states, dtype)
+    g, work, update, views = _scratch(optimizer, params, m)
     t = steps.pop() + 1
     lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
     beta1, beta2 = group["betas"]
-    g = np.concatenate([p._grad._array.reshape(-1) for p in params]).astype(dtype, copy=False)
-    m += (1 - beta1) * (g - m)
+    grads = [p._grad._array.reshape(-1) for p in params]
+    if all(a.dtype == dtype for a in grads):
+        np.concatenate(grads, out=g)
+    else:  # (a gradient of another dtype: cast as the loop does)
+        g[...] = np.concatenate(grads).astype(dtype, copy=False)
+    # the loop's expressions, each temporary written into a buffer kept between steps
+    np.subtract(g, m, out=work)
+    work *= 1 - beta1
+    m += work                                   # m += (1 - beta1) * (g - m)
     v *= beta2
-    v += (1 - beta2) * g * g
+    np.multiply(g, 1 - beta2, out=work)
+    work *= g
+    v += work                                   # v += (1 - beta2) * g * g
     step_size = lr / (1 - beta1 ** t)
-    update = step_size * m / (np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps)
+    np.multiply(m, step_size, out=update)
+    np.sqrt(v, out=work)
+    work /= math.sqrt(1 - beta2 ** t)
+    work += eps
+    update /= work                              # step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
     decay = 1 - lr * wd if wd != 0 else None
-    offset = 0
-    for p, st in zip(params, states):
+    for p, st, u in zip(params, states, views):
         w = p._array
-        n = w.size
         if decay is not None:
             w *= decay
-        w -= update[offset:offset + n].reshape(w.shape)
-        offset += n
+        w -= u
         st["step"] = t
         p._bump_version()
     return True
+
+
+def _scratch(optimizer, params, m):
+    """(g, work, update, views): the flat gradient and two work arrays of the group, kept between
+    steps, and each parameter's view of `update` in its own shape."""
+    key = tuple(map(id, params))
+    kept = optimizer.__dict__.setdefault("_flat_scratch", {}).get(key)
+    if kept is None or kept[0].shape != m.shape or kept[0].dtype != m.dtype:
+        g, work, update = np.empty_like(m), np.empty_like(m), np.empty_like(m)
+        views, offset = [], 0
+        for p in params:
+            n = p._array.size
+            views.append(update[offset:offset + n].reshape(p._array.shape))
+            offset += n
+        kept = optimizer._flat_scratch[key] = (g, work, update, views)
+    return kept
 
 def _flat_moments(optimizer, params, states, dtype):
     """The flat (m, v) of these parameters, rebuilt from their states whenever those are not
