@@ -134,7 +134,7 @@ def _encode(obj, path, arrays, active, pickling=None):
         return obj
     if isinstance(obj, (Tensor, np.ndarray, np.generic)):
         arr = np.asarray(obj._array if isinstance(obj, Tensor) else obj)
-        if arr.dtype.kind not in "biufc":
+        if _dtype.kind(arr.dtype) not in "biufc":
             raise TypeError(f"save: cannot store an array of dtype {arr.dtype} at {_where(path)} (numeric arrays only)")
         name = _unique(path or "tensor", arrays)
         arrays[name] = arr
@@ -174,7 +174,7 @@ class _Pickler(pickle.Pickler):
             key = id(obj)
             if key not in self.stored:  # a tensor held twice (tied weights) is stored once, loaded as one
                 arr = np.asarray(obj._array if isinstance(obj, Tensor) else obj)
-                if arr.dtype.kind not in "biufc":
+                if _dtype.kind(arr.dtype) not in "biufc":
                     raise TypeError(f"save: cannot store an array of dtype {arr.dtype} in {_where(self.path)}")
                 base = self.names.get(key) or _join(self.path, f"tensor{len(self.stored)}")
                 name = _unique(base, self.arrays)
@@ -346,7 +346,7 @@ def _read_npz(f, where):
             arr = z[name]
             if not isinstance(arr, np.ndarray):  # numpy hands back a member not named .npy as raw bytes
                 raise CheckpointError(f"load: {where} holds member '{name}', which is not a .npy array")
-            if arr.dtype.kind not in "biufc":
+            if _dtype.kind(arr.dtype) not in "biufc":
                 raise CheckpointError(
                     f"load: {where} holds entry '{name}' of dtype {arr.dtype}; only numeric arrays are allowed"
                 )
@@ -558,7 +558,7 @@ class _Unpickler(pickle.Unpickler):
                 obj = Parameter(Tensor._make(arr), requires_grad=bool(requires_grad))
             else:
                 obj = Tensor._make(arr)
-                if requires_grad and arr.dtype.kind in "fc":
+                if requires_grad and _dtype.kind(arr.dtype) in "fc":
                     obj.requires_grad_(True)
             self.loaded[name] = obj
         return self.loaded[name]

@@ -14,6 +14,7 @@
 """
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor, post_accumulate_hooks
 from . import anomaly, grad_mode
 from .custom import broadcasts_to, sum_to
@@ -76,7 +77,7 @@ def _check_gradient(node, i, shape, dtype, g):
                 f"input {i}, which has shape {tuple(shape)}{hint}"
             )
     if g.dtype != dtype:
-        if g.dtype.kind != "f":
+        if _dtype.kind(g.dtype) != "f":
             raise RuntimeError(
                 f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {dtype}"
             )
