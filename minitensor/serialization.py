@@ -79,7 +79,11 @@ def save(obj: object, f: str | os.PathLike[str] | IO[bytes], pickle_module: Any 
     """
     arrays: dict[str, Any] = {}
     root = _encode(obj, "", arrays, set(), _Pickling(max(2, int(pickle_protocol))))
-    meta = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root}, allow_nan=True)
+    header = {"format": _FORMAT, "version": _VERSION, "root": root}
+    bf16 = _bfloat16_as_bits(arrays)
+    if bf16:
+        header["bfloat16"] = bf16
+    meta = json.dumps(header, allow_nan=True)
     members = [(_META, np.frombuffer(meta.encode("utf-8"), dtype=np.uint8))] + list(arrays.items())
     if hasattr(f, "write"):
         _write_npz(f, members)
@@ -320,6 +324,7 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, pic
             raise ValueError(f"unknown format {meta.get('format')!r}")
         if meta.get("version") != _VERSION:
             raise ValueError(f"format version {meta.get('version')!r}; this minitensor reads version {_VERSION}")
+        _bfloat16_from_bits(arrays, meta.get("bfloat16", []), where)
         used: set[str] = set()
         obj = _decode(meta["root"], arrays, used, _Unpickling(where, bool(weights_only)))
     except RecursionError as e:  # json and _decode both recurse once per level of nesting
@@ -332,6 +337,24 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, pic
     if stray:
         raise CheckpointError(f"load: {where} has arrays its metadata does not mention: {stray}")
     return obj
+
+
+def _bfloat16_as_bits(arrays):
+    """The .npy format has no bfloat16 (ml_dtypes' is written as raw bytes, which load refuses): such
+    arrays are stored as their 16-bit patterns (uint16), their names listed in the metadata."""
+    names = [k for k, a in arrays.items() if _dtype.has_bfloat16 and a.dtype == _dtype.bfloat16]
+    for k in names:
+        arrays[k] = arrays[k].view(np.uint16)
+    return names
+
+
+def _bfloat16_from_bits(arrays, names, where):
+    for k in names:
+        if not _dtype.has_bfloat16:
+            raise CheckpointError(f"load: {where} holds bfloat16 tensors ('{k}'); {_dtype.bfloat16.refusal()}")
+        if arrays.get(k) is None or arrays[k].dtype != np.uint16:
+            raise CheckpointError(f"load: {where} lists '{k}' as bfloat16 but holds no 16-bit array under it")
+        arrays[k] = arrays[k].view(_dtype.bfloat16)
 
 
 def _read_npz(f, where):
