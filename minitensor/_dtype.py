@@ -247,13 +247,20 @@ class StoragelessDType:
         return self.name  # pickles as the module attribute
 
 
-try:
-    import ml_dtypes as _ml_dtypes
-except ImportError:  # the extra is optional: without it bfloat16 is a name that refuses tensors
-    _ml_dtypes = None
+def _numpy_bfloat16() -> Any:
+    """numpy's bfloat16 dtype from the optional package ml_dtypes; None without it (then bfloat16 is a
+    name that refuses tensors)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
 
-bfloat16: Any = StoragelessDType("bfloat16", 2) if _ml_dtypes is None else np.dtype(_ml_dtypes.bfloat16)
-has_bfloat16 = _ml_dtypes is not None
+
+bfloat16: Any = _numpy_bfloat16()
+has_bfloat16 = bfloat16 is not None
+if not has_bfloat16:
+    bfloat16 = StoragelessDType("bfloat16", 2)
 if has_bfloat16:
     _ALIASES.update(bfloat16=bfloat16, BFloat16Tensor=bfloat16)
 
