@@ -73,7 +73,7 @@ def as_dtype(dtype, op=None):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"unknown dtype {dtype!r}") from None
-    if d.kind not in "biuf":  # np.dtype(object), np.dtype(str) ... hold no numbers autograd can use
+    if kind(d) not in "biuf":  # np.dtype(object), np.dtype(str) ... hold no numbers autograd can use
         raise TypeError(f"{op + ': ' if op else ''}unsupported dtype {dtype!r}; expected one of {sorted(_ALIASES)}")
     return d
 
@@ -97,11 +97,11 @@ def get_default_dtype() -> DType:
 
 
 def is_floating(dtype):
-    return dtype.kind == "f"
+    return kind(dtype) == "f"
 
 
 def _category(dtype):
-    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(dtype.kind, 3)
+    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(kind(dtype), 3)
 
 
 def _scalar_category(x):
@@ -119,6 +119,8 @@ def promote_types(a, b):
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b
+    if has_bfloat16 and bfloat16 in (a, b) and a != b:  # numpy has no rule for it: PyTorch's is the
+        return float32 if float16 in (a, b) else np.promote_types(float32, a if b == bfloat16 else b)  # wider
     return np.promote_types(a, b)
 
 
@@ -176,7 +178,7 @@ def _int_range(dtype):
 def values_fit(arr, dtype):
     """Whether the numbers in `arr` fit an integer `dtype` by `scalar_to`'s rule (1.7 truncates, 300
     is no int8, a negative int wraps into uint8 down to -255; NaN and inf fit no integer), all at once."""
-    if dtype.kind not in "iu" or arr.dtype.kind not in "iuf" or not arr.size:
+    if dtype.kind not in "iu" or kind(arr.dtype) not in "iuf" or not arr.size:
         return True
     info = np.iinfo(dtype)
     low = -info.max if info.min == 0 and arr.dtype.kind in "iu" else info.min
@@ -187,7 +189,7 @@ def values_fit(arr, dtype):
 def for_draws(dtype, op):
     """`dtype`, if a draw from a continuous distribution (rand, randn, normal_, uniform_ ...) can be
     of it: a float dtype. PyTorch has no integer kernel for those and raises NotImplementedError."""
-    if dtype.kind != "f":
+    if kind(dtype) != "f":
         raise NotImplementedError(f"{op}: not implemented for dtype {dtype}; its draws are floating point")
     return dtype
 
@@ -202,8 +204,8 @@ def scalar_to(value, dtype, op):
         raise OverflowError(f"{op}: int too big to convert: {value} does not fit in 64 bits")
     if isinstance(value, builtins_bool) or dtype == bool_:
         return np.asarray(value).astype(dtype)
-    if dtype.kind == "f":
-        big = builtins_float(np.finfo(dtype).max)
+    if kind(dtype) == "f":
+        big = finfo(dtype).max
         overflows = math.isfinite(value) and abs(value) > big
     else:
         info = np.iinfo(dtype)
@@ -219,13 +221,14 @@ def scalar_to(value, dtype, op):
     return np.asarray(value, dtype=dtype)
 
 
-# ---- bfloat16: a dtype numpy cannot store ---------------------------------------------------------
+# ---- bfloat16: numpy's through the optional package ml_dtypes ---------------------------------------
 
 class StoragelessDType:
-    """A PyTorch dtype numpy has no storage for (bfloat16). It exists so code that names it, compares
-    it or asks `finfo(bfloat16)` runs; a tensor of it is refused with a clear error rather than
-    stored as float32 while printing bfloat16 (every op would then compute at float32's precision,
-    which is not what a bfloat16 tutorial shows)."""
+    """A PyTorch dtype this installation has no storage for: bfloat16 without the optional package
+    ml_dtypes (`pip install minitensor-attention[bfloat16]`), which gives numpy a bfloat16 dtype. It
+    exists so code that names it, compares it or asks `finfo(bfloat16)` runs; a tensor of it is refused
+    with a clear error rather than stored as float32 while printing bfloat16 (every op would then
+    compute at float32's precision, which is not what a bfloat16 tutorial shows)."""
 
     is_floating_point = True
     is_complex = False
@@ -235,8 +238,9 @@ class StoragelessDType:
         self.name, self.itemsize = name, itemsize
 
     def refusal(self) -> str:
-        return (f"minitensor has no {self.name} tensors: numpy has no {self.name} storage, and holding the values "
-                "in float32 would compute every op at float32's precision; use float32 (or float16)")
+        return (f"minitensor has no {self.name} tensors here: numpy has no {self.name} storage of its own; install "
+                f"the optional package that gives it one with `pip install ml_dtypes` (the extra "
+                f"`minitensor-attention[bfloat16]`), or use float32 (or float16)")
 
     def __repr__(self) -> str:
         return f"{shown_as()}.{self.name}"
@@ -245,7 +249,55 @@ class StoragelessDType:
         return self.name  # pickles as the module attribute
 
 
-bfloat16 = StoragelessDType("bfloat16", 2)
+def _numpy_bfloat16() -> Any:
+    """numpy's bfloat16 dtype from the optional package ml_dtypes; None without it (then bfloat16 is a
+    name that refuses tensors)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+bfloat16: Any = _numpy_bfloat16()
+has_bfloat16 = bfloat16 is not None
+if not has_bfloat16:
+    bfloat16 = StoragelessDType("bfloat16", 2)
+if has_bfloat16:
+    _ALIASES.update(bfloat16=bfloat16, BFloat16Tensor=bfloat16)
+
+
+def kind(dtype: Any) -> str:
+    """numpy's one-letter kind of `dtype` ('b', 'i', 'u', 'f'), with ml_dtypes' bfloat16 a float: numpy
+    files a dtype from another package under 'V' (raw bytes), which no rule of PyTorch's means."""
+    return "f" if dtype is bfloat16 or (has_bfloat16 and dtype == bfloat16) else dtype.kind
+
+
+def kept_bfloat16(raw: Any, args: tuple[Any, ...]) -> Any:
+    """An op's result array `raw`, rounded back to bfloat16 where numpy widened it and PyTorch does not:
+    ml_dtypes' numpy computes a bfloat16 array with a Python float (or a matmul of two) in float32 or
+    float64 and keeps that dtype, where PyTorch computes in float32 and rounds the result to bfloat16 once.
+    The rule: a float32/float64 result of an op whose floating tensor arguments are all bfloat16 is
+    rounded to bfloat16, unless a dtype is among the arguments (a conversion, `sum(dtype=...)`)."""
+    if raw.dtype not in (float32, float64):
+        return raw
+    seen = False
+    for a in args:
+        d = getattr(a, "_array", a)
+        if isinstance(d, np.dtype) or isinstance(d, type):
+            return raw
+        d = getattr(d, "dtype", None)
+        if d is None or d.kind in "biu":
+            continue
+        if d != bfloat16:
+            return raw
+        seen = True
+    return raw.astype(bfloat16) if seen else raw
+
+
+def computes_in_float32(dtype: Any) -> _b.bool:
+    """Whether PyTorch computes ops of `dtype` in float32 and rounds once: the 16-bit floats."""
+    return dtype == float16 or (has_bfloat16 and dtype == bfloat16)
 
 
 def shown_as() -> str:
@@ -289,10 +341,11 @@ class finfo:
     def __init__(self, type: Any = None) -> None:
         if type is None:
             type = get_default_dtype()
-        if isinstance(type, StoragelessDType):  # bfloat16: float32's exponent, 8 bits of mantissa
+        if isinstance(type, StoragelessDType) or (has_bfloat16 and as_dtype(type, "finfo") == bfloat16):
+            # bfloat16: float32's exponent, 8 bits of mantissa
             self.bits, self.eps, self.max = 16, 2.0 ** -7, builtins_float((2 - 2.0 ** -7) * 2.0 ** 127)
             self.tiny = self.smallest_normal = 2.0 ** -126
-            self.resolution, self.dtype = 0.01, type.name
+            self.resolution, self.dtype = 0.01, "bfloat16"
         else:
             d = as_dtype(type, "finfo")
             if d.kind != "f":

@@ -164,7 +164,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     or JAX tensor on the CPU) or a capsule from `to_dlpack`. Its dtype must be one minitensor has."""
     source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
     array = np.from_dlpack(source)
-    if array.dtype.kind not in "biuf" or array.dtype.itemsize > 8:  # (complex, float128, strings ...)
+    if _dtype.kind(array.dtype) not in "biuf" or array.dtype.itemsize > 8:  # (complex, float128, strings ...)
         raise TypeError(f"from_dlpack: minitensor has no tensors of dtype {array.dtype}")
     return Tensor._make(array)
 
@@ -185,7 +185,7 @@ def set_default_tensor_type(t: Any) -> None:
     dtype = getattr(t, "dtype", None)
     if dtype is None or not isinstance(t, legacy._TypedTensorType):
         raise TypeError(f"set_default_tensor_type: expected a tensor type such as minitensor.FloatTensor, got {t!r}")
-    if dtype.kind != "f":
+    if _dtype.kind(dtype) != "f":
         raise TypeError("only floating-point types are supported as the default type")
     _dtype.set_default_dtype(dtype)
 
@@ -204,7 +204,11 @@ class _StoragelessTensorType(type):
         return f"<class 'minitensor.{cls.__name__}'>"
 
 
-BFloat16Tensor = _StoragelessTensorType("BFloat16Tensor", (), {"dtype": _dtype.bfloat16})
+if _dtype.has_bfloat16:  # the optional ml_dtypes gives numpy a bfloat16: a typed tensor as the others
+    from .legacy import _typed
+    BFloat16Tensor: Any = _typed("BFloat16Tensor", _dtype.bfloat16)
+else:
+    BFloat16Tensor = _StoragelessTensorType("BFloat16Tensor", (), {"dtype": _dtype.bfloat16})
 
 
 # ---- GradScaler: loss scaling for float16 training -------------------------------------------------------

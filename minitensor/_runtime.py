@@ -113,7 +113,7 @@ def can_cast(from_: Any, to: Any) -> bool:
 
 
 def is_floating_point(input: Tensor) -> bool:
-    return _tensor(input, "is_floating_point").dtype.kind == "f"
+    return _dtype.kind(_tensor(input, "is_floating_point").dtype) == "f"
 
 
 def is_complex(input: Tensor) -> bool:
@@ -204,7 +204,7 @@ class autocast(contextlib.ContextDecorator):
         check_device(device_type, "autocast")
         if dtype is not None and not isinstance(dtype, _dtype.StoragelessDType):
             d = _dtype.as_dtype(dtype, "autocast")
-            if d.kind != "f":
+            if _dtype.kind(d) != "f":
                 raise RuntimeError(f"autocast: expected a floating dtype for the autocast region, got {d}")
         self.device_type, self.fast_dtype, self.enabled = device_type, dtype, enabled
 

@@ -75,11 +75,11 @@ def as_tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLik
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with `ndarray`, keeping its dtype."""
     # one test for the usual case (hand-written VJPs wrap each gradient with this)
-    if type(ndarray) is _ndarray and ndarray.dtype.kind in "biuf" and ndarray.dtype.isnative:
+    if type(ndarray) is _ndarray and _dtype.kind(ndarray.dtype) in "biuf" and ndarray.dtype.isnative:
         return _make(ndarray)
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
-    if ndarray.dtype.kind not in "biuf":
+    if _dtype.kind(ndarray.dtype) not in "biuf":
         raise TypeError(f"from_numpy: can't convert an array of dtype {ndarray.dtype}")
     refuse_foreign_byte_order(ndarray, "from_numpy")
     return _make(ndarray)
@@ -269,7 +269,7 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
         if size is not None:
             raise TypeError("normal: size is taken only with a number mean and std, not with tensors")
         for t in tensors:
-            if t.dtype.kind != "f":
+            if _dtype.kind(t.dtype) != "f":
                 raise RuntimeError(f"normal: not implemented for dtype {t.dtype}; mean and std must be float tensors")
         shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors)) if len(tensors) == 2 else tensors[0].shape
         dtype = tensors[0].dtype
@@ -288,7 +288,7 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
 
 def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None = None) -> Tensor:
     """1 with probability p (each element of `input`, or the number `p`), else 0, in input's dtype."""
-    if p is None and input.dtype.kind != "f":
+    if p is None and _dtype.kind(input.dtype) != "f":
         raise RuntimeError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must be floats")
     probs = input._array if p is None else np.asarray(p)
     if not ((probs >= 0) & (probs <= 1)).all():  # (NaN too)
@@ -413,7 +413,7 @@ def _window(name: str, window_length: int, periodic: bool, dtype: DTypeLike | No
     if window_length < 0:
         raise RuntimeError(f"{name}: requires non-negative window_length, got window_length={window_length}")
     d = _float_dtype(dtype)
-    if d.kind != "f":
+    if _dtype.kind(d) != "f":
         raise RuntimeError(f"{name}: expects a floating point dtype, got {d}")
     if window_length <= 1:
         return _finish(np.ones(window_length, d), requires_grad, device, name)

@@ -36,6 +36,7 @@ import contextlib
 import functools
 from typing import Any, Callable, Iterator, Sequence
 
+from . import _dtype
 from .autograd.api import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .ops.shape import stack
@@ -88,7 +89,7 @@ def _track(t: Any, where: str) -> Any:
     outer transform tells the two apart) when t itself requires grad, a fresh leaf otherwise."""
     if not isinstance(t, Tensor):
         return t
-    if t.dtype.kind != "f":
+    if _dtype.kind(t.dtype) != "f":
         raise RuntimeError(f"{where}: only Tensors of floating point dtype can require gradients, got {t.dtype}")
     return t.clone() if t.requires_grad and is_grad_enabled() else t.detach().requires_grad_(True)
 

@@ -79,7 +79,11 @@ def save(obj: object, f: str | os.PathLike[str] | IO[bytes], pickle_module: Any 
     """
     arrays: dict[str, Any] = {}
     root = _encode(obj, "", arrays, set(), _Pickling(max(2, int(pickle_protocol))))
-    meta = json.dumps({"format": _FORMAT, "version": _VERSION, "root": root}, allow_nan=True)
+    header = {"format": _FORMAT, "version": _VERSION, "root": root}
+    bf16 = _bfloat16_as_bits(arrays)
+    if bf16:
+        header["bfloat16"] = bf16
+    meta = json.dumps(header, allow_nan=True)
     members = [(_META, np.frombuffer(meta.encode("utf-8"), dtype=np.uint8))] + list(arrays.items())
     if hasattr(f, "write"):
         _write_npz(f, members)
@@ -134,7 +138,7 @@ def _encode(obj, path, arrays, active, pickling=None):
         return obj
     if isinstance(obj, (Tensor, np.ndarray, np.generic)):
         arr = np.asarray(obj._array if isinstance(obj, Tensor) else obj)
-        if arr.dtype.kind not in "biufc":
+        if _dtype.kind(arr.dtype) not in "biufc":
             raise TypeError(f"save: cannot store an array of dtype {arr.dtype} at {_where(path)} (numeric arrays only)")
         name = _unique(path or "tensor", arrays)
         arrays[name] = arr
@@ -174,7 +178,7 @@ class _Pickler(pickle.Pickler):
             key = id(obj)
             if key not in self.stored:  # a tensor held twice (tied weights) is stored once, loaded as one
                 arr = np.asarray(obj._array if isinstance(obj, Tensor) else obj)
-                if arr.dtype.kind not in "biufc":
+                if _dtype.kind(arr.dtype) not in "biufc":
                     raise TypeError(f"save: cannot store an array of dtype {arr.dtype} in {_where(self.path)}")
                 base = self.names.get(key) or _join(self.path, f"tensor{len(self.stored)}")
                 name = _unique(base, self.arrays)
@@ -320,6 +324,7 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, pic
             raise ValueError(f"unknown format {meta.get('format')!r}")
         if meta.get("version") != _VERSION:
             raise ValueError(f"format version {meta.get('version')!r}; this minitensor reads version {_VERSION}")
+        _bfloat16_from_bits(arrays, meta.get("bfloat16", []), where)
         used: set[str] = set()
         obj = _decode(meta["root"], arrays, used, _Unpickling(where, bool(weights_only)))
     except RecursionError as e:  # json and _decode both recurse once per level of nesting
@@ -334,6 +339,24 @@ def load(f: str | os.PathLike[str] | IO[bytes], map_location: object = None, pic
     return obj
 
 
+def _bfloat16_as_bits(arrays):
+    """The .npy format has no bfloat16 (ml_dtypes' is written as raw bytes, which load refuses): such
+    arrays are stored as their 16-bit patterns (uint16), their names listed in the metadata."""
+    names = [k for k, a in arrays.items() if _dtype.has_bfloat16 and a.dtype == _dtype.bfloat16]
+    for k in names:
+        arrays[k] = arrays[k].view(np.uint16)
+    return names
+
+
+def _bfloat16_from_bits(arrays, names, where):
+    for k in names:
+        if not _dtype.has_bfloat16:
+            raise CheckpointError(f"load: {where} holds bfloat16 tensors ('{k}'); {_dtype.bfloat16.refusal()}")
+        if arrays.get(k) is None or arrays[k].dtype != np.uint16:
+            raise CheckpointError(f"load: {where} lists '{k}' as bfloat16 but holds no 16-bit array under it")
+        arrays[k] = arrays[k].view(_dtype.bfloat16)
+
+
 def _read_npz(f, where):
     z = np.load(f, allow_pickle=False)
     if not isinstance(z, np.lib.npyio.NpzFile):
@@ -346,7 +369,7 @@ def _read_npz(f, where):
             arr = z[name]
             if not isinstance(arr, np.ndarray):  # numpy hands back a member not named .npy as raw bytes
                 raise CheckpointError(f"load: {where} holds member '{name}', which is not a .npy array")
-            if arr.dtype.kind not in "biufc":
+            if _dtype.kind(arr.dtype) not in "biufc":
                 raise CheckpointError(
                     f"load: {where} holds entry '{name}' of dtype {arr.dtype}; only numeric arrays are allowed"
                 )
@@ -558,7 +581,7 @@ class _Unpickler(pickle.Unpickler):
                 obj = Parameter(Tensor._make(arr), requires_grad=bool(requires_grad))
             else:
                 obj = Tensor._make(arr)
-                if requires_grad and arr.dtype.kind in "fc":
+                if requires_grad and _dtype.kind(arr.dtype) in "fc":
                     obj.requires_grad_(True)
             self.loaded[name] = obj
         return self.loaded[name]

@@ -89,7 +89,7 @@ def _to_array(data: ArrayLike, dtype: DTypeLike | None, where: str) -> NDArray[A
         arr = data._array
     elif isinstance(data, (np.ndarray, np.generic)):  # a numpy scalar keeps its dtype, as an array does
         arr = np.asarray(data)
-        if arr.dtype.kind not in "biuf":
+        if _dtype.kind(arr.dtype) not in "biuf":
             raise TypeError(f"{where}: can't convert a numpy array of dtype {arr.dtype}; expected "
                             "bool, integer or float data")
         refuse_foreign_byte_order(arr, where)
@@ -104,19 +104,20 @@ def _to_array(data: ArrayLike, dtype: DTypeLike | None, where: str) -> NDArray[A
         if arr.dtype == np.uint64 or arr.dtype == object or (
                 arr.dtype == np.float64 and arr.size and np.abs(arr).max() >= 2.0 ** 63):
             arr = _beyond_int64(data, arr, dtype, where)
-        if dtype is None and isinstance(data, (list, tuple)) and arr.dtype.kind in "biuf":
+        if dtype is None and isinstance(data, (list, tuple)) and _dtype.kind(arr.dtype) in "biuf":
             dtype = _list_dtype(data)  # None when the list holds no numpy scalar
-        if arr.dtype.kind == "f" and dtype is None:
+        if _dtype.kind(arr.dtype) == "f" and dtype is None:
             with np.errstate(over="ignore"):  # 1e300 is inf in float32, silently as in PyTorch
                 arr = arr.astype(_dtype.get_default_dtype())
         elif arr.dtype.kind in "iu" and dtype is None:
             arr = arr.astype(np.int64)
-        elif arr.dtype.kind not in "biuf":
+        elif _dtype.kind(arr.dtype) not in "biuf":
             raise TypeError(f"{where}: cannot build a tensor from data of type {arr.dtype} ({type(data).__name__})")
     if dtype is not None:
         dtype = _dtype.as_dtype(dtype, where)
         python_numbers = not isinstance(data, (Tensor, np.ndarray, np.generic))
-        if python_numbers and (not _dtype.values_fit(arr, dtype) or (arr.dtype.kind == "f" and dtype.kind in "iu")):
+        if python_numbers and (not _dtype.values_fit(arr, dtype) or (_dtype.is_floating(arr.dtype)
+                                                                     and dtype.kind in "iu")):
             # PyTorch checks each Python number by its own type (an int -2 wraps into uint8, -2.0 is an
             # overflow) and raises for one that doesn't fit; an array converts as a C cast does, unchecked.
             # Ints beside floats too: numpy's float64 rounds 2^63 - 1 up to 2^63, which would wrap
@@ -323,7 +324,7 @@ class Tensor:
                     "use .detach() to get a tensor cut from the graph"
                 )
             return self
-        if requires_grad and self._array.dtype.kind != "f":
+        if requires_grad and _dtype.kind(self._array.dtype) != "f":
             raise RuntimeError(
                 f"requires_grad_: only tensors of floating point dtype can require gradients, got {self.dtype}"
             )
@@ -397,7 +398,7 @@ class Tensor:
         return self._array.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._array.dtype.kind == "f"
+        return _dtype.kind(self._array.dtype) == "f"
 
     def item(self) -> float:
         if self._array.size != 1:
@@ -591,7 +592,7 @@ class Tensor:
         return False
 
     def is_signed(self) -> bool:
-        return self._array.dtype.kind in "if"
+        return _dtype.kind(self._array.dtype) in "if"
 
     def is_inference(self) -> bool:
         """False: minitensor's inference_mode is no_grad, it makes no inference tensors."""
@@ -736,7 +737,7 @@ class _Formatter:
     scientific notation when they span more than 1000x, pass 1e8, or (not whole) go below 1e-4."""
 
     def __init__(self, arr: NDArray[Any]) -> None:
-        self.kind = arr.dtype.kind
+        self.kind = _dtype.kind(arr.dtype)
         self.sci = False
         self.whole = False
         values = arr.ravel()

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from . import grad_mode
 
@@ -68,7 +69,7 @@ def _floats(x):
     arr = x._array if isinstance(x, Tensor) else x
     if isinstance(arr, (float, int, np.generic)):
         arr = np.asarray(arr)
-    if isinstance(arr, np.ndarray) and arr.dtype.kind in "fc":
+    if isinstance(arr, np.ndarray) and _dtype.kind(arr.dtype) in "fc":
         return arr
     return None
 
@@ -118,7 +119,7 @@ def _where(node, out):
 def check_forward(node, out):
     """Raise if the op created a NaN (no input had one) or an inf (every input was finite)."""
     data = out._array
-    if data.dtype.kind != "f" or np.isfinite(data).all():
+    if _dtype.kind(data.dtype) != "f" or np.isfinite(data).all():
         return
     args = _args(node)
     new_nan = np.isnan(data).any() and not any(_has_nan(a) for a in args)

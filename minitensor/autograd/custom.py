@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .function import Function
@@ -57,7 +58,7 @@ def wrap_outputs(op, ctx, args, raw):
             if isinstance(r, Tensor):
                 anomaly.check_forward(ctx, r)
     # which outputs a gradient flows back from: float tensors not marked non-differentiable
-    slots = [j for j, (o, r) in enumerate(zip(outs, results)) if isinstance(r, Tensor) and r.dtype.kind == "f"
+    slots = [j for j, (o, r) in enumerate(zip(outs, results)) if isinstance(r, Tensor) and _dtype.kind(r.dtype) == "f"
              and not any(o is t for t in non_diff)]
     if ctx.edges and slots:
         ctx.backward = _backward_of_outputs  # what the engine calls: unpacks, then the user's backward
@@ -263,7 +264,7 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
             return result
         def wrap(r):
             r = Tensor._make(r) if isinstance(r, np.ndarray) else r
-            return DelayedError.apply(r, *tracked) if isinstance(r, Tensor) and r.dtype.kind == "f" else r
+            return DelayedError.apply(r, *tracked) if isinstance(r, Tensor) and _dtype.kind(r.dtype) == "f" else r
         return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
     return wrapper
 

@@ -16,6 +16,7 @@ import contextlib
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import as_the_user_set, silenced
 from ..tensor import Tensor
 from . import anomaly, grad_mode
@@ -82,7 +83,7 @@ def _check_gradient(node, i, shape, dtype, g):
                 f"input {i}, which has shape {tuple(shape)}{hint}"
             )
     if g.dtype != dtype:
-        if g.dtype.kind != "f":
+        if _dtype.kind(g.dtype) != "f":
             raise RuntimeError(
                 f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {dtype}"
             )

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .messages import freed_message, modified_message
@@ -177,13 +178,15 @@ class Function:
                 from .custom import wrap_outputs
                 return wrap_outputs(cls, ctx, args, raw)
             raw = np.asarray(raw)
+        if _dtype.has_bfloat16:  # (optional: numpy's bfloat16 from ml_dtypes widens where PyTorch rounds)
+            raw = _dtype.kept_bfloat16(raw, args)
         out = Tensor._make(raw)
         if cls.is_view and np.may_share_memory(raw, args[0]._array):
             out._share_storage_of(args[0])
         if modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)
-        if edges and raw.dtype.kind == "f":
+        if edges and (raw.dtype.kind == "f" or _dtype.kind(raw.dtype) == "f"):
             ctx._out, ctx.output_version = weakref.ref(out), out._version_counter.value
             if cls.saves_values:  # its values, without the output's link back to this node (no cycle)
                 ctx.saved_output = out.detach()

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from . import grad_mode
 from .api import grad as _grad
@@ -49,7 +50,7 @@ def _fresh_inputs(inputs):
 def _outputs(fn, args):
 
     outs = _as_tuple(fn(*args))
-    return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f")
+    return tuple(o for o in outs if isinstance(o, Tensor) and _dtype.kind(o.dtype) == "f")
 
 
 def _weighted_difference(plus, minus, us):

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quiet, quietly
 from ..nn.functional import LayerNorm
 from ..ops.unary import Gelu, gelu_cdf
@@ -138,7 +139,7 @@ def layer_norm_backward(ctx, g):
 
 def gelu_forward(ctx, x, approximate):
     """Gelu's forward, keeping its factor step = gelu_cdf(x) for `gelu_backward` (no second exp or erf)."""
-    if x._array.dtype.kind != "f":
+    if _dtype.kind(x._array.dtype) != "f":
         return Gelu.forward(ctx, x, approximate)  # which raises the op's error
     ctx.step = gelu_cdf(x._array, approximate)
     return _times(x._array, ctx.step)

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -223,7 +224,7 @@ def _zeros_like(t: Tensor) -> Tensor:
 
 
 def _needs_grad(x: Any) -> bool:
-    return isinstance(x, Tensor) and x.requires_grad and x.dtype.kind == "f"
+    return isinstance(x, Tensor) and x.requires_grad and _dtype.kind(x.dtype) == "f"
 
 
 class _BackwardHook:
@@ -275,7 +276,8 @@ class _BackwardHook:
 
     def _on_input_grads(self, grads):
         # as PyTorch: every float tensor argument has a gradient, zeros where none came (or none can)
-        grad_input = [_zeros_like(a) if isinstance(a, Tensor) and a.dtype.kind == "f" else None for a in self.args]
+        grad_input = [_zeros_like(a) if isinstance(a, Tensor) and _dtype.is_floating(a.dtype) else None
+                      for a in self.args]
         for i, g in zip(self.input_at or (), grads):
             if g is not None:
                 grad_input[i] = g

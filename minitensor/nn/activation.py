@@ -16,6 +16,7 @@ import functools
 import inspect
 from typing import Callable, TypeVar
 
+from .. import _dtype
 from ..ops._util import norm_dims, tensor_input
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
@@ -55,7 +56,7 @@ def _honours_inplace(op: str) -> Callable[[_Fn], _Fn]:
 
 def _float_input(input, op):
     x = tensor_input(input, op)
-    if x.dtype.kind != "f":
+    if _dtype.kind(x.dtype) != "f":
         raise RuntimeError(f"{op}: expected a floating point input, got {x.dtype}")
     return x
 

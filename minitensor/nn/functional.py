@@ -80,7 +80,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if any(d != dtype for d in dtypes):  # as PyTorch: no promotion inside a layer, a mix is usually a bug
         raise RuntimeError(f"linear: input, weight and bias must have the same dtype, got "
                            f"{', '.join(str(d) for d in dtypes)}; convert with .to(dtype)")
-    if w.ndim == 2 and dtype.kind == "f" and (bias is None or bias._array.shape == w.shape[:1]):
+    if w.ndim == 2 and _dtype.kind(dtype) == "f" and (bias is None or bias._array.shape == w.shape[:1]):
         return Linear.apply(input, weight, bias)
     # a 1-D weight, integer dtypes or a broadcasting bias: the general ops
     out = input @ weight.mT if weight.ndim == 2 else input @ weight
@@ -209,7 +209,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and p._array.shape != shape:
             raise RuntimeError(f"layer_norm: {name} of shape {p._array.shape} should have shape {shape}")
-    if x.dtype.kind != "f":
+    if _dtype.kind(x.dtype) != "f":
         raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None:
@@ -431,7 +431,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                            "got a 0-d tensor")
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
-    if isinstance(target, Tensor) and target.dtype.kind == "f":  # probabilities
+    if isinstance(target, Tensor) and _dtype.kind(target.dtype) == "f":  # probabilities
         if ignore_index >= 0:
             raise RuntimeError(f"cross_entropy: ignore_index is not supported for a floating point target "
                                f"(class probabilities), got ignore_index={ignore_index}")
@@ -447,7 +447,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         terms = logp * q if weight is None else logp * q * weight.reshape(wshape)
         loss = -terms.sum(dim=class_dim)
         return _reduce(loss, reduction, "cross_entropy")
-    if input.dtype.kind != "f":
+    if _dtype.kind(input.dtype) != "f":
         raise RuntimeError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
@@ -508,8 +508,8 @@ def _reduce_weighted(errors: Tensor, weight: Tensor | None, reduction: str, op: 
 
 def _as_floats(a, b):
     """A bool or integer Tensor next to a float one, in the float's dtype (PyTorch's type promotion)."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and (a.dtype.kind == "f") != (b.dtype.kind == "f"):
-        return (a, b.to(a.dtype)) if a.dtype.kind == "f" else (a.to(b.dtype), b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and _dtype.is_floating(a.dtype) != _dtype.is_floating(b.dtype):
+        return (a, b.to(a.dtype)) if _dtype.is_floating(a.dtype) else (a.to(b.dtype), b)
     return a, b
 
 
@@ -544,7 +544,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
     for name, t in (("input", input), ("target", target)):
-        if t.dtype.kind != "f":
+        if _dtype.kind(t.dtype) != "f":
             raise RuntimeError(f"{op}: expected a floating point {name}, got {t.dtype}")
     for name, w in (("weight", weight), ("pos_weight", pos_weight)):
         if w is not None and broadcast_shapes(op, w.shape, input.shape) != input.shape:
@@ -673,7 +673,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     VJP:     gx1 = g (x2 / (n1 n2) - out x1 / (n1 ||x1||))   (0 from the second term where x1 = 0);  gx2 likewise
     """
     shape = broadcast_shapes("cosine_similarity", x1.shape, x2.shape)  # dim counts in the broadcast shape
-    if x1.dtype.kind != "f" and x2.dtype.kind != "f":
+    if _dtype.kind(x1.dtype) != "f" and _dtype.kind(x2.dtype) != "f":
         raise RuntimeError(f"cosine_similarity: expected a floating point common dtype, got {x1.dtype} and "
                            f"{x2.dtype}")
     x1, x2 = _as_floats(x1, x2)
@@ -728,7 +728,7 @@ def _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable
     shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value {tuple(value.shape)}"
     if min(query.ndim, key.ndim, value.ndim) < 2:
         raise RuntimeError(f"{op}: query, key and value must be at least 2-d (..., T, E), got {shapes}")
-    if not query.dtype == key.dtype == value.dtype or query.dtype.kind != "f":
+    if not query.dtype == key.dtype == value.dtype or _dtype.kind(query.dtype) != "f":
         raise RuntimeError(f"{op}: query, key and value must have the same floating dtype, got "
                            f"{query.dtype}, {key.dtype} and {value.dtype}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:

@@ -23,7 +23,7 @@ def _empty(shape: tuple[int, ...], dtype: DTypeLike | None, device: DeviceLike |
     """An uninitialised (zero) Parameter of the given dtype; `reset_parameters` fills it."""
     check_device(device, where)
     d = _dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype)
-    if d.kind != "f":
+    if _dtype.kind(d) != "f":
         raise TypeError(f"{where}: parameters must have a floating point dtype, got {d}")
     return Parameter(np.zeros(shape, dtype=d))
 

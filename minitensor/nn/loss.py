@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -73,7 +74,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          f"({tuple(input.shape)}) is not supported; make them the same size")
     for name, t in (("input", input), ("target", target)):
         a = t._array
-        if a.dtype.kind != "f":
+        if _dtype.kind(a.dtype) != "f":
             raise RuntimeError(f"{op}: expected a floating point {name}, got {a.dtype}")
         if a.size and not ((a >= 0) & (a <= 1)).all():
             raise RuntimeError(f"{op}: all elements of {name} should be between 0 and 1")

@@ -415,10 +415,10 @@ class Module:
         check_device(device, "Module.to")
         if dtype is not None:
             d = _dtype.as_dtype(dtype)
-            if d.kind != "f":
+            if _dtype.kind(d) != "f":
                 raise TypeError(f"Module.to only accepts floating point dtypes, but got desired dtype={d}")
             for t in list(self.parameters()) + list(self.buffers()):
-                if t.dtype.kind == "f" and t.dtype != d:
+                if _dtype.kind(t.dtype) == "f" and t.dtype != d:
                     t._array = t._array.astype(d)
                     t._bump_version()
                     if t.grad is not None:
@@ -436,8 +436,11 @@ class Module:
         return self.to(np.float16)
 
     def bfloat16(self) -> Self:
-        """Refused: numpy has no bfloat16 storage (see `minitensor.bfloat16`); nothing is changed."""
-        raise TypeError(f"Module.bfloat16: {_dtype.bfloat16.refusal()}")
+        """Floating-point parameters and buffers to bfloat16 (with the optional package ml_dtypes; refused
+        without it, and nothing is changed)."""
+        if not _dtype.has_bfloat16:
+            raise TypeError(f"Module.bfloat16: {_dtype.bfloat16.refusal()}")
+        return self.to(_dtype.bfloat16)
 
     def type(self, dst_type: DTypeLike) -> Self:
         """Cast every parameter and buffer (integer ones too, as PyTorch's `type`) to `dst_type`."""
@@ -573,7 +576,7 @@ class Module:
                 arr = value._array if isinstance(value, Tensor) else np.asarray(value)
             except (ValueError, TypeError):
                 arr = np.empty((), dtype=object)  # ragged data: reported as a dtype mismatch below
-            if arr.dtype.kind not in "biufc":
+            if _dtype.kind(arr.dtype) not in "biufc":
                 problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
                                 f"with dtype {arr.dtype}, expected a {target.dtype} array")
             elif not getattr(target, "_uninitialized", False) and tuple(arr.shape) != tuple(target.shape):

@@ -272,7 +272,7 @@ def _check_mask(mask, name, other, other_name, where, stacklevel=3):
     """PyTorch's checks of a mask's dtype: bool or floating, and a warning when the two masks differ in it."""
     if mask is None:
         return
-    if mask.dtype != _dtype.bool_ and mask.dtype.kind != "f":
+    if mask.dtype != _dtype.bool_ and _dtype.kind(mask.dtype) != "f":
         raise AssertionError(f"{where}: only bool and floating types of {name} are supported, got {mask.dtype}")
     if other is not None and other.dtype != mask.dtype:
         warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "

@@ -159,7 +159,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tenso
         raise RuntimeError(f"rms_norm: normalized_shape {list(shape)} does not match the last dims of input of shape "
                            f"{tuple(x.shape)}")
     if eps is None:
-        eps = float(np.finfo(x._array.dtype).eps) if x.dtype.kind == "f" else float(np.finfo(np.float32).eps)
+        eps = float(np.finfo(x._array.dtype).eps) if _dtype.kind(x.dtype) == "f" else float(np.finfo(np.float32).eps)
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     out = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt() if dims else x * (x * x + eps).rsqrt()
     return out if weight is None else out * weight

@@ -199,7 +199,7 @@ def _repeated(dims, ndim):
 
 
 def float_only(x, op):
-    if x._array.dtype.kind != "f":
+    if _dtype.kind(x._array.dtype) != "f":
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
 
 

@@ -383,6 +383,7 @@ _add = _binary(Add, "add")
 @with_formulas(Add)
 def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
+    input, other = _bfloat16_addend(input, other)
     return _add(input, _scaled("add", input, other, alpha))
 
 
@@ -393,6 +394,7 @@ _sub = _binary(Sub, "sub")
 def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     check_subtraction(input, other)
+    input, other = _bfloat16_addend(input, other)
     return _sub(input, _scaled("sub", input, other, alpha))
 
 
@@ -479,7 +481,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g t2);  gt2 = unbroadcast(v g t1)
     """
     want, (x, t1, t2) = _ternary_dtype("addcmul", input, tensor1, tensor2)
-    return x + (value if want.kind == "f" else int(value)) * t1 * t2
+    return x + (value if _dtype.kind(want) == "f" else int(value)) * t1 * t2
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -574,7 +576,7 @@ def rsub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> 
     forward: out = y - alpha x
     VJP:     gx = -alpha g;  gy = g
     """
-    return sub(other, input, alpha=alpha)
+    return sub(other, input, alpha=alpha)  # (a Python float next to bfloat16 is rounded there first)
 
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
@@ -622,17 +624,23 @@ _maximum_arrays = quiet(np.maximum, "invalid")
 _minimum_arrays = quiet(np.minimum, "invalid")
 
 
+def prepare_addition(a, b):
+    """`+`'s operands: as `prepare_operands`, with a Python float next to bfloat16 rounded as PyTorch does."""
+    return prepare_operands(*_bfloat16_addend(a, b))
+
+
 def prepare_subtraction(a, b):
-    """`-`'s operands: PyTorch's refusals of bools first (`check_subtraction`), then as `prepare_operands`."""
+    """`-`'s operands: PyTorch's refusals of bools first (`check_subtraction`), then as `prepare_addition`."""
     check_subtraction(a, b)
-    return prepare_operands(a, b)
+    return prepare_addition(a, b)
 
 
 def _raise_to(a, b):
     """a ** b. A float array to the power 2, 3, -1 or -2 is multiplied out, and to the power 1/2 or
     -1/2 is a square root, as PyTorch computes those powers: the same numbers bit for bit (so
     (-inf) ** 0.5 is NaN, not C's inf), and ~30x faster than numpy's general pow (GELU's x^3)."""
-    if type(b) in (int, float) and b in (2, 3, -1, -2, 0.5, -0.5) and isinstance(a, np.ndarray) and a.dtype.kind == "f":
+    if (type(b) in (int, float) and b in (2, 3, -1, -2, 0.5, -0.5) and isinstance(a, np.ndarray)
+            and _dtype.is_floating(a.dtype)):
         power = a * a if b in (2, -2) else a * a * a if b == 3 else np.sqrt(a) if b in (0.5, -0.5) else a
         return power if b > 0 else np.reciprocal(power)
     return np.power(a, b)
@@ -660,7 +668,7 @@ def _power(a, b):
 def check_power(a, b):
     """PyTorch's refusals of a power: of bool tensors (a bool to a Python bool power is allowed), of
     integers to a negative Python integer power, of a Python exponent that doesn't fit the integer dtype."""
-    if isinstance(a, Tensor) and a._array.dtype.kind == "f":
+    if isinstance(a, Tensor) and _dtype.kind(a._array.dtype) == "f":
         return  # a float base: a float power, which PyTorch computes for any exponent
     want = _dtype.result_dtype(raw(a), raw(b))
     if want == _dtype.bool_ and type(b) is not bool:
@@ -755,7 +763,7 @@ def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number
         return other
     other = operand(other, op)
     want = _dtype.result_dtype(raw(operand(input, op)), raw(other))
-    if want.kind != "f" and isinstance(alpha, float):
+    if _dtype.kind(want) != "f" and isinstance(alpha, float):
         raise RuntimeError(f"{op}: for integral input tensors, argument alpha must not be a floating point number, "
                            f"got alpha={alpha}")
     if isinstance(alpha, bool) and want != _dtype.bool_:
@@ -765,6 +773,19 @@ def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number
     if want == _dtype.bool_:  # alpha * other among bools: other itself, or all False
         return other if alpha else other & False  # type: ignore[operator]  # (a bool or a bool tensor here)
     return other * alpha
+
+
+def _bfloat16_addend(a, b):
+    """PyTorch rounds a Python float added to or subtracted from a bfloat16 tensor to bfloat16 first (a
+    factor or divisor it keeps in float32): (a, b) with such a float so rounded, else as they were."""
+    if not _dtype.has_bfloat16:
+        return a, b
+
+    def rounded(x, other):
+        if type(x) is float and isinstance(other, Tensor) and other.dtype == _dtype.bfloat16:
+            return float(np.asarray(x, dtype=np.float32).astype(_dtype.bfloat16))
+        return x
+    return rounded(a, b), rounded(b, a)
 
 
 def _rounding_operands(a, b):
@@ -781,7 +802,7 @@ def _check_rounding(op, a, b):
     if x.dtype == _dtype.bool_:
         raise RuntimeError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
     broadcast_shapes(op, x.shape, y.shape)
-    if x.dtype.kind != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
+    if _dtype.kind(x.dtype) != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
         raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
 
 
@@ -791,7 +812,7 @@ _floor_div = quiet(np.floor_divide, "divide", "invalid", "over")  # (and int64 m
 
 
 def _trunc_div(x, y):
-    if x.dtype.kind == "f":
+    if _dtype.kind(x.dtype) == "f":
         return np.trunc(x / y)
     return (x - np.fmod(x, y)) // y  # exact for integers: x - fmod(x, y) is a multiple of y
 
@@ -848,7 +869,7 @@ def _float_operands(op, a, b, floats_only=False, arrays=False):
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one Tensor operand, got {type(a).__name__} and {type(b).__name__}")
     want = _dtype.result_dtype(raw(a), raw(b))
-    if want.kind != "f":
+    if _dtype.kind(want) != "f":
         if floats_only:
             raise NotImplementedError(f"{op}: not implemented for {want} tensors (convert with .float())")
         want = _dtype.get_default_dtype()

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -25,7 +26,7 @@ def _compare(name: str, fn: Callable[..., object],
         # both in PyTorch's promoted dtype first, as PyTorch compares them: a uint8 tensor >= -1
         # compares with 255, float32 0.1 == a 0-d float64 0.1 is True (uint8 & a 0-d int8 is uint8)
         (a, b), want = in_common_dtype(operand(input, name), operand(other, name))
-        if bitwise and want.kind == "f":
+        if bitwise and _dtype.kind(want) == "f":
             raise RuntimeError(f"{name}: only integer and bool tensors are supported, got {want}")
         try:
             return Tensor._make(np.asarray(fn(a, b)))
@@ -72,7 +73,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 def bitwise_not(input: Tensor) -> Tensor:
     """`~x`: logical not on bool tensors, bitwise not on integers."""
-    if input.dtype.kind == "f":
+    if _dtype.kind(input.dtype) == "f":
         raise TypeError(f"bitwise_not (~): only integer and bool tensors are supported, got {input.dtype}")
     return Tensor._make(np.invert(input._array))
 

@@ -72,7 +72,7 @@ def converter(name: str, dtype: DType) -> Callable[[Tensor], Tensor]:
 
     convert.__name__ = name
     convert.__doc__ = f"self as a {dtype} tensor (the same tensor if it already is)"
-    if dtype.kind == "f":  # a conversion to an integer or bool dtype passes no gradient back
+    if _dtype.kind(dtype) == "f":  # a conversion to an integer or bool dtype passes no gradient back
         with_formulas(Cast)(convert)
     return convert
 
@@ -114,10 +114,10 @@ def prepare_operands(a, b, want=None):
 def prepare_division(a, b):
     """`/`'s operands: as `prepare_operands`, but integers and bools divide in the default float
     dtype (1 / 2 is 0.5), each converted to it directly (a 0-d int64 next to int32 is not cut to 32 bits)."""
-    if _in_one_dtype(a, b) and (a if isinstance(a, Tensor) else b)._array.dtype.kind == "f":
+    if _in_one_dtype(a, b) and _dtype.kind((a if isinstance(a, Tensor) else b)._array.dtype) == "f":
         return a, b
     want = _dtype.result_dtype(raw(a), raw(b))
-    return prepare_operands(a, b, want if want.kind == "f" else _dtype.get_default_dtype())
+    return prepare_operands(a, b, want if _dtype.kind(want) == "f" else _dtype.get_default_dtype())
 
 
 def _in_one_dtype(a, b):
@@ -128,7 +128,7 @@ def _in_one_dtype(a, b):
     t, n = (a, b) if isinstance(a, Tensor) else (b, a)
     if not isinstance(t, Tensor):
         return False
-    return t._array.dtype.kind == "f" and (type(n) is float or type(n) is int and _INT64_MIN <= n <= _INT64_MAX)
+    return _dtype.kind(t._array.dtype) == "f" and (type(n) is float or type(n) is int and _INT64_MIN <= n <= _INT64_MAX)
 
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1

@@ -96,7 +96,7 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     """Counts of input's elements in `bins` equal-width bins over [min, max] (min = max = 0: the
     data's own range), of input's dtype; elements outside are left out. Floating-point input only."""
     x = input._array
-    if x.dtype.kind != "f":
+    if _dtype.kind(x.dtype) != "f":
         raise NotImplementedError(f"histc: not implemented for dtype {input.dtype} (floating point only)")
     if bins <= 0:
         raise RuntimeError(f"histc: bins must be > 0, but got {bins}")
@@ -129,7 +129,7 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Sequence[float]
     the data's min to max), or in the bins between the given increasing edges; with weight, sums of
     weights; with density, normalized so the histogram integrates to 1. Floating-point input only."""
     x = input._array
-    if x.dtype.kind != "f":
+    if _dtype.kind(x.dtype) != "f":
         raise NotImplementedError(f"histogram: not implemented for dtype {input.dtype} (floating point only)")
     if isinstance(bins, Tensor):
         edges = bins._array

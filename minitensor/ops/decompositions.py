@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -551,7 +552,7 @@ def matrix_float(A: Any, op: str) -> Tensor:
         raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions, got shape {tuple(A.shape)}")
-    if A._array.dtype.kind != "f" or A._array.dtype == np.float16:
+    if _dtype.kind(A._array.dtype) != "f" or A._array.dtype == np.float16:
         raise RuntimeError(f"{op}: Expected a floating point tensor as input. Got {A.dtype}")
     return A
 

@@ -421,7 +421,7 @@ def fill_value(value: TensorOrNumber, dtype: DType, op: str) -> Tensor:
     dtype, as PyTorch converts it: a number must fit the dtype (an int8 tensor can't take 1000), a
     0-d tensor is cast (its gradient flows back through the cast)."""
     if isinstance(value, Tensor):
-        if value.requires_grad and dtype.kind != "f" and grad_mode.modes.grad_enabled:
+        if value.requires_grad and _dtype.kind(dtype) != "f" and grad_mode.modes.grad_enabled:
             raise RuntimeError(f"{op}: the value requires grad, but the result has dtype {dtype}, which carries "
                                "no gradient (PyTorch refuses it too); pass value.detach()")
         return value if value.dtype == dtype else value.to(dtype)

@@ -590,7 +590,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 # ---- edge cases and argument checks, named ------------------------------------------------------------
 
 def _float_input(x, op):
-    if x._array.dtype.kind != "f":
+    if _dtype.kind(x._array.dtype) != "f":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {x.dtype}")
 
 

@@ -39,7 +39,7 @@ def angle(input: Tensor) -> Tensor:
     forward: out = pi where x < 0, else 0 (NaN where x is NaN)
     VJP:     gx = 0 (g where x is NaN)
     """
-    x = input if input.dtype.kind == "f" else input.to(_dtype.get_default_dtype())
+    x = input if _dtype.kind(input.dtype) == "f" else input.to(_dtype.get_default_dtype())
     steps = Tensor._make(np.where(x._array < 0, np.pi, 0.0).astype(x.dtype))
     return where(x != x, x, steps)  # (through `where`, the result stays in x's graph with a zero gradient)
 
@@ -332,7 +332,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
     VJP:     none (PyTorch has none either)
     """
     for name, t in (("count", count), ("prob", prob)):
-        if not isinstance(t, Tensor) or t.dtype.kind != "f":
+        if not isinstance(t, Tensor) or _dtype.kind(t.dtype) != "f":
             raise RuntimeError(f"binomial: {name} must be a floating point tensor, got "
                                f"{t.dtype if isinstance(t, Tensor) else type(t).__name__}")
     p = prob._array
@@ -348,7 +348,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     forward: out ~ Poisson(rate)   (drawn)
     VJP:     none (PyTorch has none either)
     """
-    if input.dtype.kind != "f":
+    if _dtype.kind(input.dtype) != "f":
         raise RuntimeError(f"poisson: not implemented for dtype {input.dtype}; the rates must be floating point")
     if np.any(input._array < 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
@@ -415,13 +415,15 @@ def float_power_(self: Tensor, exponent: Tensor | float) -> Tensor:
 # ---- small questions about a tensor -------------------------------------------------------------
 
 def bfloat16(self: Tensor, memory_format: Any = None) -> Tensor:
-    """Refused, as `x.to(bfloat16)` is: numpy has no bfloat16 storage (see `_dtype.StoragelessDType`).
+    """self as a bfloat16 tensor (`x.to(bfloat16)`), with the optional package ml_dtypes installed;
+    refused without it (see `_dtype.StoragelessDType`).
 
-    forward: refused
-    VJP:     none
+    forward: out = x rounded to bfloat16
+    VJP:     gx = g in x's dtype
     """
-    raise TypeError("bfloat16: minitensor has no bfloat16 tensors: numpy has no bfloat16 storage, and holding the "
-                    "values in float32 would compute every op at float32's precision; use float32 (or float16)")
+    if not _dtype.has_bfloat16:
+        raise TypeError(f"bfloat16: {_dtype.bfloat16.refusal()}")
+    return self.to(_dtype.bfloat16)
 
 
 def const_data_ptr(self: Tensor) -> int:
@@ -498,7 +500,7 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool =
     """
     if mode != 0:
         raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
-    wide = input._array.astype(np.float64 if input.dtype.kind == "f" else np.int64)
+    wide = input._array.astype(np.float64 if _dtype.kind(input.dtype) == "f" else np.int64)
     dims = tuple(range(input.ndim)) if dim in ((), []) else ((dim,) if isinstance(dim, int) else tuple(dim))
     axes = tuple(d % max(input.ndim, 1) for d in dims)
     xor: Any = np.bitwise_xor  # (numpy's stubs give its reduce no overload for a tuple of axes)

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from .selection import _order
 from .shape import stack
@@ -147,7 +148,7 @@ def _median(input, dim, keepdim, op, skip_nan):
         raise IndexError(f"{op}: Expected reduction dim {d} to have non-zero size, got shape {tuple(input.shape)}")
     a = x._array
     order = _order(a, d, False)  # NaNs sort last
-    nans = np.isnan(a).sum(axis=d, keepdims=True) if a.dtype.kind == "f" else np.zeros_like(order[:1])
+    nans = np.isnan(a).sum(axis=d, keepdims=True) if _dtype.kind(a.dtype) == "f" else np.zeros_like(order[:1])
     n = a.shape[d]
     if skip_nan:
         k = np.maximum((n - nans - 1) // 2, 0)  # all NaN: position 0, a NaN
@@ -158,7 +159,7 @@ def _median(input, dim, keepdim, op, skip_nan):
 
 
 def _quantile(input, q, dim, keepdim, interpolation, op, skip_nan):
-    if input._array.dtype.kind != "f":
+    if _dtype.kind(input._array.dtype) != "f":
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got {input.dtype}")
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest. Got "

@@ -454,7 +454,7 @@ def nansum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dty
     VJP:     gx = g where x is not NaN, 0 where it is
     """
     x = input if dtype is None else input.to(dtype)
-    if x._array.dtype.kind == "f":
+    if _dtype.kind(x._array.dtype) == "f":
         x = where(Tensor._make(np.isnan(x._array)), 0.0, x)
     return sum(x, dim, keepdim)
 

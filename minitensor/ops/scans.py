@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -98,7 +99,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tenso
 @with_formulas(Logcumsumexp)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log of the running sum of exp along dim, without overflow."""
-    if input._array.dtype.kind != "f":
+    if _dtype.kind(input._array.dtype) != "f":
         raise RuntimeError(f"logcumsumexp: expected a floating point tensor, got {input.dtype}")
     return Logcumsumexp.apply(input, _wrap_dim(dim, input.ndim, "logcumsumexp"))
 

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..tensor import Tensor, _wrap_dim
@@ -193,7 +194,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         count = hits + (1 if include_self else 0)
         total = base + IndexAdd.apply(part, key, shape)
         divisor = Tensor._make(np.maximum(count, 1).astype(input._array.dtype))
-        mean = total / divisor if input.dtype.kind == "f" else total // divisor
+        mean = total / divisor if _dtype.kind(input.dtype) == "f" else total // divisor
         return where(Tensor._make(written), mean, input)
     if reduce == "prod":
         if grad_mode.modes.grad_enabled and (input.requires_grad or src.requires_grad):
@@ -214,12 +215,12 @@ def _scatter_extreme(input, key, part, written, include_self, reduce):
     x, s = input._array, part._array
     ufunc = np.maximum if reduce == "amax" else np.minimum  # (a NaN wins, as in PyTorch)
     fill = -np.inf if reduce == "amax" else np.inf
-    if x.dtype.kind != "f":
+    if _dtype.kind(x.dtype) != "f":
         info = np.iinfo(x.dtype) if x.dtype.kind in "iu" else None
         fill = (info.min if reduce == "amax" else info.max) if info else (reduce != "amax")
     extreme = x.copy() if include_self else np.where(written, np.asarray(fill, x.dtype), x)
     ufunc.at(extreme, key, s)
-    if x.dtype.kind != "f":  # no gradient for integers: the values are the answer
+    if _dtype.kind(x.dtype) != "f":  # no gradient for integers: the values are the answer
         return Tensor._make(extreme)
 
     def same(v, e):  # equal to the extreme (NaN counts as equal to a NaN extreme)

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -107,7 +108,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
     """
     if input.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
-    if input.dtype.kind != "f":
+    if _dtype.kind(input.dtype) != "f":
         raise RuntimeError(f"multinomial: only floating-point dtypes are supported for input, got {input.dtype}")
     if num_samples <= 0:
         raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples} <= 0 samples")

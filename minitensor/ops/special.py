@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -335,7 +336,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     if _float(input, "mvlgamma")._array.dtype == np.bool_ or input._array.dtype == np.bool_:
         raise RuntimeError("mvlgamma: the input tensor may not be a boolean tensor")
     x = lgamma(input)  # (promotes integers)
-    x_in = input if input._array.dtype.kind == "f" else input.to(x.dtype)
+    x_in = input if _dtype.kind(input._array.dtype) == "f" else input.to(x.dtype)
     total = x
     for i in range(1, p):
         total = total + lgamma(x_in - i / 2)

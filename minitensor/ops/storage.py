@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import factories as F
+from .. import _dtype, factories as F
 from ..random import Generator, _gen
 from ..tensor import Tensor, _size_arg
 from ..types import SizeArg, TensorOrNumber
@@ -91,7 +91,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: G
 
 
 def _random_top(dtype):
-    if dtype.kind == "f":
+    if _dtype.kind(dtype) == "f":
         return 2 ** (np.finfo(dtype).nmant + 1)
     if dtype.kind == "b":
         return 1

@@ -108,7 +108,7 @@ OPS: list[Row] = [
     op("lerp", A.lerp, inplace=True),
     op("addcmul", A.addcmul, inplace=True),
     op("addcdiv", A.addcdiv, inplace=True),
-    *operators("add", A.Add, prepare=V.prepare_operands), *operators("mul", A.Mul, prepare=V.prepare_operands),
+    *operators("add", A.Add, prepare=A.prepare_addition), *operators("mul", A.Mul, prepare=V.prepare_operands),
     *operators("truediv", A.Div, prepare=V.prepare_division),
     *operators("sub", A.Sub, prepare=A.prepare_subtraction), *operators("pow", A.Pow, check=A.check_power),
     *checked_operators("mod", A.remainder), *checked_operators("floordiv", A.floor_divide),

@@ -614,7 +614,7 @@ def frac(input: Tensor) -> Tensor:
     forward: out = x - trunc(x)
     VJP:     gx = g   (trunc's slope is 0)
     """
-    if tensor_input(input, "frac")._array.dtype.kind != "f":
+    if _dtype.kind(tensor_input(input, "frac")._array.dtype) != "f":
         raise NotImplementedError(f"frac: not implemented for {input.dtype} tensors (convert with .float())")
     return input - trunc(input)
 
@@ -658,7 +658,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
 @with_formulas(NanToNum)
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """x with NaN, +inf and -inf replaced by finite numbers (integer and bool tensors are copied as they are)."""
-    if tensor_input(input, "nan_to_num")._array.dtype.kind != "f":
+    if _dtype.kind(tensor_input(input, "nan_to_num")._array.dtype) != "f":
         return clone(input)
     return NanToNum.apply(input, nan, posinf, neginf)
 
@@ -683,7 +683,7 @@ class Frexp(NamedTuple):
 def frexp(input: Tensor) -> Frexp:
     """(mantissa, exponent) with input = mantissa * 2^exponent, |mantissa| in [1/2, 1) (0 for 0):
     floats only, the exponent int32, as PyTorch. No gradient (PyTorch defines none)."""
-    if tensor_input(input, "frexp")._array.dtype.kind != "f":
+    if _dtype.kind(tensor_input(input, "frexp")._array.dtype) != "f":
         raise RuntimeError(f"frexp: only supports floating-point dtypes, got {input.dtype}")
     mantissa, exponent = np.frexp(input._array)
     return Frexp(Tensor._make(np.asarray(mantissa)), Tensor._make(np.asarray(exponent, dtype=np.int32)))
@@ -719,7 +719,7 @@ def _sign(a):
     """np.sign with 0 at NaN, as PyTorch's sign (numpy's is NaN there); a bool is its own sign."""
     if a.dtype == _dtype.bool_:
         return a.copy()
-    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if a.dtype.kind == "f" else np.sign(a)
+    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype) if _dtype.kind(a.dtype) == "f" else np.sign(a)
 
 
 @quietly("over", "invalid")
@@ -784,7 +784,7 @@ def _quiet_ufunc(fn, a):
 @quietly("over", "invalid")
 def _rounded(a, mode, decimals):
     """Round's forward on an ndarray: integers as they are; decimals scale by 10^|d| in a's dtype first."""
-    if a.dtype.kind != "f":
+    if _dtype.kind(a.dtype) != "f":
         return a.copy()
     if mode != "round":
         return {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[mode](a)

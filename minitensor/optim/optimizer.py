@@ -77,7 +77,7 @@ class Optimizer:
                 raise TypeError(f"{name} can only optimize Tensors, but params[{i}] is a {type(p).__name__}")
             if p.grad_fn is not None:
                 raise ValueError(f"{name}: can't optimize a non-leaf Tensor (params[{i}], shape {tuple(p.shape)})")
-            if p.dtype.kind != "f":
+            if _dtype.kind(p.dtype) != "f":
                 raise ValueError(
                     f"{name}: params[{i}] has dtype {p.dtype}; only floating point tensors can be optimized"
                 )
@@ -322,7 +322,7 @@ def _convert_state(value, kind, p):
         raw = value._array if isinstance(value, Tensor) else value
         try:
             arr = np.asarray(raw)
-            step = float(arr) if arr.size == 1 and arr.dtype.kind in "iuf" else math.nan
+            step = float(arr) if arr.size == 1 and _dtype.kind(arr.dtype) in "iuf" else math.nan
         except (TypeError, ValueError):
             step = math.nan
         whole = math.isfinite(step) and step >= 0 and step == int(step)
@@ -350,7 +350,7 @@ def _convert_state(value, kind, p):
         arr = np.asarray(raw)
     except (TypeError, ValueError):
         return None, f"expected an array, got {type(value).__name__}"
-    if arr.dtype.kind not in "fiu":
+    if _dtype.kind(arr.dtype) not in "fiu":
         return None, f"expected a numeric array, got dtype {arr.dtype}"
     if arr.shape != shape:
         if shape != p._array.shape:

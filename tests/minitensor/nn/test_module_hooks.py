@@ -49,11 +49,21 @@ def test_registration_hooks_see_and_may_replace():
     assert seen == ["weight", "bias"]
 
 
+@pytest.mark.skipif(mt._dtype.has_bfloat16, reason="ml_dtypes is installed: bfloat16 modules exist")
 def test_bfloat16_is_refused_and_changes_nothing():
     lin = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="bfloat16"):
         lin.bfloat16()
     assert lin.weight.dtype == mt.float32
+    assert lin.half().weight.dtype == mt.float16
+
+
+@pytest.mark.skipif(not mt._dtype.has_bfloat16, reason="bfloat16 needs the optional package ml_dtypes")
+def test_bfloat16_module_with_ml_dtypes():
+    lin = nn.Linear(2, 2)
+    assert lin.bfloat16() is lin and lin.weight.dtype == mt.bfloat16 and lin.bias.dtype == mt.bfloat16
+    assert lin(mt.ones(1, 2, dtype=mt.bfloat16)).dtype == mt.bfloat16
+    lin = nn.Linear(2, 2)
     assert lin.half().weight.dtype == mt.float16
 
 

@@ -32,7 +32,7 @@ def _shapes_error(shapes):
 def _numpy_batch(batch):
     arrays = [np.asarray(a) for a in batch]
     for a in arrays:
-        if a.dtype.kind not in "biufc":
+        if _dtype.kind(a.dtype) not in "biufc":
             raise TypeError(
                 "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                 f"found numpy arrays of dtype {a.dtype}"
@@ -93,7 +93,7 @@ def default_convert(data: Any) -> Any:
         return data
     if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
         arr = np.asarray(data)
-        return from_numpy(np.array(arr)) if arr.dtype.kind in "biufc" else data
+        return from_numpy(np.array(arr)) if _dtype.kind(arr.dtype) in "biufc" else data
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, collections.abc.Mapping):
