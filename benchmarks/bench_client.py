@@ -2,13 +2,16 @@
 
     python benchmarks/bench_client.py            # at 1 and 2 BLAS threads; 15 interleaved repeats of 5 steps
     python benchmarks/bench_client.py --quick    # 5 repeats of 3 steps
+    python benchmarks/bench_client.py --model mingpt   # the second user's GPT (benchmarks/mingpt_like.py)
 
 `benchmarks/client_gpt.py` is a GPT written in plain PyTorch idiom (composed attention with
 `masked_fill` + softmax + dropout, a GELU written out with `tanh` and `pow`, `nn.Linear`,
 `nn.LayerNorm`, `nn.Embedding`, `F.cross_entropy`, AdamW, `clip_grad_norm_`). This script
-imports that file twice: once as it is, on PyTorch, and once inside `minitensor.run`'s import
-mapping, so its `import torch` gets minitensor. Nothing in it is changed for minitensor, and no
-fused op is swapped in: minitensor runs the composed ops the user wrote.
+imports that file (or, with `--model mingpt`, `benchmarks/mingpt_like.py`: the layout of the
+well-known minimal GPT repositories, with weight tying and ModuleDicts) twice: once as it is, on
+PyTorch, and once inside `minitensor.run`'s import mapping, so its `import torch` gets minitensor.
+Nothing in it is changed for minitensor, and no fused op is swapped in: minitensor runs the
+composed ops the user wrote.
 
 Both models get the same weights (copied from PyTorch's), the check that both compute the same
 loss runs first, then both train on the same batches of 64 sequences of 11 tokens, interleaved
@@ -18,6 +21,7 @@ BLAS threads are fixed when numpy loads, so each thread count runs in a child pr
 own (minitensor's BLAS and PyTorch both on that count); each child prints its ratio. The target
 is minitensor / PyTorch <= 1.0 at one thread; two threads are shown for information.
 """
+import argparse
 import importlib.util
 import os
 import sys
@@ -46,11 +50,20 @@ from minitensor.run import torch_is_minitensor  # noqa: E402
 TARGET = 1.0  # minitensor / PyTorch eager, one thread
 SETTLE = 0.3
 VOCAB, BLOCK, BATCH = 4, 11, 64
+MODELS = {"client": "client_gpt.py", "mingpt": "mingpt_like.py"}  # --model: which user's file
 
 
-def load_client(name):
-    """benchmarks/client_gpt.py as a fresh module named `name` (whatever `torch` means right now)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "client_gpt.py"))
+def model_option(argv):
+    """(`--model`'s file, the other arguments): the option is this script's own, the rest are run_options'."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--model", choices=sorted(MODELS), default="client")
+    known, rest = parser.parse_known_args(argv)
+    return MODELS[known.model], rest
+
+
+def load_client(name, filename="client_gpt.py"):
+    """benchmarks/`filename` as a fresh module named `name` (whatever `torch` means right now)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -64,14 +77,14 @@ def same_weights(torch_model, mt_model):
             value.copy_(mt.tensor(theirs[name].detach().numpy()))
 
 
-def child(threads, repeats, number):
+def child(threads, repeats, number, filename="client_gpt.py"):
     import torch
 
     torch.set_num_threads(threads)
     mt.tune_malloc()  # as the parent reported
-    pt = load_client("client_gpt_on_torch")
+    pt = load_client("client_gpt_on_torch", filename)
     with torch_is_minitensor():
-        mn = load_client("client_gpt_on_minitensor")
+        mn = load_client("client_gpt_on_minitensor", filename)
     pt_model, pt_opt = pt.build(VOCAB, BLOCK)
     mn_model, mn_opt = mn.build(VOCAB, BLOCK)
     same_weights(pt_model, mn_model)
@@ -110,9 +123,10 @@ def child(threads, repeats, number):
 
 
 def main(argv=None):
-    repeats, number = run_options(argv, __doc__, full=(15, 5), quick=(5, 3), smoke=(1, 1), what="training steps")
+    filename, rest = model_option(sys.argv[1:] if argv is None else argv)
+    repeats, number = run_options(rest, __doc__, full=(15, 5), quick=(5, 3), smoke=(1, 1), what="training steps")
     if CHILD_THREADS:
-        return child(CHILD_THREADS, repeats, number)
+        return child(CHILD_THREADS, repeats, number, filename)
     report_setup(mt, counts=(1, 2))
     try:
         import torch  # noqa: F401
@@ -120,7 +134,8 @@ def main(argv=None):
         print("PyTorch is not installed: this benchmark compares against it, so there is nothing to run.")
         print("SKIP  minitensor / PyTorch eager, tutorial GPT, 1 thread: PyTorch is not installed")
         return None
-    print(f"tutorial-style GPT (benchmarks/client_gpt.py): 3 layers, 3 heads, 48 dims, batch ({BATCH}, {BLOCK}); "
+    print(f"processor: {_processor()}")
+    print(f"tutorial-style GPT (benchmarks/{filename}): 3 layers, 3 heads, 48 dims, batch ({BATCH}, {BLOCK}); "
           f"{repeats} interleaved repeats of {number} steps, per thread count\n")
     outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
     ratios = {threads: per_round(out, f"threads={threads}: minitensor / PyTorch") for threads, out in outputs.items()}
@@ -128,6 +143,19 @@ def main(argv=None):
     print("== targets ==")
     verdict("minitensor / PyTorch eager, tutorial GPT, 1 thread (median of per-round ratios)", ratios[1], TARGET, "x")
     print(f"info  minitensor / PyTorch eager, tutorial GPT, 2 threads: {ratios[2]:.3f}x")
+
+
+def _processor():
+    """lscpu's model name where there is one (Linux), else platform's guess."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ twin registered), equal within noise.
 """  # noqa: E501 (the table's rows: a markdown table row can't be wrapped)
 import os
 
-from . import adam, rows, vjps
+from . import adam, kernels, rows, vjps
 from .adam import adam_step_flat  # noqa: F401
 from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
 from .rows import add_rows  # noqa: F401
@@ -55,14 +55,17 @@ def _slots():
     """(owner, slot, twin) for every slot the speed layer fills."""
     from ..nn.functional import LayerNorm, Linear
     from ..ops.indexing import IndexAdd
-    from ..ops.unary import Gelu
+    from ..ops.softmax import Softmax
+    from ..ops.unary import Gelu, Tanh
     from ..optim.adam import Adam
     return [(Linear, "fast_backward", vjps.linear_backward),
             (LayerNorm, "fast_forward", vjps.layer_norm_forward),
             (LayerNorm, "fast_backward", vjps.layer_norm_backward),
             (Gelu, "fast_forward", vjps.gelu_forward), (Gelu, "fast_backward", vjps.gelu_backward),
             (IndexAdd, "fast_forward", rows.index_add_forward),
-            (Adam, "fast_update_group", adam.adam_step_flat)]
+            (Adam, "fast_update_group", adam.adam_step_flat),
+            # issue 33 (h-client33): a user's composed GELU (tanh) and attention (softmax)
+            (Tanh, "fast_backward", kernels.tanh_backward), (Softmax, "fast_backward", kernels.softmax_backward)]
 
 
 def plug_in() -> None:

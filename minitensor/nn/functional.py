@@ -129,7 +129,8 @@ class Dropout(Function):
     @staticmethod
     def forward(ctx, x, p):
         keep = _gen().random(x.shape) >= p  # drawn here, in the op, so each call (and a replay) draws anew
-        ctx.scaled_mask = (keep / (1.0 - p)).astype(x.dtype)  # m / (1 - p)
+        # m / (1 - p) in x's dtype: the scale rounded once, as a float64 division then a cast would round it
+        ctx.scaled_mask = keep.astype(x._array.dtype) * x._array.dtype.type(1.0 / (1.0 - p))
         return x._array * ctx.scaled_mask
 
     @staticmethod

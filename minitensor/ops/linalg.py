@@ -1,8 +1,9 @@
 r"""Matrix multiplication with numpy's semantics: 1-D vectors, batches, broadcast batch dims."""
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +44,33 @@ class Matmul(Function):
             else:
                 gb = unbroadcast(a2.mT @ g2, b2.shape).reshape(b.shape)
         return ga, gb
+
+
+class Einsum(Function):
+    r"""Two operands contracted as one (batched) matrix product, for an equation "A,B->O" where each
+    letter of A is in B or O, and each letter of B in A or O (`einsum` sums the other letters first):
+
+    forward: out[O] = \sum_{letters of A and B not in O} a[A] b[B]
+             = (a as (batch, kept of A, contracted)) @ (b as (batch, contracted, kept of B)), put in O's order
+    VJP:     ga = einsum("O,B->A", g, b);   gb = einsum("A,O->B", a, g)
+             (both again equations of this kind, so each VJP is one more Einsum node)
+
+    The letters' roles, the transposes and the matrix shapes are worked out once per equation and
+    shapes by `pair_plan`, which `ctx.inputs` carries as forward's third argument."""
+
+    @staticmethod
+    @quietly("over", "invalid")  # inf * 0 and overflow in the sums: NaN and inf, silently as in PyTorch
+    def forward(ctx, a, b, plan):
+        x = a._array.transpose(plan.a_order).reshape(plan.a_matrix)
+        y = b._array.transpose(plan.b_order).reshape(plan.b_matrix)
+        return np.matmul(x, y).reshape(plan.out_blocks).transpose(plan.out_order)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, plan = ctx.inputs
+        ga = Einsum.apply(g, b, plan.grad_a()) if ctx.needs_input_grad[0] else None
+        gb = Einsum.apply(a, g, plan.grad_b()) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
 
 
 # ---- the public functions -----------------------------------------------------------------------
@@ -92,45 +120,57 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:
-    r"""A small einsum: the pairwise products of matmul only are not enough for learners, so this
-    composes indexing (a letter repeated in one operand reads its diagonal), broadcasting multiply
-    and sum (differentiable, not fast). `...` stands for the dims no letter names, broadcast
-    together and kept in front of the output (summed if the output has no `...`).
+    r"""Sums of products named by letters: "bhqd,bhkd->bhqk" is out[b,h,q,k] = \sum_d x[b,h,q,d] y[b,h,k,d].
+    A letter repeated in one operand reads its diagonal; `...` stands for the dims no letter names,
+    broadcast together and kept in front of the output (summed if the output has no `...`).
 
     forward: out[kept letters] = \sum_{summed letters} \prod_k x_k[its letters]
-    VJP:     g_k = \sum over the letters x_k lacks of g * \prod_{m != k} x_m   (each Mul's and Sum's VJP in turn)
+    VJP:     g_k = \sum over the letters x_k lacks of g * \prod_{m != k} x_m
+
+    Two or more floating operands of one dtype whose letters have one size each are contracted two
+    at a time, left to right, each pair as one matrix product (an `Einsum` node, whose VJPs are
+    einsums again); otherwise (one operand, integers, a letter of size 1 broadcasting) the operands
+    are multiplied by broadcasting and summed (Mul and Sum nodes). `_by_matrix_products` chooses.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    inputs, arrow, output = equation.replace(" ", "").partition("->")
-    terms = inputs.split(",")
-    if len(terms) != len(operands):
-        raise RuntimeError(f"einsum: equation {equation!r} names {len(terms)} operands, got {len(operands)}")
-    for term, op in zip(terms, operands):
-        named = len(term.replace("...", ""))
-        if op.ndim < named or ("..." not in term and op.ndim != named):
-            raise RuntimeError(f"einsum: term {term!r} of {equation!r} does not fit an operand "
-                               f"of shape {tuple(op.shape)}")
-    # the `...` dims get letters no equation uses, aligned on the right so that they broadcast
-    width = max((op.ndim - len(t.replace("...", "")) for t, op in zip(terms, operands) if "..." in t), default=0)
-    dots = "".join(chr(0x3B1 + i) for i in range(width))
-    terms = [t.replace("...", dots[width - (op.ndim - len(t) + 3):]) for t, op in zip(terms, operands)]
-    seen = "".join(terms)
-    if arrow:
-        output = output.replace("...", dots)
-    else:  # the `...` dims, then the letters seen once, in alphabetical order
-        output = dots + "".join(c for c in sorted(set(seen) - set(dots)) if seen.count(c) == 1)
-    for c in output:
-        if output.count(c) > 1 or c not in seen:
-            raise RuntimeError(f"einsum: output subscript {c!r} of {equation!r} appears more than once in the "
-                               "output, or in no operand")
+    terms, output = _parse(equation, operands)
     xs = [_diagonal(op, term, equation) for term, op in zip(terms, operands)]
-    sizes: dict[str, int] = {}
+    sizes: dict[str, set[int]] = {}
     for x, term in xs:  # a letter's sizes match, or are 1 (broadcast)
         for c, n in zip(term, x.shape):
-            if n != 1 and sizes.setdefault(c, n) != n:
+            known = sizes.setdefault(c, set())
+            if n != 1 and known - {1, n}:
                 raise RuntimeError(f"einsum: subscript {c!r} of {equation!r} has size {n} in one operand and "
-                                   f"{sizes[c]} in another (shapes {[tuple(op.shape) for op in operands]})")
+                                   f"{max(known - {1})} in another (shapes {[tuple(op.shape) for op in operands]})")
+            known.add(n)
+    if _by_matrix_products(xs, sizes):
+        return _contract_in_pairs(xs, output)
+    return _product_and_sum(xs, output)
+
+
+def _contract_in_pairs(xs, output):
+    """einsum's matrix-product path: the first operand with the second, that result with the third,
+    ...; before each pair, a letter that only one of the two has and nothing later needs is summed
+    away (then every letter of each is in the other or in the pair's result, as `Einsum` wants)."""
+    x, tx = xs[0]
+    for k in range(1, len(xs)):
+        y, ty = xs[k]
+        wanted = output + "".join(t for _, t in xs[k + 1:])  # the letters the rest of the equation reads
+        x, tx = _sum_letters(x, tx, keep=ty + wanted)
+        y, ty = _sum_letters(y, ty, keep=tx + wanted)
+        if k == len(xs) - 1:
+            to = output
+        else:
+            to = "".join(c for c in dict.fromkeys(tx + ty) if c in wanted)
+        x, tx = Einsum.apply(x, y, pair_plan(tx, ty, to, x._array.shape, y._array.shape)), to
+    return x
+
+
+def _product_and_sum(xs, output):
+    """einsum by broadcasting: each operand's dims put in one order of all the letters (size 1 where it
+    lacks one), the operands multiplied, and the letters not in the output summed."""
+    seen = "".join(term for _, term in xs)
     letters = list(dict.fromkeys(seen + output))
     result: Any = None
     for x, term in xs:  # each operand with its dims in the order of `letters`, size 1 for the letters it lacks
@@ -141,12 +181,107 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = x if result is None else result * x
     summed = tuple(i for i, c in enumerate(letters) if c not in output)
     if summed:
-        result = _summed_in_dtype(result, summed, len(operands))
+        result = _summed_in_dtype(result, summed, len(xs))
     kept = [c for c in letters if c in output]
     return result.permute([kept.index(c) for c in output]) if len(output) > 1 else result
 
 
 # ---- edge cases and argument checks, named ------------------------------------------------------
+
+def _parse(equation, operands):
+    """einsum's equation as one term per operand and the output term, `...` replaced by letters no
+    equation uses (aligned on the right, so that they broadcast); the implicit output ("ij,jk") is
+    the `...` dims, then the letters seen once, in alphabetical order."""
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum: equation {equation!r} names {len(terms)} operands, got {len(operands)}")
+    for term, op in zip(terms, operands):
+        named = len(term.replace("...", ""))
+        if op.ndim < named or ("..." not in term and op.ndim != named):
+            raise RuntimeError(f"einsum: term {term!r} of {equation!r} does not fit an operand "
+                               f"of shape {tuple(op.shape)}")
+    width = max((op.ndim - len(t.replace("...", "")) for t, op in zip(terms, operands) if "..." in t), default=0)
+    dots = "".join(chr(0x3B1 + i) for i in range(width))
+    terms = [t.replace("...", dots[width - (op.ndim - len(t) + 3):]) for t, op in zip(terms, operands)]
+    seen = "".join(terms)
+    if arrow:
+        output = output.replace("...", dots)
+    else:
+        output = dots + "".join(c for c in sorted(set(seen) - set(dots)) if seen.count(c) == 1)
+    for c in output:
+        if output.count(c) > 1 or c not in seen:
+            raise RuntimeError(f"einsum: output subscript {c!r} of {equation!r} appears more than once in the "
+                               "output, or in no operand")
+    return terms, output
+
+
+def _by_matrix_products(xs, sizes):
+    """Whether einsum contracts by matrix products: two operands or more, of one float dtype that BLAS
+    multiplies (float32, float64), each letter one size everywhere. Integers keep the product-and-sum
+    path (its sum in their dtype is PyTorch's), and so does a letter of size 1 against a longer one."""
+    dtypes = {x._array.dtype for x, _ in xs}
+    return (len(xs) >= 2 and len(dtypes) == 1 and dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}
+            and all(len(n) == 1 for n in sizes.values()))
+
+
+def _sum_letters(x, term, keep):
+    """(x, term) with the letters of `term` not in `keep` summed away."""
+    dims = tuple(i for i, c in enumerate(term) if c not in keep)
+    if not dims:
+        return x, term
+    return x.sum(dim=dims), "".join(c for c in term if c in keep)
+
+
+class PairPlan(NamedTuple):
+    """How `Einsum` computes "A,B->O" (`terms`) on operands of `shapes` (a, b, out): a is transposed by
+    `a_order` and reshaped to `a_matrix` (batch dims, rows, contracted), b by `b_order` to `b_matrix`
+    (batch dims, contracted, columns); their product, reshaped to `out_blocks` (batch letters, A's
+    kept letters, B's kept letters), is transposed by `out_order` into O's order."""
+    terms: tuple[str, str, str]
+    shapes: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+    a_order: tuple[int, ...]
+    a_matrix: tuple[int, ...]
+    b_order: tuple[int, ...]
+    b_matrix: tuple[int, ...]
+    out_blocks: tuple[int, ...]
+    out_order: tuple[int, ...]
+
+    def grad_a(self) -> PairPlan:
+        """The plan of a's VJP, "O,B->A"."""
+        (ta, tb, to), (_, sb, so) = self.terms, self.shapes
+        return pair_plan(to, tb, ta, so, sb)
+
+    def grad_b(self) -> PairPlan:
+        """The plan of b's VJP, "A,O->B"."""
+        (ta, tb, to), (sa, _, so) = self.terms, self.shapes
+        return pair_plan(ta, to, tb, sa, so)
+
+
+@functools.lru_cache(maxsize=1024)
+def pair_plan(ta: str, tb: str, to: str, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> PairPlan:
+    """The matrix product that computes einsum("ta,tb->to"): a letter in both operands and in the
+    output is a batch dim (matmul loops over it), one in both but not the output is contracted (the
+    inner dim of the product), one in a single operand is a row of A's matrix or a column of B's.
+    Worked out once per equation and shapes (a training step asks again every step)."""
+    size = {**dict(zip(ta, shape_a)), **dict(zip(tb, shape_b))}
+
+    def sizes(letters):
+        return tuple(size[c] for c in letters)
+
+    batch = [c for c in ta if c in tb and c in to]
+    inner = [c for c in ta if c in tb and c not in to]
+    rows = [c for c in ta if c not in tb]
+    cols = [c for c in tb if c not in ta]
+    blocks = batch + rows + cols
+    return PairPlan(
+        terms=(ta, tb, to), shapes=(shape_a, shape_b, sizes(to)),
+        a_order=tuple(ta.index(c) for c in batch + rows + inner),
+        a_matrix=(*sizes(batch), math.prod(sizes(rows)), math.prod(sizes(inner))),
+        b_order=tuple(tb.index(c) for c in batch + inner + cols),
+        b_matrix=(*sizes(batch), math.prod(sizes(inner)), math.prod(sizes(cols))),
+        out_blocks=sizes(blocks), out_order=tuple(blocks.index(c) for c in to))
+
 
 def _summed_in_dtype(product, dims, n_operands):
     """einsum's sum over the contracted letters. PyTorch contracts two or more integer operands as a

@@ -619,6 +619,20 @@ def np_normalize(a, dim, p, eps=1e-12):
 
 
 
+# ---- issue 33 (h-client33): einsum's matrix-product path, attention-shaped ------------------------
+EINSUM_PAIRS = ["bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "bqhd,bkhd->bhqk", "bhqd,qkd->bhqk", "btd,de->bte",
+                "ij,jk->ki", "i,j->ij", "bi,bi->", "ij,jk"]
+
+
+@st.composite
+def einsum_pair_case(draw):
+    """Two operands of an attention-shaped equation, each letter one size (1 to 3): the `Einsum` node."""
+    equation = draw(st.sampled_from(EINSUM_PAIRS))
+    terms = equation.split("->")[0].split(",")
+    size = {c: draw(st.integers(1, 3)) for c in sorted(set("".join(terms)))}
+    return tuple(tuple(size[c] for c in t) for t in terms), {"equation": equation}
+
+
 # ---- issue 29: matrices drawn well-conditioned, decompositions read gauge-free ---------------------
 
 MATRIX_UNIT = {"min_value": -1.0, "max_value": 1.0}
@@ -1046,6 +1060,9 @@ TABLE = [
        dim_case(1, descending=st.booleans()), domain=UNIQUE),
     Op("einsum", None, lambda a, b, equation: mt.einsum(equation, a, b),
        lambda a, b, equation: np.einsum(equation, a, b), einsum_case()),
+    # -- issue 33 (h-client33): einsum of two operands as one matrix product --
+    Op("einsum_pair", "Einsum", lambda a, b, equation: mt.einsum(equation, a, b),
+       lambda a, b, equation: np.einsum(equation, a, b), einsum_pair_case()),
     # -- issue 29: decompositions (drawn well-conditioned), products, scans and order statistics --
     Op("det", "Det", lambda a: mt.linalg.det(_dominant(a)), lambda a: np.linalg.det(_np_dominant(a)), square_case(),
        domain=MATRIX_UNIT),

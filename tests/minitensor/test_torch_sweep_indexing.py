@@ -416,8 +416,11 @@ def test_einsum_matches_pytorch(torch_sweep, equation, data):
     else:
         def fn(lib, *xs):
             return lib.einsum(equation, list(xs))
+    # a size mismatch among three operands or more: PyTorch raises ValueError when opt_einsum is
+    # installed (it plans the order), RuntimeError otherwise; minitensor RuntimeError, as for two
     sw.check(f"einsum({equation!r})", fn, ops, data.draw(SEEDS),
-             tol=lambda d: (1e-4, 1e-5) if d == "float32" else (1e-9, 1e-11))
+             tol=lambda d: (1e-4, 1e-5) if d == "float32" else (1e-9, 1e-11),
+             compatible=((ValueError, RuntimeError),) if len(shapes) > 2 else ())
 
 
 # ---- triu, tril ----------------------------------------------------------------------------------
