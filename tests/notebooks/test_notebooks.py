@@ -130,9 +130,10 @@ def execute(path, tmp_path, edit=None):
 def lesson_run(path):
     """(the executed notebook, its working folder): a lesson is run once, and the docs site's build
     shows that same run (scripts/run_notebooks.py keeps it, keyed on everything it depends on)."""
+    runner = _runner()  # (first: it skips without the extra)
     import nbformat
 
-    done, folder = _runner().executed(path)
+    done, folder = runner.executed(path)
     return nbformat.read(done, as_version=4), folder
 
 
