@@ -1,8 +1,9 @@
 """The small functions of PyTorch's namespace about the runtime rather than the math: the default
 device, thread counts, build flags, dtype questions (`promote_types`, `result_type`, `can_cast`),
-tests on tensors (`is_nonzero`, `is_same_size`, `typename` ...), and the stand-ins that let a
-tutorial's `torch.compile(model)` or `with torch.autocast(...)` run. Each stand-in says in its
-docstring what it does not do (see docs/notes/misc_differences.md).
+tests on tensors (`is_nonzero`, `is_same_size`, `typename` ...), `compile` (its checks; the replay
+is the speed layer's, minitensor/fast/compile.py), and the stand-ins that let a tutorial's
+`with torch.autocast(...)` run. Each stand-in says in its docstring what it does not do (see
+docs/notes/misc_differences.md).
 """
 from __future__ import annotations
 
