@@ -16,7 +16,8 @@ and the state of every module involved (the compiled module, modules among the a
 modules the function names in its globals or closure): each one's `training`, its parameters,
 buffers and children (by identity), each parameter's shape, dtype and `requires_grad`. A key not
 seen before records afresh, as PyTorch recompiles, up to `RECOMPILE_LIMIT` recordings (PyTorch's
-`recompile_limit`, 8); past it, eagerly. Per key, as in `Replay`: call 1 runs eagerly and records
+`recompile_limit`, 8); past it, a call of a new key runs eagerly (each recording holds one call's
+activations) while the recorded keys keep replaying. Per key, as in `Replay`: call 1 runs eagerly and records
 each op; call 2 replays and runs eagerly on the same data (the random generator rewound, so dropout
 draws alike) and compares every op's output bit for bit; later calls replay. If call 2 had the
 recording's very inputs, the data was not yet varied: the next call with other inputs checks again.
@@ -303,12 +304,12 @@ class Compiled:
             rec = self.recordings.get(key)
             if rec is None:
                 if len(self.recordings) >= self.limit:
-                    return self._give_up(f"more than {self.limit} recordings (recompile_limit)", args, kwargs)
+                    return self.fn(*args, **kwargs)  # (the recordings made keep replaying their keys)
                 return self._record(key, skeleton, leaves)
         tensors = [x for x in leaves if isinstance(x, Tensor)]
         if rec.in_use():
             return self.fn(*args, **kwargs)
-        if not rec.checked or (rec.seen is not None and not all(map(np.array_equal, rec.seen, tensors))):
+        if not rec.checked or (rec.seen is not None and not _same_arrays(rec.seen, tensors)):
             return self._check(rec, skeleton, leaves, tensors)
         for b, x in zip(rec.buffers, tensors):
             np.copyto(b, x._array)
@@ -325,10 +326,6 @@ class Compiled:
         modes = grad_mode.modes
         return (skeleton, tuple(map(_leaf_key, leaves)), modes.grad_enabled, modes.inference, modes.grad_in_inference,
                 _dtype.get_default_dtype(), state)
-
-    def _give_up(self, reason, args, kwargs):
-        self.reason, self.recordings, self.latest = reason, {}, None
-        return self.fn(*args, **kwargs)
 
     # ---- call 1: record ---------------------------------------------------------------------------
     def _record(self, key, skeleton, leaves):
@@ -415,7 +412,7 @@ class Compiled:
         if problem:
             return self._fail(problem, out, eager, tensors)
         rec.checked, rec.handed = True, []
-        if rec.seen is not None and not all(map(np.array_equal, rec.seen, tensors)):
+        if rec.seen is not None and not _same_arrays(rec.seen, tensors):
             rec.seen = None  # checked on other data than the recording's: no more comparisons
         return _as_callers(out, eager.inputs, tensors)
 
@@ -426,6 +423,10 @@ class Compiled:
         if self.latest is None:
             return "(nothing recorded yet: call it once)"
         return self.latest.program()
+
+
+def _same_arrays(arrays, tensors):
+    return all(np.array_equal(a, x._array) for a, x in zip(arrays, tensors))
 
 
 def _other_outputs(rec, eager):
