@@ -595,6 +595,10 @@ from .fast.allocator import tune_malloc  # noqa: E402,F401
 
 _fast.allocator.tune_if_asked()  # off unless MINITENSOR_TUNE_MALLOC=1: see tune_malloc
 _fast.plug_in_unless_plain()
+# ---- issue 33 (h-compile33): `compile` replays (minitensor/fast/compile.py), unless MINITENSOR_PLAIN=1
+from . import _runtime as _runtime_slots  # noqa: E402
+from .fast.compile import compile_replaying as _compile_replaying  # noqa: E402
+_runtime_slots.compiler = _compile_replaying if _fast.is_plugged_in() else None
 
 # What `from minitensor import *` gives, and what a type checker takes as minitensor's own names
 # (tests/typing/test_public_api.py checks that every public function, class and dtype is listed).

@@ -1,8 +1,9 @@
 """The small functions of PyTorch's namespace about the runtime rather than the math: the default
 device, thread counts, build flags, dtype questions (`promote_types`, `result_type`, `can_cast`),
-tests on tensors (`is_nonzero`, `is_same_size`, `typename` ...), and the stand-ins that let a
-tutorial's `torch.compile(model)` or `with torch.autocast(...)` run. Each stand-in says in its
-docstring what it does not do (see docs/notes/misc_differences.md).
+tests on tensors (`is_nonzero`, `is_same_size`, `typename` ...), `compile` (its checks; the replay
+is the speed layer's, minitensor/fast/compile.py), and the stand-ins that let a tutorial's
+`with torch.autocast(...)` run. Each stand-in says in its docstring what it does not do (see
+docs/notes/misc_differences.md).
 """
 from __future__ import annotations
 
@@ -177,20 +178,55 @@ def is_anomaly_check_nan_enabled() -> bool:
     return bool(grad_mode.modes.anomaly_enabled)
 
 
-# ---- stand-ins: accepted, documented, no effect -------------------------------------------------------
+# ---- compile (replays through the speed layer's slot) and stand-ins: accepted, documented, no effect ------
+
+# `compile`'s settings, as PyTorch checks them; what a compiled step does is minitensor/fast/compile.py's
+COMPILE_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+COMPILE_BACKENDS = ("inductor", "eager", "aot_eager", "aot_eager_decomp_partition", "cudagraphs", "openxla", "tvm",
+                    "ts", "aot_ts", "onnxrt", "tensorrt", "torch_tensorrt", "ipex")
+#: the speed layer's slot (filled from above by minitensor/__init__.py; None on the plain path, where
+#: `compile` returns its argument unchanged): `compiler(model, settings, in_place)` -> the replaying callable
+compiler: Any = None
+COMPILE_DEFAULTS = (("fullgraph", False), ("dynamic", None), ("backend", None), ("mode", None), ("options", None),
+                    ("recompile_limit", None))
+
 
 def compile(model: _T | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
-            backend: Any = "inductor", mode: str | None = None, options: dict[str, Any] | None = None,
-            disable: bool = False) -> Any:
-    """A stand-in for `torch.compile`: returns `model` (a module or a function) unchanged, so a
-    tutorial's `model = torch.compile(model)` runs; nothing is compiled (minitensor's speed layer,
-    `minitensor.fast`, is always on). Used bare as a decorator factory (`@compile(mode=...)`) it
-    returns the decorator that does the same."""
+            backend: Any = None, mode: str | None = None, options: dict[str, Any] | None = None,
+            name: str | None = None, disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
+    """`torch.compile`: a module or function that records its ops once and replays them at later calls
+    with same-shaped inputs (minitensor/fast/compile.py says how, and when it runs eagerly instead).
+    A module comes back wrapped (`_orig_mod` is the module; `state_dict()` keys start with
+    `_orig_mod.`, as PyTorch's), a function as a function of the same name. Without `model` it is a
+    decorator factory (`@compile(mode=...)`). `disable=True`, and the plain path (MINITENSOR_PLAIN=1),
+    return `model` unchanged. `mode`, `backend`, `options` and `dynamic` are checked and accepted: every
+    backend replays, and shapes are always specialised (a new shape records afresh)."""
+    settings = _compile_settings(fullgraph, dynamic, backend, mode, options, recompile_limit)
     if model is None:
-        return lambda fn: fn
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                  options=options, name=name, disable=disable, recompile_limit=recompile_limit)
     if not callable(model):
-        raise RuntimeError(f"compile: expected a module or a function, got {type(model).__name__}")
-    return model
+        raise AssertionError(f"compile: a callable function is expected, but {type(model)} is provided")
+    if disable or compiler is None:
+        return model
+    return compiler(model, settings, False)
+
+
+def _compile_settings(fullgraph, dynamic, backend, mode, options, recompile_limit):
+    """compile's arguments checked as PyTorch checks them; what the replay uses of them."""
+    if mode is not None and options is not None:
+        raise RuntimeError("compile: either mode or options can be specified, but both can't be specified at the "
+                           "same time")
+    if mode is not None and mode not in COMPILE_MODES:
+        raise RuntimeError(f"compile: unrecognized mode={mode}, should be one of: {', '.join(COMPILE_MODES)}")
+    if isinstance(backend, str) and backend not in COMPILE_BACKENDS:
+        raise RuntimeError(f"compile: invalid backend {backend!r} (one of {', '.join(COMPILE_BACKENDS)}, or a "
+                           "callable)")
+    if recompile_limit is not None and (isinstance(recompile_limit, bool) or not isinstance(recompile_limit, int)
+                                        or recompile_limit < 1):
+        raise RuntimeError(f"compile: recompile_limit must be a positive int, got {recompile_limit!r}")
+    return {"fullgraph": bool(fullgraph), "recompile_limit": recompile_limit}
 
 
 class autocast(contextlib.ContextDecorator):

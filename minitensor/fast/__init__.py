@@ -26,6 +26,7 @@ unless told `--no-replay`.
 | `rows.add_rows` | `np.add.at` in an embedding's backward | `IndexAdd.fast_forward` | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | `Adam.fast_update_group` | tests/minitensor/optim/test_adam_flat.py | 2.25% |
 | `fuse.forward_kernels`, `fuse.backward` | in a replay: each op's new arrays per call (GELU, LayerNorm, Linear, Add), the engine's graph walk and checks per node | `Replay` (fuse.ENABLED) | tests/minitensor/fast/test_fuse.py | see docs/performance.md, 2026-11-28 (peers) |
+| `compile.compile_replaying` (`Recording`, a `Replay`) | a compiled module's or function's eager forward, keyed on shapes, dtypes, modes and parameters | the slot `minitensor.compile` hands the model to | tests/minitensor/fast/test_compile.py | instructions per step 0.956x on bench_client's GPT, 0.941x on a small MLP (docs/performance.md) |
 | `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | used by the trainer (`--no-replay`: not) | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 8-13%) |
 | `allocator.tune_malloc` | glibc's default malloc thresholds | `minitensor.tune_malloc()`, or MINITENSOR_TUNE_MALLOC=1 | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
 

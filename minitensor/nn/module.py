@@ -479,7 +479,13 @@ class Module:
         return self
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """A no-op, as `minitensor.compile`: the module runs as it is (the speed layer is always on)."""
+        """Compile this module in place, as PyTorch's: its calls record their ops once and replay them
+        (`minitensor.compile`'s arguments; its parameters' names are unchanged, unlike the wrapper's)."""
+        from .. import _runtime  # (a sibling below nn: the speed layer fills its slot from above)
+        _runtime.compile(*args, **kwargs)  # (argument checks only: no model given, a decorator comes back)
+        if _runtime.compiler is not None and not kwargs.get("disable", False):
+            settings = _runtime._compile_settings(**{k: kwargs.get(k, d) for k, d in _runtime.COMPILE_DEFAULTS})
+            _runtime.compiler(self, settings, True)
         return None
 
     def cpu(self) -> Self:
