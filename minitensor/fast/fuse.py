@@ -39,7 +39,8 @@ import numpy as np
 
 from .._fperr import quiet
 from ..autograd import grad_mode
-from ..autograd.engine import _call_backward, _check_gradient, run_backward, store_grad
+from ..autograd.engine import _call_backward, _check_gradient, run_backward
+from ..autograd.leaves import store_grad
 from ..autograd.messages import freed_message
 from ..nn.functional import LayerNorm, Linear
 from ..ops.arithmetic import Add
