@@ -25,7 +25,7 @@ from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
-from ..ops.softmax import log_softmax, softmax  # noqa: F401
+from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
 from ..ops.unary import Gelu, gelu as _gelu, relu, sigmoid, tanh  # noqa: F401
 from ..random import _gen
 from ..tensor import Tensor

@@ -380,7 +380,7 @@ _add = _binary(Add, "add")
 
 
 @with_formulas(Add)
-def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+def add(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     return _add(input, _scaled("add", input, other, alpha))
 
@@ -389,7 +389,7 @@ _sub = _binary(Sub, "sub")
 
 
 @with_formulas(Sub)
-def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+def sub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     check_subtraction(input, other)
     return _sub(input, _scaled("sub", input, other, alpha))

@@ -167,20 +167,20 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
     return inplace(self, "copy_", _filled, src)
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """In place: values drawn uniformly from [a, b).
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """In place: values drawn uniformly from [from_, to).
 
     forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
     VJP:     gx = 0
     """
     _dtype.for_draws(self.dtype, "uniform_")
-    if not a <= b:
-        raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={a} > to={b}")
+    if not from_ <= to:
+        raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}")
     return inplace(self, "uniform_", _filled,
-                   Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
+                   Tensor._make(_gen(generator).uniform(from_, to, self.shape).astype(self.dtype)))
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """In place: values drawn from N(mean, std^2).
 
     forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)

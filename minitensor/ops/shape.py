@@ -298,9 +298,9 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 @with_formulas(Expand)
-def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
-    """`expand` to `shape`."""
-    return expand(input, shape)
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """`expand` to `size`."""
+    return expand(input, size)
 
 
 def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
@@ -493,11 +493,11 @@ def _tensors_arg(tensors, op):
 # composite's (an Index node scatters g back, a Reshape reshapes it back, a Cat splits it).
 
 @with_formulas(Index)
-def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] = ()) -> Tensor:
     """Shift the elements along `dims` by `shifts`, wrapping around; without dims, of the flattened
     tensor (then the shape is restored). out[(i + s) % n] = x[i] along each dim: one Index node a dim."""
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    if dims is None:
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):  # (PyTorch's default is (), None taken too)
         if len(shifts) != 1:
             raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
         return roll(input.reshape(-1), shifts[0], 0).reshape(input.shape)
@@ -750,6 +750,18 @@ def _reshaped_inplace(self: Tensor, op: str, fn: Callable[..., Tensor], *args: A
         self.grad_fn, self._rg = out.grad_fn, True
         out.grad_fn._out = weakref.ref(self)
     return self
+
+
+@with_formulas(Permute)
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """numpy's name for `transpose`, with numpy's names for its arguments (as PyTorch's swapaxes)."""
+    return transpose(input, axis0, axis1)
+
+
+@with_formulas(Permute)
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """In place: swap two dims (self takes the new shape); `transpose_` under numpy's names."""
+    return transpose_(self, axis0, axis1)
 
 
 @with_formulas(Permute)
