@@ -180,8 +180,9 @@ def is_anomaly_check_nan_enabled() -> bool:
 # ---- stand-ins: accepted, documented, no effect -------------------------------------------------------
 
 def compile(model: _T | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,
-            backend: Any = "inductor", mode: str | None = None, options: dict[str, Any] | None = None,
-            disable: bool = False) -> Any:
+            backend: Any = None, mode: str | None = None, options: dict[str, Any] | None = None,
+            name: str | None = None, disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """A stand-in for `torch.compile`: returns `model` (a module or a function) unchanged, so a
     tutorial's `model = torch.compile(model)` runs; nothing is compiled (minitensor's speed layer,
     `minitensor.fast`, is always on). Used bare as a decorator factory (`@compile(mode=...)`) it

@@ -360,7 +360,7 @@ def scalar_tensor(s: Number, *, dtype: DTypeLike | None = None, layout: object =
 
 
 def asarray(obj: ArrayLike, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-            copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+            copy: bool | None = None, requires_grad: bool | None = None) -> Tensor:
     """A tensor of `obj` that shares its memory when it can (a tensor, or a numpy array of a dtype
     kept), copying when it must or when `copy=True`; `copy=False` refuses a needed copy."""
     if isinstance(obj, Tensor):

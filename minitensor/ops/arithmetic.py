@@ -409,6 +409,12 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
     return _rounded("div" if rounding_mode == "trunc" else "floor_divide", RoundedDiv, input, other, rounding_mode)
 
 
+@with_formulas(Div)
+def true_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """input / other: `div` without a rounding mode (PyTorch's true_divide takes none)."""
+    return div(input, other)
+
+
 @with_formulas(Maximum)
 def maximum(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
     """The elementwise larger of input and other (two tensors of different dtypes are compared in their

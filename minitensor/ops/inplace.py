@@ -153,13 +153,14 @@ def zero_(self: Tensor) -> Tensor:
     return inplace(self, "zero_", _filled, 0)
 
 
-def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
-    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
+def copy_(self: Tensor, other: TensorOrNumber, non_blocking: bool = False) -> Tensor:
+    """In place: the values of `other` (src below; broadcast to self's shape, cast to self's dtype); the gradient
+    flows to src.
 
     forward: out = src, broadcast to x's shape
     VJP:     gx = 0;  gsrc = unbroadcast(g, src.shape)
     """
-    src = operand(src, "copy_")
+    src = operand(other, "copy_")
     if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
         src = Tensor._make(np.asarray(src))
     if src.dtype != self.dtype:

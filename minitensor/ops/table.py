@@ -98,7 +98,8 @@ OPS: list[Row] = [
     op("add", A.add, inplace=True),
     op("sub", A.sub, "subtract", inplace=True),
     op("mul", A.mul, "multiply", inplace=True),
-    op("div", A.div, "divide", "true_divide", inplace=True),
+    op("div", A.div, "divide", inplace=True),
+    op("true_divide", A.true_divide, inplace=True),  # (h-sig29b: div without rounding_mode, as PyTorch's)
     op("pow", A.pow, inplace=True),
     op("floor_divide", A.floor_divide, inplace=True),
     op("remainder", A.remainder, inplace=True),
@@ -222,7 +223,8 @@ OPS: list[Row] = [
     op("repeat", S.repeat),
     op("flip", S.flip),
     op("narrow", S.narrow),
-    op("split", S.split),
+    function("split", S.split),
+    method("split", S.split_method),  # (h-sig29b: Tensor.split's own names, split_size)
     op("chunk", S.chunk),
     op("unbind", S.unbind),
     function("cat", S.cat, "concat", "concatenate"),

@@ -63,6 +63,21 @@ CALLS = [
     ("linspace-out", lambda t: t.linspace(0, 1, 3, out=t.empty(0, dtype=t.float64))),
     ("tril-indices-pin", lambda t: t.tril_indices(3, 3, pin_memory=False)),
     ("qr-out", lambda t: t.qr(x(t)[:, :2], out=(t.empty(0), t.empty(0)))[1].abs()),
+    ("split-tensor-kw", lambda t: t.split(tensor=x(t), split_size_or_sections=1)[0]),
+    ("method-split-size-kw", lambda t: x(t).split(split_size=2, dim=1)[1]),
+    ("method-split-old-kw", lambda t: x(t).split(split_size_or_sections=2)),
+    ("reshape-shape-kw", lambda t: t.reshape(x(t), shape=(3, 2))),
+    ("permute-dims-kw", lambda t: x(t).permute(dims=(1, 0))),
+    ("repeat-repeats-kw", lambda t: x(t).repeat(repeats=(1, 2))),
+    ("expand-size-kw", lambda t: x(t)[0].expand(size=(2, 3))),
+    ("true-divide-rounding", lambda t: t.true_divide(x(t), 2, rounding_mode="floor")),
+    ("true-divide-out", lambda t: t.true_divide(x(t), 2, out=t.empty(0))),
+    ("hardshrink-out", lambda t: t.hardshrink(x(t), 1.0, out=t.empty(0))),
+    ("clone-memory-format", lambda t: t.clone(x(t), memory_format=t.contiguous_format)),
+    ("copy-other-kw", lambda t: x(t).copy_(other=x(t) * 2)),
+    ("copy-src-kw", lambda t: x(t).copy_(src=x(t) * 2)),
+    ("set-num-threads-kw", lambda t: t.set_num_threads(num=1)),
+    ("backward-grad-variables", lambda t: t.autograd.backward(x(t), grad_variables=x(t))),
 ]
 
 
