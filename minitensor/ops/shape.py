@@ -227,7 +227,7 @@ def permute(input: Tensor, *order: SizeArg, dims: Sequence[int] | None = None) -
     if len(dims) == n:
         dims = tuple(d + n if d < 0 else d for d in dims)
         identity = tuple(range(n))
-        if sorted(dims) == list(identity):  # type: ignore[type-var]  # (ints by now)
+        if sorted(dims) == list(identity):
             return input if dims == identity else Permute.apply(input, dims)
     raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of "
                        f"shape {tuple(input.shape)}")
