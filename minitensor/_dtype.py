@@ -83,13 +83,13 @@ import builtins as _b  # noqa: E402 - the names float/int above shadow the built
 builtins_float, builtins_int, builtins_bool = _b.float, _b.int, _b.bool
 
 
-def set_default_dtype(dtype: np.dtype[Any] | str | type) -> None:
-    """Set the dtype that Python floats and float factories produce (float32 or float64)."""
+def set_default_dtype(d: np.dtype[Any] | str | type) -> None:
+    """Set the dtype `d` that Python floats and float factories produce (float32 or float64)."""
     global _default
-    d = as_dtype(dtype)
-    if d not in (float32, float64, float16):
-        raise TypeError(f"set_default_dtype: only floating dtypes are allowed, got {d}")
-    _default = d
+    dtype = as_dtype(d)
+    if dtype not in (float32, float64, float16):
+        raise TypeError(f"set_default_dtype: only floating dtypes are allowed, got {dtype}")
+    _default = dtype
 
 
 def get_default_dtype() -> DType:

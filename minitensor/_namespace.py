@@ -159,14 +159,17 @@ def to_dlpack(tensor: Tensor) -> Any:
     return tensor._array.__dlpack__()
 
 
-def from_dlpack(ext_tensor: Any) -> Tensor:
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor sharing the memory of `ext_tensor`: an object with `__dlpack__` (a numpy array, a PyTorch
-    or JAX tensor on the CPU) or a capsule from `to_dlpack`. Its dtype must be one minitensor has."""
+    or JAX tensor on the CPU) or a capsule from `to_dlpack`. Its dtype must be one minitensor has.
+    `copy=True` copies instead; `device` must be the CPU."""
+    from .tensor import check_device
+    check_device(device, "from_dlpack")
     source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
     array = np.from_dlpack(source)
     if _dtype.kind(array.dtype) not in "biuf" or array.dtype.itemsize > 8:  # (complex, float128, strings ...)
         raise TypeError(f"from_dlpack: minitensor has no tensors of dtype {array.dtype}")
-    return Tensor._make(array)
+    return Tensor._make(array.copy() if copy else array)
 
 
 # ---- legacy types ------------------------------------------------------------------------------------

@@ -41,19 +41,19 @@ def _thread_count(n: int, op: str) -> int:
     return int(n)
 
 
-def set_num_threads(int: int) -> None:  # noqa: A002 - PyTorch's parameter name
+def set_num_threads(num: int, /) -> None:  # (positional only: PyTorch's takes no keyword arguments)
     """Recorded for `get_num_threads`, with no effect: numpy's BLAS fixes its thread count when it
     loads (set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS before starting Python to change it)."""
-    _threads["intra"] = _thread_count(int, "set_num_threads")
+    _threads["intra"] = _thread_count(num, "set_num_threads")
 
 
 def get_num_threads() -> int:
     return _threads["intra"]
 
 
-def set_num_interop_threads(int: int) -> None:  # noqa: A002
+def set_num_interop_threads(num: int, /) -> None:
     """Recorded for `get_num_interop_threads`, with no effect: minitensor runs each op in one thread."""
-    _threads["interop"] = _thread_count(int, "set_num_interop_threads")
+    _threads["interop"] = _thread_count(num, "set_num_interop_threads")
 
 
 def get_num_interop_threads() -> int:
@@ -95,10 +95,10 @@ def promote_types(type1: Any, type2: Any) -> _dtype.DType:
     return _dtype.promote_types(_dtype.as_dtype(type1, "promote_types"), _dtype.as_dtype(type2, "promote_types"))
 
 
-def result_type(tensor1: Tensor | complex, tensor2: Tensor | complex) -> _dtype.DType:
+def result_type(tensor: Tensor | complex, other: Tensor | complex) -> _dtype.DType:
     """The dtype an arithmetic op gives these operands (tensors or Python numbers), by PyTorch's rules
     (a 0-d tensor or a number changes a dimensioned tensor's dtype only by a higher category)."""
-    operands = [x._array if isinstance(x, Tensor) else x for x in (tensor1, tensor2)]
+    operands = [x._array if isinstance(x, Tensor) else x for x in (tensor, other)]
     for x in operands:
         if not isinstance(x, (np.ndarray, bool, int, float)):
             raise TypeError(f"result_type: expected tensors or Python numbers, got {type(x).__name__}")

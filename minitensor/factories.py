@@ -12,17 +12,37 @@ from typing import Callable, Sequence, SupportsIndex
 import numpy as np
 
 from . import _dtype
+from ._layout import layout as _layout_type, memory_format as _memory_format_type, strided
 from .random import Generator, _gen
 from .tensor import Tensor, _size_arg, _to_array, check_device, refuse_foreign_byte_order
 from .types import ArrayLike, DeviceLike, DTypeLike, Number, SizeArg
 
 
-def _finish(arr, requires_grad, device, where):
+def _finish(arr, requires_grad, device, where, layout=None, pin_memory=False, memory_format=None):
     check_device(device, where)
+    check_memory(where, layout, pin_memory, memory_format)
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def check_memory(where: str, layout: object = None, pin_memory: object = False, memory_format: object = None) -> None:
+    """PyTorch's `layout=`, `pin_memory=` and `memory_format=`, checked as `device=` is: what a dense
+    CPU tensor can be (strided, not pinned, any memory format: every result is row-major) is taken,
+    anything else refused as PyTorch refuses it on a machine without an accelerator."""
+    if layout is not None:
+        if not isinstance(layout, _layout_type):
+            raise TypeError(f"{where}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+        if layout is not strided:
+            raise RuntimeError(f"{where}(): layout {layout!r} is not supported; minitensor's tensors are dense "
+                               "(layout=torch.strided)")
+    if pin_memory:
+        raise RuntimeError(f"{where}(): pin_memory=True requires a CUDA or other accelerator backend; minitensor runs "
+                           "on the CPU only and has no pinned memory")
+    if memory_format is not None and not isinstance(memory_format, _memory_format_type):
+        raise TypeError(f"{where}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
 
 
 def _float_dtype(dtype):
@@ -59,8 +79,9 @@ def _drawn_dtype(dtype, op):
 
 
 def tensor(data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor that owns a copy of `data` (lists, numbers, numpy arrays, tensors)."""
+    check_memory("tensor", pin_memory=pin_memory)
     arr = np.array(_to_array(data, dtype, "tensor"), copy=True)
     return _finish(arr, requires_grad, device, "tensor")
 
@@ -89,33 +110,37 @@ _ndarray, _make = np.ndarray, Tensor._make
 
 
 def zeros(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
-          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+          layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+          requires_grad: bool = False) -> Tensor:
     shape = _shape(_sizes(sizes, size, "zeros"), "zeros")
-    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "zeros")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "zeros", layout, pin_memory)
 
 
 def ones(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
-         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+         layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+         requires_grad: bool = False) -> Tensor:
     shape = _shape(_sizes(sizes, size, "ones"), "ones")
-    return _finish(np.ones(shape, _float_dtype(dtype)), requires_grad, device, "ones")
+    return _finish(np.ones(shape, _float_dtype(dtype)), requires_grad, device, "ones", layout, pin_memory)
 
 
 def empty(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
-          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+          layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+          requires_grad: bool = False, memory_format: object = None) -> Tensor:
     """Here 'uninitialised' memory is zeros, so results never depend on garbage."""
     shape = _shape(_sizes(sizes, size, "empty"), "empty")
-    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty", layout, pin_memory,
+                   memory_format)
 
 
-def full(size: SizeArg, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-         requires_grad: bool = False) -> Tensor:
+def full(size: SizeArg, fill_value: Number, *, dtype: DTypeLike | None = None, layout: object = None,
+         device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = np.asarray(_to_array(fill_value, None, "full")).dtype
     dtype = _dtype.as_dtype(dtype)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full: argument 'size' must be a tuple of ints, not {type(size).__name__}")
     filled = np.full(_shape((size,), "full"), _fill(fill_value, dtype, "full"), dtype)
-    return _finish(filled, requires_grad, device, "full")
+    return _finish(filled, requires_grad, device, "full", layout, pin_memory)
 
 
 def _fill(value, dtype, op):
@@ -127,30 +152,38 @@ def _like(input, dtype):
     return _dtype.as_dtype(dtype) or input.dtype
 
 
-def zeros_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False) -> Tensor:
-    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad, device, "zeros_like")
+def zeros_like(input: Tensor, *, dtype: DTypeLike | None = None, layout: object = None,
+               device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False,
+               memory_format: object = None) -> Tensor:
+    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad, device, "zeros_like", layout,
+                   pin_memory, memory_format)
 
 
-def ones_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-              requires_grad: bool = False) -> Tensor:
-    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad, device, "ones_like")
+def ones_like(input: Tensor, *, dtype: DTypeLike | None = None, layout: object = None,
+              device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False,
+              memory_format: object = None) -> Tensor:
+    return _finish(np.ones(input.shape, _like(input, dtype)), requires_grad, device, "ones_like", layout,
+                   pin_memory, memory_format)
 
 
-def empty_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False) -> Tensor:
-    return zeros_like(input, dtype, device, requires_grad)
+def empty_like(input: Tensor, *, dtype: DTypeLike | None = None, layout: object = None,
+               device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False,
+               memory_format: object = None) -> Tensor:
+    return _finish(np.zeros(input.shape, _like(input, dtype)), requires_grad, device, "empty_like", layout, pin_memory,
+                   memory_format)
 
 
-def full_like(input: Tensor, fill_value: Number, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-              requires_grad: bool = False) -> Tensor:
+def full_like(input: Tensor, fill_value: Number, *, dtype: DTypeLike | None = None, layout: object = None,
+              device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False,
+              memory_format: object = None) -> Tensor:
     dtype = _like(input, dtype)
     filled = np.full(input.shape, _fill(fill_value, dtype, "full_like"), dtype)
-    return _finish(filled, requires_grad, device, "full_like")
+    return _finish(filled, requires_grad, device, "full_like", layout, pin_memory, memory_format)
 
 
-def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DTypeLike | None = None,
-           device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def arange(start: Number, end: Number | None = None, step: Number = 1, *, dtype: DTypeLike | None = None,
+           layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+           requires_grad: bool = False) -> Tensor:
     """[start, end) in steps; int64 when all arguments are integers, else the default float dtype."""
     if end is None:
         start, end = 0, start
@@ -168,11 +201,12 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, dtype: DT
     dtype = _dtype.as_dtype(dtype)
     if dtype == _dtype.bool_:
         raise RuntimeError("arange: not implemented for dtype bool")
-    return _finish(np.arange(start, end, step).astype(dtype), requires_grad, device, "arange")
+    return _finish(np.arange(start, end, step).astype(dtype), requires_grad, device, "arange", layout, pin_memory)
 
 
-def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-             requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int, *, dtype: DTypeLike | None = None, layout: object = None,
+             device: DeviceLike | None = None,
+             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
     try:
         steps = operator.index(steps)  # an int or an integer tensor, never 2.5
@@ -184,35 +218,39 @@ def linspace(start: float, end: float, steps: int, dtype: DTypeLike | None = Non
     if dtype == _dtype.bool_ and steps > 1:  # (0 or 1 steps need no kernel in PyTorch: start, or nothing)
         raise RuntimeError("linspace: not implemented for dtype bool")
     values = np.linspace(float(start), float(end), steps)
-    return _finish(values.astype(dtype), requires_grad, device, "linspace")
+    return _finish(values.astype(dtype), requires_grad, device, "linspace", layout, pin_memory)
 
 
-def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-        requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None, layout: object = None,
+        device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     for name, k in (("n", n), ("m", m)):
         if k is not None and k < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {k}")
-    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device, "eye")
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device, "eye", layout, pin_memory)
 
 
-def rand(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
-         device: DeviceLike | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+def rand(*sizes: SizeArg, size: Sequence[int] | None = None, generator: Generator | None = None,
+         dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Uniform on [0, 1), from the global generator (seeded by manual_seed)."""
     shape = _shape(_sizes(sizes, size, "rand"), "rand")
-    return _finish(_gen(generator).random(shape).astype(_drawn_dtype(dtype, "rand")), requires_grad, device, "rand")
+    return _finish(_gen(generator).random(shape).astype(_drawn_dtype(dtype, "rand")), requires_grad, device, "rand",
+                   layout, pin_memory)
 
 
-def randn(*sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
-          device: DeviceLike | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+def randn(*sizes: SizeArg, size: Sequence[int] | None = None, generator: Generator | None = None,
+          dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
+          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Standard normal, from the global generator (seeded by manual_seed)."""
     shape = _shape(_sizes(sizes, size, "randn"), "randn")
     return _finish(_gen(generator).standard_normal(shape).astype(_drawn_dtype(dtype, "randn")), requires_grad, device,
-                   "randn")
+                   "randn", layout, pin_memory)
 
 
-def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg | None = None,
-            dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
-            generator: Generator | None = None) -> Tensor:
+def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg | None = None, *,
+            generator: Generator | None = None, dtype: DTypeLike | None = None, layout: object = None,
+            device: DeviceLike | None = None,
+            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
@@ -231,11 +269,11 @@ def randint(low: int = 0, high: int | Sequence[int] | None = None, size: SizeArg
             raise RuntimeError(f"randint: the range [{low}, {high}) is out of bounds for dtype {dtype}")
     g = _gen(generator)
     arr = g.integers(low, high, size=_shape((size,), "randint"))
-    return _finish(arr.astype(dtype), requires_grad, device, "randint")
+    return _finish(arr.astype(dtype), requires_grad, device, "randint", layout, pin_memory)
 
 
-def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None = None, requires_grad: bool = False,
-             generator: Generator | None = None) -> Tensor:
+def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike | None = None, layout: object = None,
+             device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     dtype = _dtype.as_dtype(dtype) or _dtype.int64
     if n < 0:
         raise RuntimeError(f"randperm: trying to create a tensor with negative dimension {n}: [{n}]")
@@ -244,24 +282,27 @@ def randperm(n: int, dtype: DTypeLike | None = None, device: DeviceLike | None =
     if dtype.kind in "iu" and n - 1 > np.iinfo(dtype).max:
         raise RuntimeError(f"randperm: n={n} values can't be held in {dtype} without overflow")
     g = _gen(generator)
-    return _finish(g.permutation(n).astype(dtype), requires_grad, device, "randperm")
+    return _finish(g.permutation(n).astype(dtype), requires_grad, device, "randperm", layout, pin_memory)
 
 
-def rand_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-              requires_grad: bool = False) -> Tensor:
-    return _finish(_gen(None).random(input.shape).astype(_drawn_dtype(_like(input, dtype), "rand_like")),
-                   requires_grad, device, "rand_like")
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: DTypeLike | None = None,
+              layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+              requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    return _finish(_gen(generator).random(input.shape).astype(_drawn_dtype(_like(input, dtype), "rand_like")),
+                   requires_grad, device, "rand_like", layout, pin_memory, memory_format)
 
 
-def randn_like(input: Tensor, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False) -> Tensor:
-    return _finish(_gen(None).standard_normal(input.shape).astype(_drawn_dtype(_like(input, dtype), "randn_like")),
-                   requires_grad, device, "randn_like")
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: DTypeLike | None = None,
+               layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+               requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    return _finish(_gen(generator).standard_normal(input.shape).astype(_drawn_dtype(_like(input, dtype), "randn_like")),
+                   requires_grad, device, "randn_like", layout, pin_memory, memory_format)
 
 
-def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] | None = None,
-           generator: Generator | None = None, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-           requires_grad: bool = False) -> Tensor:
+def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] | None = None, *,
+           generator: Generator | None = None, dtype: DTypeLike | None = None, layout: object = None,
+           device: DeviceLike | None = None,
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Draws from N(mean, std^2): one per element of a tensor `mean` and/or `std` (of its dtype), or
     `size` of them for a number mean and std (of `dtype`, else the default float dtype)."""
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
@@ -283,10 +324,10 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
     mu = mean._array if isinstance(mean, Tensor) else mean
     draws = _gen(generator).standard_normal(shape)
     with np.errstate(invalid="ignore", over="ignore"):  # an infinite mean stays infinite
-        return _finish(np.asarray(mu + sd * draws).astype(dtype), requires_grad, device, "normal")
+        return _finish(np.asarray(mu + sd * draws).astype(dtype), requires_grad, device, "normal", layout, pin_memory)
 
 
-def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None = None) -> Tensor:
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability p (each element of `input`, or the number `p`), else 0, in input's dtype."""
     if p is None and _dtype.kind(input.dtype) != "f":
         raise RuntimeError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must be floats")
@@ -299,24 +340,27 @@ def bernoulli(input: Tensor, p: float | None = None, generator: Generator | None
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
-                 dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-                 requires_grad: bool = False) -> Tensor:
+                 dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
+                 pin_memory: bool = False, requires_grad: bool = False, memory_format: object = None) -> Tensor:
     """Integers uniform on [low, high) in input's shape and dtype: randint_like(x, high), randint_like(x, low, high)."""
+    check_memory("randint_like", layout, pin_memory, memory_format)
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=_like(input, dtype), device=device,
                    requires_grad=requires_grad, generator=generator)
 
 
-def scalar_tensor(s: Number, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-                  requires_grad: bool = False) -> Tensor:
+def scalar_tensor(s: Number, *, dtype: DTypeLike | None = None, layout: object = None,
+                  device: DeviceLike | None = None,
+                  pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding the number `s`, of the default float dtype unless `dtype` says otherwise
     (PyTorch's: `scalar_tensor(3)` is `tensor(3.)`, unlike `tensor(3)`)."""
+    check_memory("scalar_tensor", layout, pin_memory)
     return tensor(s, dtype=_float_dtype(dtype), device=device, requires_grad=requires_grad)
 
 
 def asarray(obj: ArrayLike, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-            copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+            copy: bool | None = None, requires_grad: bool | None = None) -> Tensor:
     """A tensor of `obj` that shares its memory when it can (a tensor, or a numpy array of a dtype
     kept), copying when it must or when `copy=True`; `copy=False` refuses a needed copy."""
     if isinstance(obj, Tensor):
@@ -361,18 +405,20 @@ def frombuffer(buffer: object, *, dtype: DTypeLike, count: int = -1, offset: int
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: DTypeLike | None = None,
-                  device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+                  layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+                  requires_grad: bool = False) -> Tensor:
     """An (here zero-filled) tensor of `size`; the strides are checked but not kept: numpy owns the
     layout and a tensor's strides are not part of minitensor's API."""
     shape = _shape((size,), "empty_strided")
     if len(tuple(stride)) != len(shape):
         raise RuntimeError(f"empty_strided: mismatch in length of strides ({len(tuple(stride))}) and shape "
                            f"({len(shape)})")
-    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty_strided")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad, device, "empty_strided", layout, pin_memory)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: DTypeLike | None = None,
-             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+             layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
     """`steps` values base ** linspace(start, end, steps), both ends included."""
     exponents = linspace(start, end, steps, dtype=_dtype.float64)._array
     with np.errstate(over="ignore"):
@@ -380,12 +426,12 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     d = _float_dtype(dtype)
     if d.kind in "iu":
         values = np.round(values)  # (PyTorch computes in double, then casts: 10 ** 2 is 100, not 99)
-    return _finish(values.astype(d), requires_grad, device, "logspace")
+    return _finish(values.astype(d), requires_grad, device, "logspace", layout, pin_memory)
 
 
 # (torch.range: this module calls no builtin range below)
 def range(start: Number = 0, end: Number | None = None, step: Number = 1, *, dtype: DTypeLike | None = None,  # noqa: A001
-          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+          device: DeviceLike | None = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Deprecated in PyTorch (with a warning, given here too): [start, end] in steps, the end included,
     of the default float dtype whatever the arguments. Prefer `arange`, which leaves the end out."""
     import warnings
@@ -401,15 +447,17 @@ def range(start: Number = 0, end: Number | None = None, step: Number = 1, *, dty
                            f"(start={start}, end={end}, step={step})")
     n = int(math.floor((end - start) / step)) + 1
     values = start + step * np.arange(n, dtype=np.float64)
-    return _finish(values.astype(_float_dtype(dtype)), requires_grad, device, "range")
+    return _finish(values.astype(_float_dtype(dtype)), requires_grad, device, "range", None, pin_memory)
 
 
 # ---- window functions (signal processing): values in float64, then the dtype asked for -----------------
 
 def _window(name: str, window_length: int, periodic: bool, dtype: DTypeLike | None, device: DeviceLike | None,
-            requires_grad: bool, values: Callable[[np.ndarray, int], np.ndarray]) -> Tensor:
+            requires_grad: bool, values: Callable[[np.ndarray, int], np.ndarray], layout: object = None,
+            pin_memory: bool = False) -> Tensor:
     """A window of `window_length` points: `values(n, N)` at n = 0..N-1 for the symmetric window of N
     points; a periodic window is the symmetric one of length + 1 without its last point."""
+    check_memory(name, layout, pin_memory)
     if window_length < 0:
         raise RuntimeError(f"{name}: requires non-negative window_length, got window_length={window_length}")
     d = _float_dtype(dtype)
@@ -423,67 +471,81 @@ def _window(name: str, window_length: int, periodic: bool, dtype: DTypeLike | No
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
-                device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+                layout: object = None, device: DeviceLike | None = None,
+                pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.5 - 0.5 cos(2 pi n / (N - 1))."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1)))
+                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1)), layout, pin_memory)
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
-                   dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-                   requires_grad: bool = False) -> Tensor:
+                   dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
+                   pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """alpha - beta cos(2 pi n / (N - 1))."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / (N - 1)))
+                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / (N - 1)), layout, pin_memory)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
-                    device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+                    layout: object = None, device: DeviceLike | None = None,
+                    pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / (N - 1)) + 0.08 * np.cos(4 * np.pi * n / (N - 1)))
+                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / (N - 1)) + 0.08 * np.cos(4 * np.pi * n / (N - 1)),
+                   layout, pin_memory)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike | None = None,
-                    device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+                    layout: object = None, device: DeviceLike | None = None,
+                    pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """1 - |2n / (N - 1) - 1| (a triangle)."""
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1))
+                   lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1), layout, pin_memory)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: DTypeLike | None = None,
-                  device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+                  layout: object = None, device: DeviceLike | None = None,
+                  pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta), I0 the modified Bessel function of order 0."""
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, N: np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (N - 1) - 1) ** 2, 0, None))) / np.i0(beta))
+                   lambda n, N: np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (N - 1) - 1) ** 2, 0, None))) / np.i0(beta),
+                   layout, pin_memory)
 
 
 # ---- `x.new_zeros(...)` & co: new tensors with x's dtype (unless `dtype=` says otherwise) -------------
 
 def new_tensor(self: Tensor, data: ArrayLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False) -> Tensor:
+               requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of `data` (cut from any graph), of self's dtype unless `dtype` is given."""
     return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype, device=device,
-                  requires_grad=requires_grad)
+                  requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def new_zeros(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def new_zeros(self: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+              layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
               requires_grad: bool = False) -> Tensor:
-    return zeros(_shape(size, "new_zeros"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return zeros(_shape(_sizes(sizes, size, "new_zeros"), "new_zeros"), dtype=dtype or self.dtype, layout=layout,
+                 device=device, pin_memory=pin_memory, requires_grad=requires_grad)
 
 
-def new_ones(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def new_ones(self: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+             layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:
-    return ones(_shape(size, "new_ones"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return ones(_shape(_sizes(sizes, size, "new_ones"), "new_ones"), dtype=dtype or self.dtype, layout=layout,
+                device=device, pin_memory=pin_memory, requires_grad=requires_grad)
 
 
-def new_empty(self: Tensor, *size: SizeArg, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def new_empty(self: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, dtype: DTypeLike | None = None,
+              layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
               requires_grad: bool = False) -> Tensor:
-    return empty(_shape(size, "new_empty"), dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return empty(_shape(_sizes(sizes, size, "new_empty"), "new_empty"), dtype=dtype or self.dtype, layout=layout,
+                 device=device, pin_memory=pin_memory, requires_grad=requires_grad)
 
 
-def new_full(self: Tensor, size: Sequence[int], fill_value: Number, dtype: DTypeLike | None = None,
-             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+def new_full(self: Tensor, size: Sequence[int], fill_value: Number, *, dtype: DTypeLike | None = None,
+             layout: object = None, device: DeviceLike | None = None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__}")
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, layout=layout, device=device, pin_memory=pin_memory,
+                requires_grad=requires_grad)

@@ -41,8 +41,8 @@ def get_rng_state() -> Mapping[str, Any]:
     return _generator.bit_generator.state
 
 
-def set_rng_state(state: Mapping[str, Any]) -> None:
-    _generator.bit_generator.state = state
+def set_rng_state(new_state: Mapping[str, Any]) -> None:
+    _generator.bit_generator.state = new_state
 
 
 class Generator:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .ops import special as _S
 from .ops.arithmetic import xlogy
 from .ops.reduce import logsumexp
-from .ops.softmax import log_softmax, softmax
+from .ops.softmax import special_log_softmax as log_softmax, special_softmax as softmax
 from .ops.special import (
     digamma,
     digamma as psi,

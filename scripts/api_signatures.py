@@ -238,11 +238,18 @@ def _without_deprecated(overloads: list[list[Param]]) -> list[list[Param]]:
     order (`add(input, alpha, other)` beside `add(input, other, *, alpha=1)`); PyTorch warns on them."""
     def order(ps: list[Param]) -> list[str]:
         return [p.name for p in ps if p.kind == POS]
+
+    def moved(ps: list[Param], other: list[Param]) -> bool:
+        """Some place holds in `other` a name that `ps` takes by position further on (`other` after `alpha`);
+        an overload that only takes more by position (`sort(input, dim, descending)` beside
+        `sort(input, *, stable, dim, descending)`) moves nothing."""
+        mine, theirs = order(ps), order(other)
+        return any(a != b and b in mine[i:] for i, (a, b) in enumerate(zip(mine, theirs)))
     kept = []
     for ps in overloads:
         names = {p.name for p in ps if p.kind in (POS, KW)}
-        if any(names <= {p.name for p in other if p.kind in (POS, KW)}
-               and [n for n in order(other) if n in names] != order(ps) for other in overloads if other is not ps):
+        if any(names <= {p.name for p in other if p.kind in (POS, KW)} and moved(ps, other)
+               for other in overloads if other is not ps):
             continue
         kept.append(ps)
     return kept

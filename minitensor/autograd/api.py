@@ -4,6 +4,7 @@ Both check what they are given, turn it into the gradients the walk starts from
 (`root_gradients`), and hand the walk to `engine.run_backward`."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -49,8 +50,16 @@ def root_gradients(outputs, grad_outputs):
 
 def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
              retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables: Tensor | Sequence[Tensor | None] | None = None,
              inputs: Tensor | Sequence[Tensor] | None = None) -> None:
-    """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`."""
+    """`minitensor.autograd.backward`: accumulate gradients of `tensors` into the leaves' `.grad`
+    (`grad_variables` is PyTorch's deprecated name for `grad_tensors`, taken with its warning)."""
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError("backward: 'grad_tensors' and 'grad_variables' (deprecated) arguments both passed; "
+                               "pass only 'grad_tensors'")
+        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", FutureWarning, stacklevel=2)
+        grad_tensors = grad_variables
     tensors = _tuple(tensors)
     grad_tensors = _tuple(grad_tensors) or (None,) * len(tensors)
     if len(grad_tensors) != len(tensors):  # zip would silently drop the outputs without a gradient

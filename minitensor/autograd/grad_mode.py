@@ -126,12 +126,12 @@ class no_grad(_GradSwitch):
     mode = False
 
     @overload
-    def __new__(cls, fn: None = None) -> Self: ...
+    def __new__(cls, orig_func: None = None) -> Self: ...
     @overload
-    def __new__(cls, fn: _F) -> _F: ...  # type: ignore[misc]  # (bare `@no_grad` returns the function)
-    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
+    def __new__(cls, orig_func: _F) -> _F: ...  # type: ignore[misc]  # (bare `@no_grad` returns the function)
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:  # (PyTorch's name)
         self = super().__new__(cls)
-        return self if fn is None else self(fn)  # bare `@no_grad`: decorate at once
+        return self if orig_func is None else self(orig_func)  # bare `@no_grad`: decorate at once
 
 
 class enable_grad(_GradSwitch):
@@ -140,12 +140,12 @@ class enable_grad(_GradSwitch):
     mode = True
 
     @overload
-    def __new__(cls, fn: None = None) -> Self: ...
+    def __new__(cls, orig_func: None = None) -> Self: ...
     @overload
-    def __new__(cls, fn: _F) -> _F: ...  # type: ignore[misc]
-    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
+    def __new__(cls, orig_func: _F) -> _F: ...  # type: ignore[misc]
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:  # (PyTorch's name)
         self = super().__new__(cls)
-        return self if fn is None else self(fn)
+        return self if orig_func is None else self(orig_func)
 
 
 class inference_mode(_GradSwitch):

@@ -173,15 +173,20 @@ def _blame(outs, eps, atol, rtol, rng, max_numel=4096):
     return found
 
 
-def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True, seed: int = 0, **_ignored: Any) -> bool:
-    """True if the analytic gradients of `fn` at `inputs` match central differences.
+def gradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None, seed: int = 0) -> bool:
+    """True if the analytic gradients of `func` at `inputs` match central differences.
 
     Every input that `requires_grad` is checked; they must be float64. Outputs are reduced with
-    random weights (seeded by `seed`). On failure raises `GradcheckError` naming the input, its
-    worst element, both values and the op whose backward is wrong (or returns False when
-    `raise_exception=False`).
+    random weights (seeded by `seed`, minitensor's own). On failure raises `GradcheckError` naming the
+    input, its worst element, both values and the op whose backward is wrong (or returns False when
+    `raise_exception=False`). PyTorch's other switches (`nondet_tol` ... `masked`) are taken and have
+    no effect: every check here is the reverse-mode one, on dense tensors, deterministic.
     """
+    fn = func
 
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
@@ -211,9 +216,12 @@ def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], eps: float
                                      "the function combines them"))
 
 
-def gradgradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_outputs: Any = None, eps: float = 1e-6,
-                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True, seed: int = 0,
-                  **_ignored: Any) -> bool:
+def gradgradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_outputs: Any = None, *,
+                  eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False,
+                  seed: int = 0) -> bool:
     """Check second derivatives: gradcheck of (inputs, v) -> vector-Jacobian product v^T J(inputs).
 
     The VJP is computed with `create_graph=True`, so this verifies that every backward is itself
@@ -221,7 +229,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_o
     and the op whose backward is not differentiable (e.g. one computed on `._array` with numpy, which
     is right to first order but invisible to `create_graph`).
     """
-    vjp, args, n = _vjp_problem(fn, inputs, grad_outputs, seed)
+    vjp, args, n = _vjp_problem(func, inputs, grad_outputs, seed)
     if gradcheck(vjp, args, eps=eps, atol=atol, rtol=rtol, raise_exception=False, seed=seed):
         return True
     if not raise_exception:
@@ -241,7 +249,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_o
         f"elements. Worst: element {j}, analytic {a:.6g} vs numeric {num:.6g} (atol={atol}, rtol={rtol})."
     )
     with grad_mode.enable_grad():
-        outs = _outputs(fn, _fresh_inputs(args[:n]))
+        outs = _outputs(func, _fresh_inputs(args[:n]))
     # a first derivative that is wrong also makes the second one wrong: look for both
     blamed = _blame(outs, eps, atol, rtol, np.random.default_rng(seed)) + _blame_second_order(
         outs, eps, atol, rtol, seed)

@@ -26,7 +26,7 @@ from ..ops._half import computed_in_float32_for_half
 from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
-from ..ops.softmax import log_softmax, softmax  # noqa: F401
+from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
 from ..ops.unary import Gelu, Relu, gelu as _gelu, relu as _relu, sigmoid, tanh  # noqa: F401
 from ..random import _gen
 from ..tensor import Tensor

@@ -381,7 +381,7 @@ _add = _binary(Add, "add")
 
 
 @with_formulas(Add)
-def add(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+def add(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> Tensor:
     """input + alpha * other (alpha != 1 multiplies other first: a Mul node before the Add)"""
     input, other = _bfloat16_addend(input, other)
     return _add(input, _scaled("add", input, other, alpha))
@@ -391,7 +391,7 @@ _sub = _binary(Sub, "sub")
 
 
 @with_formulas(Sub)
-def sub(input: TensorOrNumber, other: TensorOrNumber, alpha: Number = 1) -> Tensor:
+def sub(input: TensorOrNumber, other: TensorOrNumber, *, alpha: Number = 1) -> Tensor:
     """input - alpha * other (alpha != 1 multiplies other first: a Mul node before the Sub)"""
     check_subtraction(input, other)
     input, other = _bfloat16_addend(input, other)
@@ -410,6 +410,12 @@ def div(input: TensorOrNumber, other: TensorOrNumber, *, rounding_mode: str | No
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div: expected rounding_mode to be one of None, 'trunc' or 'floor', got {rounding_mode!r}")
     return _rounded("div" if rounding_mode == "trunc" else "floor_divide", RoundedDiv, input, other, rounding_mode)
+
+
+@with_formulas(Div)
+def true_divide(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
+    """input / other: `div` without a rounding mode (PyTorch's true_divide takes none)."""
+    return div(input, other)
 
 
 @with_formulas(Maximum)

@@ -84,8 +84,8 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 @with_formulas(Cast)
-def clone(input: Tensor) -> Tensor:
-    """A copy with its own memory; gradients flow through it unchanged."""
+def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+    """A copy with its own memory; gradients flow through it unchanged (every memory format is row-major here)."""
     return Cast.apply(input, input.dtype, True)
 
 

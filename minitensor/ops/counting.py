@@ -211,17 +211,23 @@ def bucketize(input: Tensor | Number, boundaries: Tensor, *, out_int32: bool = F
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike | None = None, device: object = None,
-                 layout: object = None) -> Tensor:
+                 layout: object = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The (row, column) indices of the lower triangle (j <= i + offset) of a row x col matrix, as a
     2 x N tensor in row-major order."""
-    return _tri_indices(row, col, offset, dtype, np.tril_indices, "tril_indices")
+    from ..factories import check_memory
+    check_memory("tril_indices", layout, pin_memory)
+    out = _tri_indices(row, col, offset, dtype, np.tril_indices, "tril_indices")
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike | None = None, device: object = None,
-                 layout: object = None) -> Tensor:
+                 layout: object = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The (row, column) indices of the upper triangle (j >= i + offset) of a row x col matrix, as a
     2 x N tensor in row-major order."""
-    return _tri_indices(row, col, offset, dtype, np.triu_indices, "triu_indices")
+    from ..factories import check_memory
+    check_memory("triu_indices", layout, pin_memory)
+    out = _tri_indices(row, col, offset, dtype, np.triu_indices, "triu_indices")
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _tri_indices(row, col, offset, dtype, which, op):

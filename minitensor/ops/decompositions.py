@@ -294,6 +294,33 @@ def slogdet(A: Tensor) -> slogdet_result:
     return slogdet_result(Tensor._make(np.asarray(sign)), LogAbsDet.apply(A))
 
 
+def torch_det(input: Tensor) -> Tensor:
+    """torch.det(input): linalg.det under torch's name for its argument.
+
+    forward: out = det(A)
+    VJP:     Det's
+    """
+    return det(input)
+
+
+def torch_slogdet(input: Tensor) -> slogdet_result:
+    """torch.slogdet(input): linalg.slogdet under torch's name for its argument.
+
+    forward: (sign, ln|det A|)
+    VJP:     Det's, through ln|det|
+    """
+    return slogdet(input)
+
+
+def torch_matrix_exp(input: Tensor) -> Tensor:
+    """torch.matrix_exp(input): linalg.matrix_exp under torch's name for its argument.
+
+    forward: out = exp(A)
+    VJP:     MatrixExp's
+    """
+    return matrix_exp(input)
+
+
 def logdet(input: Tensor) -> Tensor:
     """ln det(A): NaN where the determinant is negative, -inf where it is 0 (a composite of slogdet).
 

@@ -161,8 +161,11 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 @with_formulas(Index)
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] for dim=1 (and likewise for other dims)."""
+    if sparse_grad:
+        raise RuntimeError("gather: sparse_grad=True asks for a sparse gradient; minitensor's tensors are dense "
+                           "(sparse tensors are out of scope), so its gradient is always dense: use sparse_grad=False")
     d = _wrap_dim(dim, input.ndim, "gather")
     if not isinstance(index, Tensor):
         raise TypeError(f"gather: index must be an integer Tensor, got {type(index).__name__}")
@@ -204,10 +207,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 @overload
-def nonzero(input: Tensor, as_tuple: Literal[False] = False) -> Tensor: ...
+def nonzero(input: Tensor, *, as_tuple: Literal[False] = False) -> Tensor: ...
 @overload
-def nonzero(input: Tensor, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
-def nonzero(input: Tensor, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+def nonzero(input: Tensor, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     if input.ndim == 0:  # PyTorch: one row of no coordinates if the scalar is non-zero (numpy refuses 0-d)
         rows = int(bool(input._array))
         return (Tensor._make(np.zeros(rows, np.int64)),) if as_tuple else Tensor._make(np.zeros((rows, 0), np.int64))
@@ -276,7 +279,8 @@ def _at_least_1d(scatter_op: _Op) -> _Op:
 
 
 @_at_least_1d
-def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None = None, value: Number | None = None,
+def scatter(input: Tensor, dim: int, index: Tensor, src: TensorOrNumber | None = None,
+            value: Number | None = None, *,
             reduce: str | None = None) -> Tensor:
     r"""input with src's elements written at the positions `index` gives along `dim`:
     out[index[i][j]][j] = src[i][j] for dim=0 (likewise for other dims); a number `value` fills them instead.

@@ -153,13 +153,14 @@ def zero_(self: Tensor) -> Tensor:
     return inplace(self, "zero_", _filled, 0)
 
 
-def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tensor:
-    """In place: the values of `src` (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
+def copy_(self: Tensor, other: TensorOrNumber, non_blocking: bool = False) -> Tensor:
+    """In place: the values of `other` (src below; broadcast to self's shape, cast to self's dtype); the gradient
+    flows to src.
 
     forward: out = src, broadcast to x's shape
     VJP:     gx = 0;  gsrc = unbroadcast(g, src.shape)
     """
-    src = operand(src, "copy_")
+    src = operand(other, "copy_")
     if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
         src = Tensor._make(np.asarray(src))
     if src.dtype != self.dtype:
@@ -167,20 +168,20 @@ def copy_(self: Tensor, src: TensorOrNumber, non_blocking: bool = False) -> Tens
     return inplace(self, "copy_", _filled, src)
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """In place: values drawn uniformly from [a, b).
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """In place: values drawn uniformly from [from_, to).
 
     forward: out = u,  u ~ U[a, b)   (drawn, no input of the graph)
     VJP:     gx = 0
     """
     _dtype.for_draws(self.dtype, "uniform_")
-    if not a <= b:
-        raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={a} > to={b}")
+    if not from_ <= to:
+        raise RuntimeError(f"uniform_: expects to return a [from, to) range, but found from={from_} > to={to}")
     return inplace(self, "uniform_", _filled,
-                   Tensor._make(_gen(generator).uniform(a, b, self.shape).astype(self.dtype)))
+                   Tensor._make(_gen(generator).uniform(from_, to, self.shape).astype(self.dtype)))
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """In place: values drawn from N(mean, std^2).
 
     forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)

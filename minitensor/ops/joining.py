@@ -98,10 +98,14 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 # ---- splits -------------------------------------------------------------------------------------------
 
 @with_formulas(Index)
-def tensor_split(input: Tensor, indices_or_sections: Tensor | int | Sequence[int], dim: int = 0
+def tensor_split(input: Tensor, tensor_indices_or_sections: Tensor | int | Sequence[int] | None = None,
+                 dim: int = 0, *, sections: int | None = None, indices: Sequence[int] | None = None
                  ) -> tuple[Tensor, ...]:
     """Pieces along `dim`: `sections` pieces of nearly equal size (the first n % sections one larger), or
-    the pieces between the listed split points (a point past the end gives empty pieces)."""
+    the pieces between the listed split points (a point past the end gives empty pieces). As PyTorch's
+    three overloads, the second argument may be named after what it is: `sections=`, `indices=`."""
+    indices_or_sections = _one_of("tensor_split", tensor_indices_or_sections=tensor_indices_or_sections,
+                                  sections=sections, indices=indices)
     if input.ndim == 0:
         raise RuntimeError("tensor_split: expected at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input.ndim, "tensor_split")
@@ -123,6 +127,15 @@ def tensor_split(input: Tensor, indices_or_sections: Tensor | int | Sequence[int
     return tuple(input[(slice(None),) * d + (slice(a, max(a, b)),)] for a, b in zip(bounds, bounds[1:]))
 
 
+def _one_of(op, **given):
+    """The one argument given among PyTorch's overloads' names for it (`sections=` or `indices=`)."""
+    named = {k: v for k, v in given.items() if v is not None}
+    if len(named) != 1:
+        raise TypeError(f"{op}(): expected exactly one of {', '.join(given)}, got "
+                        f"{', '.join(named) or 'none'}")
+    return next(iter(named.values()))
+
+
 def _clip(p, n):
     """A split point as a slice bound: negative ones count from the end, and it stays in [0, n]."""
     return min(max(p + n if p < 0 else p, 0), n)
@@ -138,30 +151,34 @@ def _even_split(input, sections, dim, op):
 
 
 @with_formulas(Index)
-def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def hsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
+           indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 1 (dim 0 of a 1-d tensor); a number of sections must divide it evenly."""
     if input.ndim == 0:
         raise RuntimeError("hsplit: torch.hsplit requires a tensor with at least 1 dimension, but got a tensor "
                            "with 0 dimensions!")
-    return _even_split(input, indices_or_sections, 1 if input.ndim > 1 else 0, "hsplit")
+    return _even_split(input, _one_of("hsplit", sections=sections, indices=indices), 1 if input.ndim > 1 else 0,
+                       "hsplit")
 
 
 @with_formulas(Index)
-def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def vsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
+           indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 0 of a tensor of 2 or more dims; a number of sections must divide it evenly."""
     if input.ndim < 2:
         raise RuntimeError(f"vsplit: torch.vsplit requires a tensor with at least 2 dimension, but got a tensor "
                            f"with {input.ndim} dimensions!")
-    return _even_split(input, indices_or_sections, 0, "vsplit")
+    return _even_split(input, _one_of("vsplit", sections=sections, indices=indices), 0, "vsplit")
 
 
 @with_formulas(Index)
-def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+def dsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
+           indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 2 of a tensor of 3 or more dims; a number of sections must divide it evenly."""
     if input.ndim < 3:
         raise RuntimeError(f"dsplit: torch.dsplit requires a tensor with at least 3 dimension, but got a tensor "
                            f"with {input.ndim} dimensions!")
-    return _even_split(input, indices_or_sections, 2, "dsplit")
+    return _even_split(input, _one_of("dsplit", sections=sections, indices=indices), 2, "dsplit")
 
 
 @with_formulas(Index)

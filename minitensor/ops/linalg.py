@@ -101,11 +101,11 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @with_formulas(Matmul)
-def dot(input: Tensor, other: Tensor) -> Tensor:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
     r"""The inner product of two 1-D tensors: \sum_i a_i b_i."""
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(other.shape)}")
-    return matmul(input, other)
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(tensor.shape)}")
+    return matmul(input, tensor)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:

@@ -108,6 +108,15 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
     return Tensor._make(np.asarray((s > cutoff).sum(axis=-1), dtype=np.int64))
 
 
+def torch_matrix_power(input: Tensor, n: int) -> Tensor:
+    """torch.matrix_power(input, n): linalg.matrix_power under torch's name for its argument.
+
+    forward: out = A^n
+    VJP:     each Matmul's (and Inverse's) in turn
+    """
+    return matrix_power(input, n)
+
+
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power).
 
@@ -346,13 +355,13 @@ def inverse(input: Tensor) -> Tensor:
     return D.inv(input)
 
 
-def pinverse(input: Tensor, rcond: float = 1e-15, hermitian: bool = False) -> Tensor:
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """torch.pinverse: linalg.pinv with singular values under rcond * s_max taken as 0.
 
     forward: out = V diag(1/s) U^T over the singular values above rcond * s_max
     VJP:     through SVD's VJP (distinct singular values)
     """
-    return pinv(input, rtol=rcond, hermitian=hermitian)
+    return pinv(input, rtol=rcond)
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
@@ -375,13 +384,13 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return solve_triangular(low.mT, y, upper=True)
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^{-1} from A's Cholesky factor: (L L^T)^{-1}.
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """A^{-1} from A's Cholesky factor L (`input`): (L L^T)^{-1}.
 
     forward: out = (L L^T)^{-1}
     VJP:     Solve's, through cholesky_solve(I, L)
     """
-    low = L.mT if upper else L
+    low = input.mT if upper else input
     eye = D._eye_like(low)
     return cholesky_solve(eye, low)
 
@@ -421,13 +430,13 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> svd_
     return svd_uv_result(u, s, vh.mT)
 
 
-def torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
-    """torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b).
+def torch_lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b), b PyTorch's `input`.
 
     forward: X = A^{-1} b with A = P L U from lu_factor
     VJP:     Solve's on A = P L U, which reaches LU through L and U
     """
-    return lu_solve(LU_data, LU_pivots, b)
+    return lu_solve(LU_data, LU_pivots, input)
 
 
 class triangular_solve_result(NamedTuple):
@@ -435,15 +444,15 @@ class triangular_solve_result(NamedTuple):
     cloned_coefficient: Tensor
 
 
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> triangular_solve_result:
-    """(X, A clone) with A X = b (A^T X = b with transpose), A triangular.
+    """(X, A clone) with A X = b (A^T X = b with transpose), A triangular, b PyTorch's `input`.
 
     forward: X = A^{-1} b, A read as triangular
     VJP:     Solve's: gb = A^{-T} g;  gA = -gb X^T on A's triangle
     """
     a = A.mT if transpose else A
-    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = solve_triangular(a, input, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(x, A.clone())
 
 

@@ -95,13 +95,13 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
     return S.chunk(input, chunks, dim)
 
 
-def unsafe_split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+def unsafe_split(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """`split` (see `unsafe_chunk`).
 
     forward: out_i = x's i-th piece along dim
     VJP:     gx = the g_i joined along dim
     """
-    return S.split(tensor, split_size_or_sections, dim)
+    return S.split(input, split_size, dim)
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -379,13 +379,13 @@ def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A00
     return _call_each(self, "apply_", callable)
 
 
-def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
-    """In place: each element becomes callable(element, tensor's element) (tensor broadcast to self).
+def map_(self: Tensor, other: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+    """In place: each element becomes callable(element, other's element) (other broadcast to self).
 
-    forward: self[i] = callable(self[i], tensor[i])
+    forward: self[i] = callable(self[i], other[i])
     VJP:     none (refused for a tensor that requires grad)
     """
-    return _call_each(self, "map_", callable, tensor)
+    return _call_each(self, "map_", callable, other)
 
 
 def map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable[[Any, Any, Any], Any]) -> Tensor:  # noqa: A002

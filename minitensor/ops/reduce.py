@@ -228,7 +228,7 @@ def _renamed(kwargs, op):
 @with_formulas(Sum)
 @computed_in_float32_for_half
 @numpy_names
-def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
+def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype: DTypeLike | None = None) -> Tensor:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     dims = norm_dims(dim, x.ndim, "sum")
@@ -238,7 +238,7 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DT
 @with_formulas(Mean)
 @computed_in_float32_for_half
 @numpy_names
-def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
+def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype: DTypeLike | None = None) -> Tensor:
     """Mean over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     dims = norm_dims(dim, x.ndim, "mean")
@@ -249,7 +249,7 @@ def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, dtype: D
 @with_formulas(Var)
 @computed_in_float32_for_half
 @numpy_names
-def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+def var(input: Tensor, dim: Dims | None = None, unbiased: bool = True, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Variance over `dim` with Bessel's correction by default (correction=1), as PyTorch."""
     c = _correction(correction, unbiased, "var")
@@ -261,7 +261,7 @@ def var(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 @with_formulas(Std)
 @computed_in_float32_for_half
 @numpy_names
-def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+def std(input: Tensor, dim: Dims | None = None, unbiased: bool = True, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Standard deviation: sqrt(var(...)), correction=1 by default; gradient 0 where std = 0, as PyTorch."""
     c = _correction(correction, unbiased, "std")
@@ -272,7 +272,7 @@ def std(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, ke
 
 @with_formulas(Prod)
 @numpy_names
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, dtype: DTypeLike | None = None) -> Tensor:
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: DTypeLike | None = None) -> Tensor:
     """Product over `dim` (all elements when None)."""
     x = integers_as_int64(input) if dtype is None else input.to(dtype)  # uint8 and bool too, as PyTorch
     d = None if dim is None else _wrap_dim(dim, x.ndim, "prod")
@@ -317,12 +317,15 @@ def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
 
 @with_formulas(Norm)
 @computed_in_float32_for_half
-def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False) -> Tensor:
+def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False,
+         dtype: DTypeLike | None = None) -> Tensor:
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
 
     forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
     VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: CountNonzero's)
     """
+    if dtype is not None:  # PyTorch's: the input is cast first, the norm computed in dtype
+        input = input.to(dtype)
     float_only(input, "norm")
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
@@ -486,7 +489,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 
 
 @numpy_names
-def var_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+def var_mean(input: Tensor, dim: Dims | None = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
     """(var, mean) over dim, as var(...) and mean(...).
 
@@ -497,7 +500,7 @@ def var_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = Non
 
 
 @numpy_names
-def std_mean(input: Tensor, dim: Dims | None = None, unbiased: bool | None = None, keepdim: bool = False, *,
+def std_mean(input: Tensor, dim: Dims | None = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
     """(std, mean) over dim, as std(...) and mean(...).
 
@@ -571,11 +574,13 @@ def _check_not_empty(x, dims, op):
 
 
 def _correction(correction, unbiased, op):
-    if unbiased is not None:
-        if correction is not None:
-            raise ValueError(f"{op}: pass either unbiased or correction, not both")
+    """PyTorch's two overloads: `unbiased` (True by default: correction 1) or `correction`, never both."""
+    if correction is None:
         return 1 if unbiased else 0
-    return 1 if correction is None else correction
+    if unbiased is not True:  # (an explicit unbiased=True is PyTorch's default, so it can't be told apart)
+        raise TypeError(f"{op}(): takes either unbiased or correction, not both (got unbiased={unbiased!r}, "
+                        f"correction={correction!r})")
+    return correction
 
 
 def _arg(np_arg, input, dim, keepdim, op):

@@ -147,35 +147,43 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     return x
 
 
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, dim: int = -1) -> Tensor:
     r"""\sum_i (x_{i+1} - x_i) (y_i + y_{i+1}) / 2 along dim (spacing dx, 1 by default, when x is None).
 
     forward: out = \sum_i (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
     VJP:     gy_i = g (dx_{i-1} + dx_i) / 2;  gx through the differences
     """
+    _x_or_dx(x, dx, "trapezoid")
     d = _wrap_dim(dim, y.ndim, "trapezoid")
     n = y.shape[d]
     if n == 0:
         return y.sum(dim=d) * 0.0
     mid = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
     if x is None:
-        return mid.sum(dim=d) * ((1.0 if dx is None else dx) / 2)
+        return mid.sum(dim=d) * (dx / 2)
     return (diff(x, dim=dim if x.ndim > 1 else -1) * mid).sum(dim=d) / 2
 
 
-def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, dim: int = -1) -> Tensor:
     r"""The running trapezoid rule along dim: one element shorter than y there.
 
     forward: out_k = \sum_{i <= k} (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
     VJP:     a reversed cumulative sum of g, then trapezoid's
     """
+    _x_or_dx(x, dx, "cumulative_trapezoid")
     d = _wrap_dim(dim, y.ndim, "cumulative_trapezoid")
     n = y.shape[d]
     if n == 0:
         return y
     mid = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
-    steps = mid * ((1.0 if dx is None else dx) / 2) if x is None else diff(x, dim=dim if x.ndim > 1 else -1) * mid / 2
+    steps = mid * (dx / 2) if x is None else diff(x, dim=dim if x.ndim > 1 else -1) * mid / 2
     return steps.cumsum(d)
+
+
+def _x_or_dx(x: Tensor | None, dx: float, op: str) -> None:
+    """PyTorch's overloads take the points `x` or the spacing `dx`, not both (dx's default, 1, can't be told apart)."""
+    if x is not None and dx != 1:
+        raise TypeError(f"{op}(): takes either the sample points x or the spacing dx, not both (got dx={dx})")
 
 
 # ---- the running picks, named -------------------------------------------------------------------

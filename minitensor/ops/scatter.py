@@ -275,9 +275,9 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 @with_formulas(Where)
-def tensor_where(input: Tensor, condition: Tensor, y: TensorOrNumber) -> Tensor:
-    """`x.where(condition, y)`: x where condition holds, y elsewhere (`where(condition, x, y)`)."""
-    return where(condition, input, y)
+def tensor_where(input: Tensor, condition: Tensor, other: TensorOrNumber) -> Tensor:
+    """`x.where(condition, other)`: x where condition holds, other elsewhere (`where(condition, x, other)`)."""
+    return where(condition, input, other)
 
 
 # ---- argument checks, named -----------------------------------------------------------------------

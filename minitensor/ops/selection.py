@@ -61,7 +61,7 @@ topk_result.__name__ = topk_result.__qualname__ = "topk"
 
 
 @with_formulas(Index)
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> sort_result:
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> sort_result:
     """(values, indices) sorted along dim; equal elements keep their order."""
     d = _wrap_dim(dim, input.ndim, "sort")
     if input.ndim == 0:
@@ -70,7 +70,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     return sort_result(input.gather(d, idx), idx)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     """The indices that sort input along dim."""
     d = _wrap_dim(dim, input.ndim, "argsort")
     return Tensor._make(_order(input._array, d, descending))
@@ -92,14 +92,14 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 @with_formulas(Cumsum)
 @computed_in_float32_for_half  # a float16 running sum of 0.1s would stop at 256
-def cumsum(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
+def cumsum(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
     """Running sum along dim."""
     x = input if dtype is None else input.to(dtype)
     d = _wrap_dim(dim, x.ndim, "cumsum")
     return Cumsum.apply(integers_as_int64(x), d)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False,
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Sample indices from the rows of `input` (non-negative weights, need not sum to 1).
 

@@ -127,15 +127,28 @@ class Cat(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Reshape)
-def reshape(input: Tensor, *shape: SizeArg) -> Tensor:
+def reshape(input: Tensor, *sizes: SizeArg, shape: Sequence[int] | None = None) -> Tensor:
     """The same elements in a new shape; one dim may be -1."""
-    return _reshape(input, shape, "reshape")
+    return _reshape(input, _sizes_or(sizes, shape, "shape", "reshape"), "reshape")
+
+
+def _sizes_or(sizes: tuple[Any, ...], keyword: Any, name: str, op: str) -> tuple[Any, ...]:
+    """Sizes given positionally (`x.reshape(2, 3)`, `x.reshape((2, 3))`) or by PyTorch's keyword
+    (`x.reshape(shape=(2, 3))`), as PyTorch takes either, never both."""
+    if keyword is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() got the {name} both positionally ({sizes!r}) and as {name}={keyword!r}")
+    return (keyword,)
 
 
 @with_formulas(Reshape)
-def view(input: Tensor, *shape: SizeArg) -> Tensor:
+def view(input: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
     """`reshape` that never copies: the result shares input's memory, as PyTorch's view. Where the
     strides don't allow that (a transposed or expanded tensor flattened), it is PyTorch's error."""
+    if dtype is not None:  # view(dtype=...): PyTorch's other overload, the same bytes read as dtype
+        return view(input, *_sizes_or(sizes, dtype, "dtype", "view"))
+    shape = _sizes_or(sizes, size, "size", "view")
     out = _reshape(input, shape, "view")
     if out is not input and out._array.size and not np.may_share_memory(out._array, input._array):
         raise RuntimeError(f"view: shape {list(out.shape)} is not compatible with the size and strides of input of "
@@ -207,14 +220,14 @@ def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
 
 
 @with_formulas(Permute)
-def permute(input: Tensor, *dims: SizeArg) -> Tensor:
+def permute(input: Tensor, *order: SizeArg, dims: Sequence[int] | None = None) -> Tensor:
     """Reorder the dims."""
-    dims = _size_arg(dims, "permute")
+    dims = _size_arg(_sizes_or(order, dims, "dims", "permute"), "permute")
     n = input._array.ndim
     if len(dims) == n:
         dims = tuple(d + n if d < 0 else d for d in dims)
         identity = tuple(range(n))
-        if sorted(dims) == list(identity):  # type: ignore[type-var]  # (ints by now)
+        if sorted(dims) == list(identity):
             return input if dims == identity else Permute.apply(input, dims)
     raise RuntimeError(f"permute: dims {list(dims)} are not a permutation of the {n} dims of "
                        f"shape {tuple(input.shape)}")
@@ -272,9 +285,10 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
 
 
 @with_formulas(Expand)
-def expand(input: Tensor, *sizes: SizeArg) -> Tensor:
-    """Broadcast to `sizes` without copying; -1 keeps a dim's size."""
-    sizes = _size_arg(sizes, "expand")
+def expand(input: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, implicit: bool = False) -> Tensor:
+    """Broadcast to `sizes` without copying; -1 keeps a dim's size (`implicit`, about PyTorch's tracing,
+    changes nothing)."""
+    sizes = _size_arg(_sizes_or(sizes, size, "size", "expand"), "expand")
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes {list(sizes)} must be >= the number of "
@@ -298,20 +312,21 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 @with_formulas(Expand)
-def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
-    """`expand` to `shape`."""
-    return expand(input, shape)
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """`expand` to `size`."""
+    return expand(input, size)
 
 
-def sum_to_size(input: Tensor, *size: SizeArg) -> Tensor:
+def sum_to_size(input: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None) -> Tensor:
     """The adjoint of `expand`: sum over the dims that broadcasting `size` up to this shape created.
 
     forward: out = unbroadcast(x, size)   (a Sum node over those dims, then a Reshape to `size`)
     VJP:     gx = expand(g, x.shape)
     """
-    if not size:
+    given = _sizes_or(sizes, size, "size", "sum_to_size")
+    if not given:
         raise TypeError("sum_to_size: missing the size (ints, or one tuple of ints)")
-    size = size[0] if len(size) == 1 and type(size[0]) is tuple else _size_arg(size, "sum_to_size")
+    size = given[0] if len(given) == 1 and type(given[0]) is tuple else _size_arg(given, "sum_to_size")
     if size == ():  # PyTorch's: the size () sums everything, a 0-d tensor too (sum's dtype then)
         return input.sum()
     if size == input._array.shape:
@@ -330,9 +345,9 @@ def contiguous(input: Tensor, memory_format: object = None) -> Tensor:
 
 
 @with_formulas(Repeat)
-def repeat(input: Tensor, *sizes: SizeArg) -> Tensor:
+def repeat(input: Tensor, *sizes: SizeArg, repeats: Sequence[int] | None = None) -> Tensor:
     """Tile the tensor: out.shape[i] = shape[i] * sizes[i]."""
-    reps = _size_arg(sizes, "repeat")
+    reps = _size_arg(_sizes_or(sizes, repeats, "repeats", "repeat"), "repeat")
     if len(reps) < input.ndim:
         raise RuntimeError(f"repeat: the number of repeats {list(reps)} can't be smaller than the number of "
                            f"dims of {tuple(input.shape)}")
@@ -392,8 +407,9 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 
 @with_formulas(Index)
-def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
+    input = tensor  # (PyTorch's name for it in torch.split)
     d = _wrap_dim(dim, input.ndim, "split")
     n = input.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -411,6 +427,12 @@ def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int =
         out.append(narrow(input, d, start, s))
         start += s
     return tuple(out)
+
+
+@with_formulas(Index)
+def split_method(self: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """`x.split(split_size, dim)`: torch.split under the method's names, as PyTorch's Tensor.split."""
+    return split(self, split_size, dim)
 
 
 @with_formulas(Index)
@@ -493,11 +515,11 @@ def _tensors_arg(tensors, op):
 # composite's (an Index node scatters g back, a Reshape reshapes it back, a Cat splits it).
 
 @with_formulas(Index)
-def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] = ()) -> Tensor:
     """Shift the elements along `dims` by `shifts`, wrapping around; without dims, of the flattened
     tensor (then the shape is restored). out[(i + s) % n] = x[i] along each dim: one Index node a dim."""
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    if dims is None:
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):  # (PyTorch's default is (), None taken too)
         if len(shifts) != 1:
             raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
         return roll(input.reshape(-1), shifts[0], 0).reshape(input.shape)
@@ -750,6 +772,18 @@ def _reshaped_inplace(self: Tensor, op: str, fn: Callable[..., Tensor], *args: A
         self.grad_fn, self._rg = out.grad_fn, True
         out.grad_fn._out = weakref.ref(self)
     return self
+
+
+@with_formulas(Permute)
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """numpy's name for `transpose`, with numpy's names for its arguments (as PyTorch's swapaxes)."""
+    return transpose(input, axis0, axis1)
+
+
+@with_formulas(Permute)
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """In place: swap two dims (self takes the new shape); `transpose_` under numpy's names."""
+    return transpose_(self, axis0, axis1)
 
 
 @with_formulas(Permute)

@@ -49,17 +49,44 @@ class LogSoftmax(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Softmax)
-def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
     x, d = _dim_and_input(input, dim, dtype, "softmax")
     return Softmax.apply(x, d)
 
 
 @with_formulas(LogSoftmax)
-def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None, _stacklevel: int = 3) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, d)
+
+
+# nn.functional's forms, in its order: PyTorch's F.softmax takes a `_stacklevel` (of a warning it no longer
+# gives) before `dtype`, which torch.softmax and Tensor.softmax do not take at all
+@with_formulas(Softmax)
+def functional_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                       dtype: DTypeLike | None = None) -> Tensor:
+    """Probabilities along `dim` that are positive and sum to 1."""
+    return softmax(input, dim, dtype)
+
+
+@with_formulas(LogSoftmax)
+def functional_log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                           dtype: DTypeLike | None = None) -> Tensor:
+    """log(softmax(input)), computed stably."""
+    return log_softmax(input, dim, dtype)
+
+
+# torch.special's forms: `dim` required, `dtype` by keyword only
+def special_softmax(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
+    """Probabilities along `dim` that are positive and sum to 1."""
+    return softmax(input, dim, dtype)
+
+
+def special_log_softmax(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
+    """log(softmax(input)), computed stably."""
+    return log_softmax(input, dim, dtype)
 
 
 # ---- numpy steps of the forwards, silent where PyTorch is ---------------------------------------

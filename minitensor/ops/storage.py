@@ -11,7 +11,7 @@ reallocated storage leaves old views on the old one).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -24,9 +24,14 @@ from .indexing import where
 from .inplace import inplace
 
 
-def resize_(self: Tensor, *sizes: SizeArg, memory_format: object = None) -> Tensor:
+def resize_(self: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None,
+            memory_format: object = None) -> Tensor:
     """In place: self takes the shape `sizes`, keeping its first elements in row-major order; elements
     added by a grow are 0 (PyTorch's are uninitialized). Refused for a tensor that requires grad."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"resize_() got the size both positionally ({sizes!r}) and as size={size!r}")
+        sizes = (size,)
     shape = _size_arg(sizes, "resize_")
     if any(n < 0 for n in shape):
         raise RuntimeError(f"resize_: trying to create a tensor with negative dimension, got {list(shape)}")
@@ -46,17 +51,15 @@ def resize_(self: Tensor, *sizes: SizeArg, memory_format: object = None) -> Tens
     return self
 
 
-def resize_as_(self: Tensor, the_template: Tensor, memory_format: object = None) -> Tensor:
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: object = None) -> Tensor:
     """In place: `resize_` to the_template's shape."""
     return resize_(self, tuple(the_template.shape))
 
 
-def new(self: Tensor, *args: Any, dtype: Any = None, device: object = None) -> Tensor:
+def new(self: Tensor, *args: Any, device: object = None) -> Tensor:
     """PyTorch's legacy constructor, in self's dtype: `x.new(2, 3)` a new tensor of that shape
     (uninitialized in PyTorch, zeros here), `x.new([1, 2])` or `x.new((1, 2))` one of those values,
     `x.new()` an empty one."""
-    if dtype is not None:
-        raise TypeError("new: takes no dtype (it is self's); use new_tensor or new_empty for another dtype")
     if not args:
         return F.new_empty(self, (0,))
     if len(args) == 1 and isinstance(args[0], (list, tuple)):

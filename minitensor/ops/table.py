@@ -98,7 +98,8 @@ OPS: list[Row] = [
     op("add", A.add, inplace=True),
     op("sub", A.sub, "subtract", inplace=True),
     op("mul", A.mul, "multiply", inplace=True),
-    op("div", A.div, "divide", "true_divide", inplace=True),
+    op("div", A.div, "divide", inplace=True),
+    op("true_divide", A.true_divide, inplace=True),  # (h-sig29b: div without rounding_mode, as PyTorch's)
     op("pow", A.pow, inplace=True),
     op("floor_divide", A.floor_divide, inplace=True),
     op("remainder", A.remainder, inplace=True),
@@ -208,7 +209,8 @@ OPS: list[Row] = [
     op("squeeze", S.squeeze),
     op("unsqueeze", S.unsqueeze),
     op("permute", S.permute),
-    op("transpose", S.transpose, "swapaxes"),
+    op("transpose", S.transpose),
+    op("swapaxes", S.swapaxes),  # (h-sig29b: numpy's argument names, axis0 and axis1, as PyTorch's swapaxes)
     op("t", S.t),
     method("T", property(S.reversed_dims)),
     method("mT", property(S.matrix_transpose)),
@@ -221,7 +223,8 @@ OPS: list[Row] = [
     op("repeat", S.repeat),
     op("flip", S.flip),
     op("narrow", S.narrow),
-    op("split", S.split),
+    function("split", S.split),
+    method("split", S.split_method),  # (h-sig29b: Tensor.split's own names, split_size)
     op("chunk", S.chunk),
     op("unbind", S.unbind),
     function("cat", S.cat, "concat", "concatenate"),
@@ -262,9 +265,9 @@ OPS: list[Row] = [
     function("tensordot", L.tensordot),
     function("chain_matmul", L.chain_matmul),
     op("trace", L.trace),
-    op("det", Dec.det),
+    op("det", Dec.torch_det),
     op("logdet", Dec.logdet),
-    op("slogdet", Dec.slogdet),
+    op("slogdet", Dec.torch_slogdet),
     op("inverse", Mx.inverse),
     op("pinverse", Mx.pinverse),
     op("cholesky", Mx.cholesky),
@@ -274,8 +277,8 @@ OPS: list[Row] = [
     op("svd", Mx.torch_svd),
     op("lu_solve", Mx.torch_lu_solve),
     op("triangular_solve", Mx.triangular_solve),
-    op("matrix_power", Mx.matrix_power),
-    op("matrix_exp", Dec.matrix_exp),
+    op("matrix_power", Mx.torch_matrix_power),
+    op("matrix_exp", Dec.torch_matrix_exp),
     op("cross", Mx.torch_cross),
     function("cdist", Mx.cdist),
     op("dist", Mx.dist),
@@ -336,7 +339,8 @@ OPS: list[Row] = [
     op("swapdims", S.transpose),
     method("broadcast_to", S.broadcast_to),
     function("broadcast_tensors", S.broadcast_tensors),
-    method("transpose_", S.transpose_, "swapaxes_", "swapdims_"),
+    method("transpose_", S.transpose_, "swapdims_"),
+    method("swapaxes_", S.swapaxes_),
     method("t_", S.t_),
     method("squeeze_", S.squeeze_),
     method("unsqueeze_", S.unsqueeze_),
@@ -549,6 +553,10 @@ OUT_FORMS = frozenset({
     "signbit", "sin", "sinc", "sinh", "softmax", "sort", "sqrt", "square", "stack", "std", "sub", "subtract", "sum",
     "take", "take_along_dim", "tan", "tanh", "topk", "tril", "triu", "true_divide", "trunc", "var", "vdot",
     "vstack", "where", "xlogy",
+}) | frozenset({  # (h-sig29b: issue 29, the rest of PyTorch's functions with out=)
+    "aminmax", "angle", "argsort", "frobenius_norm", "hash_tensor", "histogram", "igamma", "igammac", "index_copy",
+    "index_reduce", "lu_solve", "lu_unpack", "narrow_copy", "nonzero_static", "nuclear_norm", "qr", "scatter_reduce",
+    "slice_scatter", "slogdet", "svd", "tensordot", "triangular_solve",
 })
 
 
@@ -604,6 +612,29 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
                                          annotation="Tensor | tuple[Tensor, ...] | None"))
     fn_with_out.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return fn_with_out
+
+
+# ---- issue 29 (h-sig29b): `out=` on the factories, as PyTorch's take it ---------------------------------
+# A factory writing into `out` makes values of out's dtype unless `dtype=` says otherwise
+# (`zeros(2, out=long_tensor)` fills it with int64 zeros), then writes them as with_out does.
+
+FACTORY_OUT_FORMS = ("arange", "empty", "eye", "full", "linspace", "logspace", "normal", "ones", "rand", "randint",
+                     "randn", "randperm", "range", "zeros")
+
+
+def factory_with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The factory `fn` taking PyTorch's `out=` (see with_out); `out`'s dtype is the default dtype."""
+    written = with_out(name, fn)
+
+    @functools.wraps(written)
+    def factory(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if isinstance(out, Tensor) and kwargs.get("dtype") is None and not (
+                name == "normal" and any(isinstance(a, Tensor) for a in args)):  # (normal(mean_tensor) keeps its dtype)
+            kwargs["dtype"] = out.dtype
+        return written(*args, out=out, **kwargs)
+
+    factory.__signature__ = written.__signature__  # type: ignore[attr-defined]
+    return factory
 
 
 def _tensors(obj: Any) -> list[Tensor]:

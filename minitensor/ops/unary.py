@@ -656,11 +656,12 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
 
 
 @with_formulas(NanToNum)
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+def nan_to_num(input: Tensor, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
     """x with NaN, +inf and -inf replaced by finite numbers (integer and bool tensors are copied as they are)."""
     if _dtype.kind(tensor_input(input, "nan_to_num")._array.dtype) != "f":
         return clone(input)
-    return NanToNum.apply(input, nan, posinf, neginf)
+    return NanToNum.apply(input, 0.0 if nan is None else nan, posinf, neginf)
 
 
 @with_formulas(Clamp)

@@ -80,3 +80,16 @@ def test_the_doc_tables_parse():
     assert all(reason for reason in kept.values())
     with pytest.raises(ValueError, match="3 cells"):
         sig.kept_differences(f"\n{sig.TABLE_HEADING}\n| a | b |\n|---|---|\n| `torch.x` | `y` |\n")
+
+
+def test_only_overloads_that_move_a_name_are_left_out_as_deprecated():
+    def ps(pos, kw=()):
+        return [sig.Param(n, "positional", P) for n in pos] + [sig.Param(n, "keyword-only", None) for n in kw]
+    add, add_old = ps(["input", "other"], ["alpha", "out"]), ps(["input", "alpha", "other"], ["out"])
+    assert sig._without_deprecated([add, add_old]) == [add]  # alpha before other: PyTorch's deprecated form
+    sort_kw = ps(["input"], ["stable", "dim", "descending", "out"])
+    sort_pos = ps(["input", "dim", "descending"], ["out"])
+    assert sig._without_deprecated([sort_kw, sort_pos]) == [sort_kw, sort_pos]  # more by position moves nothing
+    addmm, addmm_old = ps(["input", "mat1", "mat2"], ["beta", "alpha", "out"]), ps(
+        ["beta", "input", "alpha", "mat1", "mat2"], ["out"])
+    assert sig._without_deprecated([addmm, addmm_old]) == [addmm]
