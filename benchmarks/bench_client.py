@@ -39,6 +39,7 @@ from benchmarks._timing import (  # noqa: E402,E501
     interleaved,
     per_round,
     per_thread_count,
+    processor,
     report_setup,
     round_ratios,
     run_options,
@@ -134,7 +135,7 @@ def main(argv=None):
         print("PyTorch is not installed: this benchmark compares against it, so there is nothing to run.")
         print("SKIP  minitensor / PyTorch eager, tutorial GPT, 1 thread: PyTorch is not installed")
         return None
-    print(f"processor: {_processor()}")
+    print(f"processor: {processor()}")
     print(f"tutorial-style GPT (benchmarks/{filename}): 3 layers, 3 heads, 48 dims, batch ({BATCH}, {BLOCK}); "
           f"{repeats} interleaved repeats of {number} steps, per thread count\n")
     outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
@@ -145,17 +146,6 @@ def main(argv=None):
     print(f"info  minitensor / PyTorch eager, tutorial GPT, 2 threads: {ratios[2]:.3f}x")
 
 
-def _processor():
-    """lscpu's model name where there is one (Linux), else platform's guess."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":

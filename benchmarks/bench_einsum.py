@@ -35,6 +35,7 @@ from benchmarks._timing import (  # noqa: E402
     child_torch,
     interleaved,
     per_thread_count,
+    processor,
     report_setup,
     round_ratios,
     run_options,
@@ -102,7 +103,7 @@ def main(argv=None):
         print("PyTorch is not installed: this benchmark compares against it, so there is nothing to run.")
         print("SKIP  minitensor / PyTorch einsum, 1 thread: PyTorch is not installed")
         return None
-    print(f"processor: {_processor()}")
+    print(f"processor: {processor()}")
     print(f"attention shapes: batch {B}, heads {H}, sequence {T}, head size {D}, float32; "
           f"{repeats} interleaved repeats of {number} calls, per thread count\n")
     outputs = per_thread_count(__file__, sys.argv[1:] if argv is None else argv)
@@ -118,17 +119,6 @@ def _worst(out, threads):
     return float([ln for ln in out.splitlines() if ln.startswith(start)][0][len(start):])
 
 
-def _processor():
-    """lscpu's model name where there is one (Linux), else platform's guess."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":

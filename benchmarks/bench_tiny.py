@@ -23,7 +23,6 @@ threads are shown for information.
 """
 import importlib.util
 import os
-import platform
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +38,7 @@ from benchmarks._timing import (  # noqa: E402
     interleaved,
     per_round,
     per_thread_count,
+    processor,
     report_setup,
     round_ratios,
     run_options,
@@ -59,16 +59,6 @@ def load_lecture(name):
     return module
 
 
-def processor():
-    """lscpu's model name (the ratios differ between processors of one machine kind), or the platform's."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def child(threads, repeats, number):
