@@ -270,7 +270,10 @@ if has_bfloat16:
 def kind(dtype: Any) -> str:
     """numpy's one-letter kind of `dtype` ('b', 'i', 'u', 'f'), with ml_dtypes' bfloat16 a float: numpy
     files a dtype from another package under 'V' (raw bytes), which no rule of PyTorch's means."""
-    return "f" if dtype is bfloat16 or (has_bfloat16 and dtype == bfloat16) else dtype.kind
+    if dtype is bfloat16:
+        return "f"
+    k = dtype.kind
+    return "f" if k == "V" and has_bfloat16 and dtype == bfloat16 else k  # (only a 'V' dtype can be bfloat16)
 
 
 def kept_bfloat16(raw: Any, args: tuple[Any, ...]) -> Any:

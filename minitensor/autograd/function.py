@@ -186,7 +186,7 @@ class Function:
         if modes.anomaly_enabled:
             anomaly.check_forward(ctx, out)
         # 4. the node, if a gradient can flow through it (integer and bool outputs have none)
-        if edges and (raw.dtype.kind == "f" or _dtype.kind(raw.dtype) == "f"):
+        if edges and _dtype.kind(raw.dtype) == "f":
             ctx._out, ctx.output_version = weakref.ref(out), out._version_counter.value
             if cls.saves_values:  # its values, without the output's link back to this node (no cycle)
                 ctx.saved_output = out.detach()
