@@ -8,34 +8,31 @@ module imports nothing of minitensor: the ops (a tensor's `.layout`) and the pac
 from __future__ import annotations
 
 
-class layout:
+class _Named:
+    """A constant known by its name: printed as `minitensor.<name>`, pickled as a reference to it."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"minitensor.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+class layout(_Named):
     """How a tensor's elements are stored: minitensor has one, `strided` (dense)."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"minitensor.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name
+    __slots__ = ()
 
 
-class memory_format:
+class memory_format(_Named):
     """An order of a 4-d/5-d tensor's dims in memory: accepted by minitensor, which stores row-major only."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"minitensor.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name
+    __slots__ = ()
 
 
 strided = layout("strided")
