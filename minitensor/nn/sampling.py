@@ -30,7 +30,7 @@ from .. import _dtype
 from ..ops._util import tensor_input
 from ..ops.indexing import where
 from ..tensor import Tensor
-from .misc import Upsample, _ConstantPadNd, _PadNd, interpolate
+from .misc import Upsample, ZeroPad1d, _ConstantPadNd, _PadNd, interpolate
 
 
 def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
@@ -217,14 +217,8 @@ class ConstantPad3d(_ConstantPadNd):
     _n = 6
 
 
-class ZeroPad3d(_ConstantPadNd):
+class ZeroPad3d(ZeroPad1d):
     _n = 6
-
-    def __init__(self, padding: int | Sequence[int]) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
 
 
 class ReflectionPad3d(_PadNd):
