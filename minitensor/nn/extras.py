@@ -22,7 +22,7 @@ from . import init
 from .functional import _legacy_reduction, _renorm_rows
 from .layers import NLLLoss, _empty, _tensor
 from .loss import PairwiseDistance, _Loss, pairwise_distance
-from .misc import _ALPHA_PRIME, _channel_dropout, _check_p, _DropoutNd
+from .misc import _ALPHA_PRIME, _batched_or_not, _check_p, _DropoutNd
 from .module import Module
 from .normalization import _BatchNorm, _InstanceNorm
 from .parameter import Buffer  # noqa: F401  (nn.Buffer: defined beside Parameter, which Module knows)
@@ -78,12 +78,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     forward: out[n, c] = x[n, c] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c] = g[n, c] m_nc / (1 - p)
     """
-    x = tensor_input(input, "dropout3d")
-    if x.ndim not in (4, 5):
-        raise RuntimeError(f"dropout3d: expected 4D or 5D input, but received a {x.ndim}D input")
-    if x.ndim == 4:
-        return _channel_dropout(x.unsqueeze(0), p, training, "dropout3d").squeeze(0)
-    return _channel_dropout(x, p, training, "dropout3d")
+    return _batched_or_not(input, p, training, "dropout3d", 5)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:

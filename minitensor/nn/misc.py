@@ -45,18 +45,23 @@ def _channel_dropout(x, p, training, op):
     return x * Tensor._make(mask)
 
 
+def _batched_or_not(input, p, training, op, ndim):
+    """`_channel_dropout` of an (N, C, ...) input of `ndim` dims, or of an unbatched one of ndim - 1."""
+    x = tensor_input(input, op)
+    if x.ndim not in (ndim - 1, ndim):
+        raise RuntimeError(f"{op}: expected {ndim - 1}D or {ndim}D input, but received a {x.ndim}D input")
+    if x.ndim == ndim - 1:
+        return _channel_dropout(x.unsqueeze(0), p, training, op).squeeze(0)
+    return _channel_dropout(x, p, training, op)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     r"""Zero whole channels of (N, C, L) or (C, L) inputs with probability p in training.
 
     forward: out[n, c, :] = x[n, c, :] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c, :] = g[n, c, :] m_nc / (1 - p)
     """
-    x = tensor_input(input, "dropout1d")
-    if x.ndim not in (2, 3):
-        raise RuntimeError(f"dropout1d: expected 2D or 3D input, but received a {x.ndim}D input")
-    if x.ndim == 2:
-        return _channel_dropout(x.unsqueeze(0), p, training, "dropout1d").squeeze(0)
-    return _channel_dropout(x, p, training, "dropout1d")
+    return _batched_or_not(input, p, training, "dropout1d", 3)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
