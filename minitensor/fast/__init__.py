@@ -2,8 +2,9 @@ r"""The speed layer: code that exists only to make a training step faster.
 
 Nothing here is part of the math a learner reads. Each piece computes what a plainer piece of the
 teaching path computes, says which, is proven equal to it by a test, and stays only because it
-measured at least 2 % of a training step of the default model: CPU instructions per step under
-valgrind with the piece switched off (baseline 109.7M, noise +-0.12%; docs/performance.md).
+measured at least 2 % of a training step of the default model, or of a learner's step on tiny
+tensors (benchmarks/bench_tiny.py): CPU instructions per step under valgrind with the piece switched
+off (the default model's baseline 109.7M, noise +-0.12%; docs/performance.md).
 
 It plugs in from above: no module below it imports it. The layers below have empty slots, and
 `plug_in()` fills them: `Function.fast_forward` and `Function.fast_backward` on an op (the engine
@@ -23,6 +24,7 @@ unless told `--no-replay`.
 | `vjps.gelu_vjp` (with the forward's Phi(x) kept) | GELU's backward in Tensor ops | `Gelu.fast_backward`, `Gelu.fast_forward` | tests/minitensor/fast/test_vjps.py | 7.5% |
 | `vjps.ones_vector` (row sums as `rows @ ones`) | `.sum` over the normalised dims in LayerNorm's forward, row sums in the twins | `LayerNorm.fast_forward` (and inside the twins) | tests/minitensor/fast/test_vjps.py | 6.7% |
 | `vjps.linear_vjp` | Linear's backward in Tensor ops | `Linear.fast_backward` | tests/minitensor/fast/test_vjps.py | 5.3% |
+| `elementary.*_backward` (add, sub, mul, div, pow, neg, sum, mean, reshape, permute, expand, matmul, cross-entropy) | those ops' backwards in Tensor ops (matmul's: ten ops) | each op's `fast_backward` | tests/minitensor/test_ops.py (`test_speed_layer_twins_...`: every row of those ops, bit for bit) | learner's step (bench_tiny): 22.6% of its instructions (5.88M -> 4.55M) |
 | `rows.add_rows` | `np.add.at` in an embedding's backward | `IndexAdd.fast_forward` | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | `Adam.fast_update_group` | tests/minitensor/optim/test_adam_flat.py | 2.25% |
 | `fuse.forward_kernels`, `fuse.backward` | in a replay: each op's new arrays per call (GELU, LayerNorm, Linear, Add), the engine's graph walk and checks per node | `Replay` (fuse.ENABLED) | tests/minitensor/fast/test_fuse.py | 0.83% (110.03M -> 109.12M): under this table's 2% rule, kept one stop for a time measurement on a quiet machine, then grown or removed |
@@ -43,7 +45,7 @@ twin registered), equal within noise.
 """  # noqa: E501 (the table's rows: a markdown table row can't be wrapped)
 import os
 
-from . import adam, kernels, rows, vjps
+from . import adam, elementary, kernels, rows, vjps
 from .adam import adam_step_flat  # noqa: F401
 from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
 from .rows import add_rows  # noqa: F401
@@ -54,10 +56,14 @@ PLAIN_SWITCH = "MINITENSOR_PLAIN"
 
 def _slots():
     """(owner, slot, twin) for every slot the speed layer fills."""
-    from ..nn.functional import LayerNorm, Linear
+    from ..nn.functional import CrossEntropy, LayerNorm, Linear
+    from ..ops.arithmetic import Add, Div, Mul, Pow, Sub
     from ..ops.indexing import IndexAdd
+    from ..ops.linalg import Matmul
+    from ..ops.reduce import Mean, Sum
+    from ..ops.shape import Expand, Permute, Reshape
     from ..ops.softmax import Softmax
-    from ..ops.unary import Gelu, Tanh
+    from ..ops.unary import Gelu, Neg, Tanh
     from ..optim.adam import Adam
     return [(Linear, "fast_backward", vjps.linear_backward),
             (LayerNorm, "fast_forward", vjps.layer_norm_forward),
@@ -66,7 +72,15 @@ def _slots():
             (IndexAdd, "fast_forward", rows.index_add_forward),
             (Adam, "fast_update_group", adam.adam_step_flat),
             # issue 33 (h-client33): a user's composed GELU (tanh) and attention (softmax)
-            (Tanh, "fast_backward", kernels.tanh_backward), (Softmax, "fast_backward", kernels.softmax_backward)]
+            (Tanh, "fast_backward", kernels.tanh_backward), (Softmax, "fast_backward", kernels.softmax_backward)] + [
+            # issue 33: the elementary ops of a learner's step (benchmarks/bench_tiny.py)
+            (op, "fast_backward", twin) for op, twin in [
+                (Add, elementary.add_backward), (Sub, elementary.sub_backward), (Mul, elementary.mul_backward),
+                (Div, elementary.div_backward), (Pow, elementary.pow_backward), (Neg, elementary.neg_backward),
+                (Sum, elementary.sum_backward), (Mean, elementary.mean_backward),
+                (Reshape, elementary.reshape_backward), (Permute, elementary.permute_backward),
+                (Expand, elementary.expand_backward), (Matmul, elementary.matmul_backward),
+                (CrossEntropy, elementary.cross_entropy_backward)]]
 
 
 def plug_in() -> None:

@@ -394,20 +394,29 @@ class CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
+        x, reduction = ctx.inputs[0], ctx.inputs[4]
+        a, q, r = CrossEntropy.vjp_terms(ctx)
+        p = softmax(x, dim=1)
+        ap = p if a is None else p * Tensor._make(a)
+        rg = (g.reshape(x.shape[0], 1) if reduction == "none" else g) * Tensor._make(r)
+        return rg * (ap - Tensor._make(q)), None, None, None, None, None
+
+    @staticmethod
+    def vjp_terms(ctx):
+        """CrossEntropy's VJP terms that don't depend on g or p, as arrays in x's dtype: a (N, 1) (None
+        without weights), q (N, C) and r (N, 1) without its g (keep_i, / D for 'mean')."""
         x, _, _, weight, reduction, eps = ctx.inputs
-        t, keep = ctx.t, ctx.keep
-        n, c = x.shape
-        w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
-        r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
-        a = None if weight is None else (1 - eps) * w_t + (eps / c) * float(weight.sum())
-        q = np.zeros((n, c), x.dtype)
+        t, keep, dtype = ctx.t, ctx.keep, x._array.dtype
+        n, c = x._array.shape
+        w_t = 1.0 if weight is None else weight[t].astype(dtype)  # (1 - eps) w_t: q's one-hot part
+        r = keep.astype(dtype) if reduction != "mean" else keep * (1 / ctx.denom)
+        a = None if weight is None else ((1 - eps) * w_t + (eps / c) * float(weight.sum()))[:, None].astype(dtype)
+        q = np.zeros((n, c), dtype)
         q.reshape(-1)[ctx.flat] = (1 - eps) * w_t
         if eps:
-            q += (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
-        p = softmax(x, dim=1)
-        ap = p if a is None else p * Tensor._make(a[:, None].astype(x.dtype))
-        rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x.dtype)[:, None])
-        return rg * (ap - Tensor._make(q)), None, None, None, None, None
+            q += (eps / c) * (1.0 if weight is None else weight.astype(dtype))
+        return a, q, r.astype(dtype)[:, None]
+
 
 
 @with_formulas(CrossEntropy)

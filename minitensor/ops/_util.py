@@ -130,15 +130,16 @@ def unbroadcast(g, shape):
 
     Broadcasting copies an input along new leading dims and along its size-1 dims, so each copy's
     gradient flows back to the one element it came from: sum over those dims, keep the rest.
-    `g` is a Tensor (a recorded VJP) or an ndarray (a first-order VJP written in numpy).
+    `g` is a Tensor (a recorded VJP) or an ndarray or numpy scalar (a first-order VJP written in numpy).
     """
     shape = tuple(shape)
-    g_shape = g.shape if isinstance(g, np.ndarray) else g._array.shape  # (a Tensor's .shape makes a Size)
+    in_numpy = not isinstance(g, Tensor)
+    g_shape = g.shape if in_numpy else g._array.shape  # (a Tensor's .shape makes a Size)
     if g_shape == shape:
         return g
     dims = broadcast_dims(shape, g_shape)
     if dims:
-        g = g.sum(axis=dims, keepdims=True) if isinstance(g, np.ndarray) else g.sum(dim=dims, keepdim=True)
+        g = g.sum(axis=dims, keepdims=True) if in_numpy else g.sum(dim=dims, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g
 
 

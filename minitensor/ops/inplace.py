@@ -74,12 +74,12 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
     else:
         with grad_mode.no_grad():
             result = _named(op, compute, self, *args, **kwargs)
-    if result.shape != self.shape:
+    if result._array.shape != self._array.shape:
         raise RuntimeError(
             f"{op}: the result has shape {tuple(result.shape)}, which can't be written in place into a "
             f"tensor of shape {tuple(self.shape)}"
         )
-    if result.dtype != self.dtype:
+    if result._array.dtype != self._array.dtype:
         # PyTorch's rule: no float into int, no int into bool
         if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
             raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the "

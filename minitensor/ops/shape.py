@@ -150,7 +150,7 @@ def view(input: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None, dtyp
         return view(input, *_sizes_or(sizes, dtype, "dtype", "view"))
     shape = _sizes_or(sizes, size, "size", "view")
     out = _reshape(input, shape, "view")
-    if out is not input and out._array.size and not np.may_share_memory(out._array, input._array):
+    if out is not input and out._array.size and out._base is None:  # (Reshape made a copy, not a view)
         raise RuntimeError(f"view: shape {list(out.shape)} is not compatible with the size and strides of input of "
                            f"shape {tuple(input.shape)} (its elements are not laid out in this order in memory); "
                            "use .reshape(...) instead, which copies")

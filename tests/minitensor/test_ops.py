@@ -1275,6 +1275,50 @@ def test_gradgradcheck_float64(op, data):
     assert gradgradcheck(lambda *xs: op.fn(*xs, **kw), _leaves(arrays, mt.float64))
 
 
+# twins equal to their op's backward to rounding, not bit for bit (another order of sums, fused passes):
+# tests/minitensor/fast/test_vjps.py compares them within float tolerances
+ROUNDING_TWINS = {"Gelu", "LayerNorm", "Linear"}
+
+
+def _twinned_ops():
+    """Names of the ops whose backward has a bit-for-bit numpy twin in the speed layer (minitensor/fast)."""
+    found, stack = set(), [Function]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls.fast_backward is not None and cls.__name__ not in ROUNDING_TWINS:
+            found.add(cls.__name__)
+    return found
+
+
+TWINNED_ROWS = [op for op in TABLE if op.name in _twinned_ops()]
+
+
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64])
+@pytest.mark.parametrize("op", TWINNED_ROWS, ids=[op.id for op in TWINNED_ROWS])
+@settings(max_examples=min(10, settings.default.max_examples))
+@given(data=st.data())
+def test_speed_layer_twins_give_the_ops_own_gradients_bit_for_bit(op, dtype, data):
+    """A backward's numpy twin (run when nothing records the backward) against the op's own backward in
+    Tensor ops (run under create_graph=True): the same gradients, bit for bit, for every row of an op
+    that has a twin, with a random upstream weight."""
+    arrays, kw = _draw_case(data, op)
+    runs = []
+    for create_graph in (False, True):
+        xs = _leaves(arrays, dtype)
+        outs = [o for o in _as_tuple(op.fn(*xs, **kw)) if isinstance(o, mt.Tensor) and o.requires_grad]
+        rng = np.random.default_rng(1)
+        weights = [T(rng.standard_normal(o.shape), dtype=o.dtype) for o in outs]
+        wanted = [x for x in xs if x.requires_grad]
+        grads = mt.autograd.grad(outs, wanted, grad_outputs=weights, create_graph=create_graph, allow_unused=True)
+        runs.append([None if g is None else g.numpy(force=True) for g in grads])
+    for i, (fast, plain) in enumerate(zip(*runs)):
+        assert (fast is None) == (plain is None), f"{op.id}: input {i}"
+        if fast is not None:
+            assert fast.dtype == plain.dtype, f"{op.id}: input {i}: {fast.dtype} vs {plain.dtype}"
+            np.testing.assert_array_equal(fast, plain, err_msg=f"{op.id}: gradient of input {i}")
+
+
 def minitensor_ops():
     """Name of every Function subclass defined inside the minitensor package."""
     found, stack = set(), [Function]
