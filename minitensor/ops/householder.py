@@ -35,6 +35,8 @@ geqrf_result.__name__ = geqrf_result.__qualname__ = "geqrf"
 
 def geqrf(input: Tensor) -> geqrf_result:
     """(a, tau): A = QR with R in a's upper triangle and Q's Householder vectors below it (LAPACK's packing)."""
+    if isinstance(input, Tensor) and input._array.dtype.kind in "biu":  # PyTorch has no integer kernel
+        raise NotImplementedError(f"geqrf: not implemented for dtype {input.dtype} (floating point only)")
     A = matrix_float(input, "geqrf")
     x = A._array
     m, n = x.shape[-2:]
