@@ -31,7 +31,12 @@ def gradient(input: Tensor, *, spacing: Any = None, dim: int | Sequence[int] | N
     """The derivative of the sampled `input` along each of `dim` (all dims by default), one tensor per dim.
 
     spacing: a number (the same step on every dim), a sequence of numbers (one step per dim) or a sequence
-    of 1-d tensors (each dim's sample coordinates)."""
+    of 1-d tensors (each dim's sample coordinates).
+
+    forward: out_i = (f_{i+1} - f_{i-1}) / 2h inside, one-sided differences of order edge_order at the ends
+    VJP:     that of the slices, products and sums it is made of (each g_i spread back to f_{i-1}, f_i, f_{i+1}
+             with the same weights)
+    """
     op = "torch.gradient"
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")

@@ -50,12 +50,20 @@ def geqrf(input: Tensor) -> geqrf_result:
 
 
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:
-    """Q's first n columns from geqrf's (a, tau): `linalg.householder_product` under LAPACK's name."""
+    """Q's first n columns from geqrf's (a, tau): `linalg.householder_product` under LAPACK's name.
+
+    forward: Q = H_1 ... H_k [:, :n],  H_i = I - tau_i v_i v_i^T
+    VJP:     through each reflection X - tau_i v_i (v_i^T X): to a's vectors v_i, to tau_i and to X
+    """
     return householder_product(input, input2)
 
 
 def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
-    """Q @ C (left) or C @ Q (right), Q^T for transpose=True; Q is m x m, given as geqrf's (a, tau)."""
+    """Q @ C (left) or C @ Q (right), Q^T for transpose=True; Q is m x m, given as geqrf's (a, tau).
+
+    forward: out = H_1 (H_2 (... H_k C)) for Q C, one reflection X - tau_i v_i (v_i^T X) at a time
+    VJP:     through each reflection: g to v_i (a's column below the diagonal), to tau_i and to C
+    """
     op = "ormqr"
     a, tau, other = matrix_float(input, op), input2, matrix_float(input3, op)
     _check_ormqr(a, tau, other, left)

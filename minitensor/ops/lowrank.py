@@ -34,7 +34,11 @@ from .matrix import solve_triangular
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
                 M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """(U, S, V) with A - M ~ U diag(S) V^T of rank q, by randomized subspace iteration."""
+    """(U, S, V) with A - M ~ U diag(S) V^T of rank q, by randomized subspace iteration.
+
+    forward: Q = orth(A R) sharpened niter times;  U_B S V^T = svd(Q^T A);  U = Q U_B
+    VJP:     through matmul, linalg.qr and linalg.svd (R, the random draw, is a constant)
+    """
     A = _float_matrix(A, "svd_lowrank")
     q = 6 if q is None else int(q)
     niter = 2 if niter is None else int(niter)
@@ -54,7 +58,11 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,
                 niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:
     """(U, S, V): `svd_lowrank` of A with its column means taken off (center=True); V's columns are the
-    principal directions, S**2 / (m - 1) the variances along them."""
+    principal directions, S**2 / (m - 1) the variances along them.
+
+    forward: svd_lowrank(A - mean(A, rows), q)
+    VJP:     through the centering and svd_lowrank's matmul, qr and svd
+    """
     A = _float_matrix(A, "pca_lowrank")
     m, n = A.shape[-2:]
     if q is None:
@@ -74,7 +82,11 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None, X: Tensor |
            ortho_fparams: dict[str, float] | None = None,
            ortho_bparams: dict[str, bool] | None = None) -> tuple[Tensor, Tensor]:
     """(E, X): the k largest (largest=False: smallest) eigenvalues of A x = E B x (B = I if None), in that
-    order, and their B-orthonormal eigenvectors as X's columns."""
+    order, and their B-orthonormal eigenvectors as X's columns.
+
+    forward: L L^T = B,  eigh(L^-1 A_sym L^-T) = (E, Y),  X = L^-T Y,  A_sym = (A + A^T) / 2
+    VJP:     through the symmetrization, cholesky, the triangular solves and eigh
+    """
     A = _float_matrix(A, "lobpcg")
     if A.shape[-2] != A.shape[-1]:
         raise AssertionError(f"A must be square, got shape {tuple(A.shape)}")

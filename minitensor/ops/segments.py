@@ -28,7 +28,12 @@ _NAMES = {"amax": "max", "amin": "min"}
 def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, indices: Tensor | None = None,
                    offsets: Tensor | None = None, axis: int = 0, unsafe: bool = False,
                    initial: Any = None) -> Tensor:
-    """Each segment of dim `axis` (cut by `lengths` or `offsets`) reduced by `reduce`."""
+    """Each segment of dim `axis` (cut by `lengths` or `offsets`) reduced by `reduce`.
+
+    forward: out_s = reduce(data[start_s : start_s + length_s])   (sum, mean, prod, max or min; `initial` joins in)
+    VJP:     the reduction's own on each segment: g_s to every element (sum), g_s / length_s (mean), g_s times
+             the product of the others (prod), g_s split among the equal extremes (max, min)
+    """
     how = _reduction(reduce)
     axis, cuts = _segments(data, lengths, indices, offsets, axis, unsafe)
     rows = []
