@@ -791,5 +791,7 @@ def _rounded(a, mode, decimals):
         return {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[mode](a)
     if decimals == 0:
         return np.rint(a)
+    if _dtype.computes_in_float32(a.dtype):  # (h-names29) PyTorch scales a 16-bit float in float32, rounds once
+        return _rounded(a.astype(np.float32), mode, decimals).astype(a.dtype)
     scale = a.dtype.type(10.0 ** builtins.abs(decimals))
     return np.rint(a * scale) / scale if decimals > 0 else np.rint(a / scale) * scale
