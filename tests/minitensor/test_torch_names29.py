@@ -109,6 +109,7 @@ def _outputs(result):
 
 @pytest.mark.parametrize("name,f,inputs,grad", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch(name, f, inputs, grad):
+    torch.manual_seed(0)  # (lobpcg's start, svd_lowrank's test matrix)
     results, grads = [], []
     for L in (mt, torch):
         xs = [L.tensor(a) for a in inputs]
@@ -128,11 +129,13 @@ def test_matches_torch(name, f, inputs, grad):
     for m, t in zip(mine, theirs):
         assert str(m.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], name
         assert tuple(m.shape) == tuple(t.shape), name
-        tol = 1e-5 if t.dtype == torch.float32 else 1e-7  # lobpcg: PyTorch's iteration stops at its tolerance
+        tol = 1e-5 if t.dtype == torch.float32 or name.startswith("lobpcg") else 1e-7  # (PyTorch's LOBPCG
+        # stops within its tolerance, sqrt(float64's eps), from a random start: minitensor's eigh is exact)
         np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol, err_msg=name)
     for gm, gt in zip(*grads) if grad else ():
         assert gm is not None and gt is not None, name
-        np.testing.assert_allclose(gm.numpy(), gt.numpy(), rtol=1e-6, atol=1e-6, err_msg=name)
+        tol = 1e-5 if name.startswith("lobpcg") else 1e-6
+        np.testing.assert_allclose(gm.numpy(), gt.numpy(), rtol=tol, atol=tol, err_msg=name)
 
 
 # one bad input each: the error type matches PyTorch's
