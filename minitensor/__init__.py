@@ -68,6 +68,21 @@ from .ops.counting import (  # noqa: F401
 from .ops.namespace import (  # noqa: F401
     adjoint, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, as_strided_scatter, lu, binomial, poisson,
 )
+from .ops.differences import (  # noqa: F401
+    gradient,
+)
+from .ops.binning import (  # noqa: F401
+    histogramdd,
+)
+from .ops.segments import (  # noqa: F401
+    segment_reduce,
+)
+from .ops.lowrank import (  # noqa: F401
+    svd_lowrank, pca_lowrank, lobpcg,
+)
+from .ops.mapped import (  # noqa: F401
+    from_file,
+)
 # the functions PyTorch gives `out=` (OUT_FORMS in minitensor/ops/table.py): the op's function
 # wrapped by the table's `with_out`; a type checker reads their declarations
 if _TYPE_CHECKING:
@@ -77,6 +92,7 @@ if _TYPE_CHECKING:
     from .random import Generator
     from .ops.reduce import aminmax_result, max_result, min_result
     from .ops.scans import cummax_result, cummin_result
+    from .ops.householder import geqrf_result
     from .ops.order import kthvalue_result, mode_result
     from .ops.namespace import lu_unpack_result
     from .ops.decompositions import qr_result, slogdet_result
@@ -416,6 +432,10 @@ if _TYPE_CHECKING:
                   out: Tensor | tuple[Tensor, ...] | None = None) -> lu_unpack_result: ...
     def hash_tensor(input: Tensor, dim: _builtins.int | Sequence[_builtins.int] = (), *,
                     keepdim: _builtins.bool = False, mode: _builtins.int = 0, out: Tensor | None = None) -> Tensor: ...
+    def geqrf(input: Tensor, *, out: Tensor | tuple[Tensor, ...] | None = None) -> geqrf_result: ...
+    def orgqr(input: Tensor, input2: Tensor, *, out: Tensor | None = None) -> Tensor: ...
+    def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: _builtins.bool = True,
+              transpose: _builtins.bool = False, *, out: Tensor | None = None) -> Tensor: ...
 else:
     from .ops.table import out_functions as _out_functions
 
@@ -439,7 +459,7 @@ else:
         logaddexp2, copysign, fmax, fmin, xlogy, float_power, ldexp, nextafter, heaviside, gcd, lcm,
         bitwise_left_shift, bitwise_right_shift, signbit, isposinf, isneginf, isin, erfc, erfinv, lgamma,
         digamma, polygamma, mvlgamma, i0, sinc, igamma, igammac, bernoulli, angle, nonzero_static, lu_unpack,
-        hash_tensor,
+        hash_tensor, geqrf, orgqr, ormqr,
     ) = _out_functions(
         "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "floor_divide",
         "remainder", "fmod", "maximum", "minimum", "lerp", "addcmul", "addcdiv", "neg", "negative", "abs",
@@ -464,7 +484,7 @@ else:
         "copysign", "fmax", "fmin", "xlogy", "float_power", "ldexp", "nextafter", "heaviside", "gcd", "lcm",
         "bitwise_left_shift", "bitwise_right_shift", "signbit", "isposinf", "isneginf", "isin", "erfc",
         "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "sinc", "igamma", "igammac", "bernoulli",
-        "angle", "nonzero_static", "lu_unpack", "hash_tensor",
+        "angle", "nonzero_static", "lu_unpack", "hash_tensor", "geqrf", "orgqr", "ormqr",
     )
 # the in-place functions of PyTorch's namespace (NAMESPACE_INPLACE in minitensor/ops/table.py):
 # `minitensor.abs_(t)` is `t.abs_()`
@@ -623,6 +643,7 @@ from .ops.table import with_out as _with_out  # noqa: E402  (h-sig29b: torch.har
 hardshrink, threshold = _with_out("hardshrink", hardshrink), _with_out("threshold", threshold)
 from .func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
 # ---- end of h-torchns's block ----
+from ._nn_aten import ctc_loss, embedding_bag  # noqa: E402,F401  (h-names29: issue 29, the C++ ops' forms)
 from . import backends, cuda, utils  # noqa: E402,F401
 from . import amp  # noqa: E402,F401  (h-misc)
 from . import viz  # noqa: E402,F401
@@ -667,21 +688,22 @@ __all__ = [
     "clip_", "clone", "column_stack", "combinations", "compile", "concat", "concatenate", "contiguous_format",
     "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "copysign", "corrcoef", "cos", "cos_", "cosh", "cosh_", "cosine_embedding_loss", "cosine_similarity",
-    "count_nonzero", "cov", "cross", "cuda", "cummax", "cummin", "cumprod", "cumsum", "cumulative_trapezoid",
-    "default_generator", "deg2rad", "deg2rad_", "det", "detach", "detach_", "device", "diag", "diag_embed",
-    "diagflat", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "distributions", "div", "divide", "dot",
-    "double", "DoubleTensor", "dropout", "dropout_", "dsplit", "dstack", "dtype", "e", "einsum", "embedding",
-    "empty", "empty_like", "empty_permuted", "empty_strided", "enable_grad", "eq", "equal", "erf", "erf_", "erfc",
-    "erfc_", "erfinv", "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye", "feature_alpha_dropout",
-    "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "fill", "fill_", "finfo", "fix", "fix_",
-    "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32", "float64", "float_power", "FloatTensor",
-    "floor", "floor_", "floor_divide", "fmax", "fmin", "fmod", "frac", "frac_", "frexp", "frobenius_norm",
-    "from_dlpack", "from_numpy", "frombuffer", "full", "full_like", "func", "gather", "gcd", "gcd_", "ge", "gelu",
-    "Generator", "ger", "get_default_device", "get_default_dtype", "get_deterministic_debug_mode", "get_device",
-    "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads", "get_rng_state", "GradScaler",
-    "greater", "greater_equal", "group_norm", "gt", "half", "HalfTensor", "hamming_window", "hann_window",
-    "hardshrink", "has_cuda", "has_cudnn", "has_lapack", "has_mkl", "has_mkldnn", "has_mps", "has_openmp",
-    "has_spectral", "hash_tensor", "heaviside", "hinge_embedding_loss", "histc", "histogram", "hsplit", "hstack",
+    "count_nonzero", "cov", "cross", "ctc_loss", "cuda", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "default_generator", "deg2rad", "deg2rad_", "det", "detach", "detach_", "device",
+    "diag", "diag_embed", "diagflat", "diagonal", "diagonal_scatter", "diff", "digamma", "dist", "distributions",
+    "div", "divide", "dot", "double", "DoubleTensor", "dropout", "dropout_", "dsplit", "dstack", "dtype", "e",
+    "einsum", "embedding", "embedding_bag", "empty", "empty_like", "empty_permuted", "empty_strided", "enable_grad",
+    "eq", "equal", "erf", "erf_", "erfc", "erfc_", "erfinv", "exp", "exp2", "exp2_", "exp_", "expand", "expm1",
+    "expm1_", "eye", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+    "fill", "fill_", "finfo", "fix", "fix_", "flatten", "flip", "fliplr", "flipud", "float", "float16", "float32",
+    "float64", "float_power", "FloatTensor", "floor", "floor_", "floor_divide", "fmax", "fmin", "fmod", "frac",
+    "frac_", "frexp", "frobenius_norm", "from_dlpack", "from_file", "from_numpy", "frombuffer", "full", "full_like",
+    "func", "gather", "gcd", "gcd_", "ge", "gelu", "Generator", "geqrf", "ger", "get_default_device",
+    "get_default_dtype", "get_deterministic_debug_mode", "get_device", "get_float32_matmul_precision",
+    "get_num_interop_threads", "get_num_threads", "get_rng_state", "gradient", "GradScaler", "greater",
+    "greater_equal", "group_norm", "gt", "half", "HalfTensor", "hamming_window", "hann_window", "hardshrink",
+    "has_cuda", "has_cudnn", "has_lapack", "has_mkl", "has_mkldnn", "has_mps", "has_openmp", "has_spectral",
+    "hash_tensor", "heaviside", "hinge_embedding_loss", "histc", "histogram", "histogramdd", "hsplit", "hstack",
     "hypot", "i0", "i0_", "igamma", "igammac", "iinfo", "index_add", "index_copy", "index_fill", "index_put",
     "index_put_", "index_reduce", "index_select", "inf", "inference_mode", "init_num_threads", "initial_seed",
     "inner", "instance_norm", "int", "int16", "int32", "int64", "int8", "IntTensor", "inverse",
@@ -690,8 +712,8 @@ __all__ = [
     "is_inference_mode_enabled", "is_nonzero", "is_same_size", "is_signed", "is_storage", "is_tensor",
     "is_warn_always_enabled", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "isreal",
     "kaiser_window", "kl_div", "kron", "kthvalue", "layer_norm", "layout", "lcm", "lcm_", "ldexp", "ldexp_", "le",
-    "legacy_contiguous_format", "lerp", "less", "less_equal", "lgamma", "linalg", "linspace", "load", "log",
-    "log10", "log10_", "log1p", "log1p_", "log2", "log2_", "log_", "log_softmax", "logaddexp", "logaddexp2",
+    "legacy_contiguous_format", "lerp", "less", "less_equal", "lgamma", "linalg", "linspace", "load", "lobpcg",
+    "log", "log10", "log10_", "log1p", "log1p_", "log2", "log2_", "log_", "log_softmax", "logaddexp", "logaddexp2",
     "logcumsumexp", "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logit_",
     "logspace", "logsumexp", "long", "LongTensor", "lt", "lu", "lu_solve", "lu_unpack", "manual_seed",
     "margin_ranking_loss", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_exp", "matrix_power",
@@ -700,25 +722,26 @@ __all__ = [
     "multinomial", "multiply", "mv", "mvlgamma", "nan", "nan_to_num", "nan_to_num_", "nanmean", "nanmedian",
     "nanquantile", "nansum", "narrow", "narrow_copy", "ne", "neg", "neg_", "negative", "negative_", "newaxis",
     "nextafter", "nn", "no_grad", "nonzero", "nonzero_static", "norm", "normal", "not_equal", "nuclear_norm",
-    "numel", "ones", "ones_like", "optim", "outer", "pairwise_distance", "pdist", "permute", "pi", "pinverse",
-    "pixel_shuffle", "pixel_unshuffle", "poisson", "poisson_nll_loss", "polygamma", "positive", "pow", "prelu",
-    "preserve_format", "prod", "promote_types", "put", "qr", "quantile", "rad2deg", "rad2deg_", "rand", "rand_like",
-    "randint", "randint_like", "randn", "randn_like", "randperm", "range", "ravel", "reciprocal", "reciprocal_",
-    "relu", "relu_", "remainder", "renorm", "repeat", "repeat_interleave", "reshape", "resize_as_", "result_type",
-    "rms_norm", "roll", "rot90", "round", "round_", "row_stack", "rrelu", "rrelu_", "rsqrt", "rsqrt_", "rsub",
-    "save", "scalar_tensor", "scatter", "scatter_add", "scatter_reduce", "searchsorted", "seed", "select",
-    "select_scatter", "selu", "selu_", "set_anomaly_enabled", "set_default_device", "set_default_dtype",
-    "set_default_tensor_type", "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_flush_denormal",
-    "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state",
-    "set_warn_always", "sgn", "short", "ShortTensor", "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_",
-    "sinc", "sinc_", "sinh", "sinh_", "Size", "slice_scatter", "slogdet", "softmax", "sort", "special", "split",
-    "split_with_sizes", "sqrt", "sqrt_", "square", "square_", "squeeze", "stack", "std", "std_mean", "strided",
-    "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh",
-    "tanh_", "Tensor", "tensor", "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_",
-    "tile", "to_dlpack", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril",
-    "tril_indices", "triplet_margin_loss", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc",
-    "typename", "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive",
-    "unravel_index", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze",
-    "use_deterministic_algorithms", "utils", "vander", "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack",
-    "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
+    "numel", "ones", "ones_like", "optim", "orgqr", "ormqr", "outer", "pairwise_distance", "pca_lowrank", "pdist",
+    "permute", "pi", "pinverse", "pixel_shuffle", "pixel_unshuffle", "poisson", "poisson_nll_loss", "polygamma",
+    "positive", "pow", "prelu", "preserve_format", "prod", "promote_types", "put", "qr", "quantile", "rad2deg",
+    "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "range", "ravel",
+    "reciprocal", "reciprocal_", "relu", "relu_", "remainder", "renorm", "repeat", "repeat_interleave", "reshape",
+    "resize_as_", "result_type", "rms_norm", "roll", "rot90", "round", "round_", "row_stack", "rrelu", "rrelu_",
+    "rsqrt", "rsqrt_", "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "scatter_reduce", "searchsorted",
+    "seed", "segment_reduce", "select", "select_scatter", "selu", "selu_", "set_anomaly_enabled",
+    "set_default_device", "set_default_dtype", "set_default_tensor_type", "set_deterministic_debug_mode",
+    "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled", "set_num_interop_threads",
+    "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always", "sgn", "short", "ShortTensor",
+    "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinc", "sinc_", "sinh", "sinh_", "Size",
+    "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt", "sqrt_",
+    "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
+    "svd_lowrank", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh", "tanh_", "Tensor",
+    "tensor", "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_", "tile", "to_dlpack",
+    "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices",
+    "triplet_margin_loss", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc", "typename",
+    "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index",
+    "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils",
+    "vander", "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_",
+    "zeros", "zeros_like",
 ]

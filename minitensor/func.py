@@ -37,6 +37,7 @@ import functools
 from typing import Any, Callable, Iterator, Sequence
 
 from . import _dtype
+from ._rearrange import rearrange  # noqa: F401  (h-names29: issue 29)
 from .autograd.api import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .ops.shape import stack
@@ -44,6 +45,7 @@ from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "jvp", "linearize", "stack_module_state", "replace_all_batch_norm_modules_"]  # (the last four: issue 29)
+__all__ += ["rearrange"]  # (h-names29: issue 29, einops' rearrange, in minitensor/_rearrange.py)
 
 
 # ---- pytrees: nested tuples, lists and dicts with tensors (or anything) at the leaves -------------

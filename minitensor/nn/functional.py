@@ -420,6 +420,7 @@ class CrossEntropy(Function):
 
 
 @with_formulas(CrossEntropy)
+@computed_in_float32_for_half  # (h-names29) as PyTorch's log_softmax and nll_loss kernels: float32, rounded once
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
                   ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:

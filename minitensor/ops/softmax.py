@@ -13,6 +13,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
+from ._half import computed_in_float32_for_half
 from ._util import finite_max, float_only, tensor_input
 
 
@@ -49,6 +50,7 @@ class LogSoftmax(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Softmax)
+@computed_in_float32_for_half  # (h-names29) as PyTorch's kernels: in float32, rounded once, its VJP too
 def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
     x, d = _dim_and_input(input, dim, dtype, "softmax")
@@ -56,6 +58,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = Non
 
 
 @with_formulas(LogSoftmax)
+@computed_in_float32_for_half  # (h-names29) as softmax
 def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(input)), computed stably."""
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")

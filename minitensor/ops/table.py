@@ -24,22 +24,28 @@ import numpy as np
 from .. import _dtype, factories as F
 from ..autograd import api, grad_mode
 from ..tensor import Tensor
-from . import (
+from . import (  # (h-names29: binning, differences, householder, lowrank, mapped, segments)
     arithmetic as A,
+    binning as Bin,
     compare as C,
     conversion as V,
     counting as Cnt,
     decompositions as Dec,
+    differences as Dif,
+    householder as HH,
     indexing as I,
     inplace,
     joining as J,
     linalg as L,
+    lowrank as LR,
+    mapped as Map,
     matrix as Mx,
     namespace as NS,
     order as Ord,
     reduce as R,
     scans as Sc,
     scatter as Sct,
+    segments as Seg,
     selection as Sel,
     shape as S,
     softmax as Soft,
@@ -523,6 +529,18 @@ OPS: list[Row] = [
     method("grad_dtype", NS.grad_dtype),
     op("hash_tensor", NS.hash_tensor),
     # ---- end of h-torchns's rows ------------------------------------------------------------------
+    # ---- issue 29 (h-names29): torch's last in-scope names, each a composite of the ops above --------
+    op("geqrf", HH.geqrf),
+    op("orgqr", HH.orgqr),
+    op("ormqr", HH.ormqr),
+    function("gradient", Dif.gradient),
+    function("histogramdd", Bin.histogramdd),
+    function("segment_reduce", Seg.segment_reduce),
+    function("svd_lowrank", LR.svd_lowrank),
+    function("pca_lowrank", LR.pca_lowrank),
+    function("lobpcg", LR.lobpcg),
+    function("from_file", Map.from_file),
+    # ---- end of h-names29's rows -------------------------------------------------------------------
 ]
 
 
@@ -557,6 +575,8 @@ OUT_FORMS = frozenset({
     "aminmax", "angle", "argsort", "frobenius_norm", "hash_tensor", "histogram", "igamma", "igammac", "index_copy",
     "index_reduce", "lu_solve", "lu_unpack", "narrow_copy", "nonzero_static", "nuclear_norm", "qr", "scatter_reduce",
     "slice_scatter", "slogdet", "svd", "tensordot", "triangular_solve",
+}) | frozenset({  # (h-names29: issue 29's Householder QR pieces)
+    "geqrf", "orgqr", "ormqr",
 })
 
 

@@ -23,6 +23,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
+from ._half import computed_in_float32_for_half
 from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
 from .conversion import cast, clone
 from .indexing import where
@@ -506,7 +507,9 @@ rsqrt = _unary(Rsqrt, "rsqrt", to_float=True)
 sin = _unary(Sin, "sin", to_float=True)
 cos = _unary(Cos, "cos", to_float=True)
 tanh = _unary(Tanh, "tanh", to_float=True)
-sigmoid = _unary(Sigmoid, "sigmoid", to_float=True)
+# (h-names29) a 16-bit sigmoid in float32, rounded once, its VJP too, as PyTorch's kernels: step by step in
+# bfloat16, out * (1 - out) loses 1 - out's digits (its gradient was 2.4e-2 from float32's, PyTorch's 6e-3)
+sigmoid = computed_in_float32_for_half(_unary(Sigmoid, "sigmoid", to_float=True))
 relu = _unary(Relu, "relu", no_bool="bool inputs are not supported (convert with .float())")
 erf = _unary(Erf, "erf", to_float=True)
 
@@ -791,5 +794,7 @@ def _rounded(a, mode, decimals):
         return {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[mode](a)
     if decimals == 0:
         return np.rint(a)
+    if _dtype.computes_in_float32(a.dtype):  # (h-names29) PyTorch scales a 16-bit float in float32, rounds once
+        return _rounded(a.astype(np.float32), mode, decimals).astype(a.dtype)
     scale = a.dtype.type(10.0 ** builtins.abs(decimals))
     return np.rint(a * scale) / scale if decimals > 0 else np.rint(a / scale) * scale

@@ -46,6 +46,10 @@ NO_GRADIENT = {
     **dict.fromkeys(["nextafter", "heaviside"], "no gradient in PyTorch either"),
     # h-torchns: the in-place twins of those
     **dict.fromkeys(["nextafter_", "heaviside_"], "no gradient in PyTorch either"),
+    # issue 29 (h-names29): PyTorch defines no derivative for geqrf; counts; a tensor read from a file
+    "geqrf": "no gradient in PyTorch either (its backward raises)",
+    "histogramdd": "integer or count results",
+    "from_file": "a new tensor of the file's values",
     # pictures, not tensors
     **dict.fromkeys(["show_heatmaps", "unicode_heatmap", "attention_viewer_html"], "a picture"),
 }

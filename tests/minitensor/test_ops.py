@@ -226,6 +226,45 @@ def _np_igamma(a, x):
     return total * math.exp(a * math.log(x) - x - math.lgamma(a))
 
 
+# ---- issue 29 (h-names29): cases and numpy references of torch.gradient, segment_reduce and ormqr --------
+@st.composite
+def gradient_case(draw):
+    shape = tuple(draw(st.lists(st.integers(3, 4), min_size=1, max_size=2)))
+    return (shape,), {"dim": draw(st.integers(-len(shape), len(shape) - 1)),
+                      "edge_order": draw(st.sampled_from([1, 2]))}
+
+
+@st.composite
+def segment_case(draw):
+    lengths = draw(st.lists(st.integers(1, 2), min_size=1, max_size=3))
+    shape = (sum(lengths),) + tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    return (shape,), {"lengths": lengths, "reduce": draw(st.sampled_from(["sum", "mean", "max", "min", "prod"]))}
+
+
+def np_segment_reduce(d, lengths, reduce):
+    how = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}[reduce]
+    starts = np.cumsum([0] + lengths[:-1])
+    return np.stack([how(d[s:s + n], axis=0) for s, n in zip(starts, lengths)])
+
+
+@st.composite
+def ormqr_case(draw):
+    m = draw(st.integers(1, 3))
+    k, p = draw(st.integers(1, m)), draw(st.integers(1, 2))
+    left = draw(st.booleans())
+    return ((m, k), (k,), (m, p) if left else (p, m)), {"left": left, "transpose": draw(st.booleans())}
+
+
+def np_ormqr(a, tau, c, left, transpose):
+    m, k = a.shape
+    q = np.eye(m)
+    for i in range(k):  # Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T
+        v = np.concatenate([np.zeros(i), [1.0], a[i + 1:, i]])
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, v))
+    q = q.T if transpose else q
+    return q @ c if left else c @ q
+
+
 # ---- the table ----------------------------------------------------------------------------------
 
 @dataclass
@@ -1171,6 +1210,13 @@ TABLE = [
        lambda a, b, reduction: np_reduce((a - b) ** 2, reduction),
        _case(mst.shapes().map(lambda s: (s, s))).flatmap(
            lambda c: st.sampled_from(["mean", "sum", "none"]).map(lambda r: (c[0], {"reduction": r})))),
+    # -- issue 29 (h-names29): composites of slices, reductions and products (the gradient is theirs) --
+    Op("gradient", None, lambda a, dim, edge_order: mt.gradient(a, spacing=0.5, dim=dim, edge_order=edge_order),
+       lambda a, dim, edge_order: np.gradient(a, 0.5, axis=dim, edge_order=edge_order), gradient_case()),
+    Op("segment_reduce", None, lambda d, lengths, reduce: mt.segment_reduce(d, reduce, lengths=T(lengths)),
+       np_segment_reduce, segment_case(), domain=UNIQUE),
+    Op("ormqr", None, lambda a, tau, c, left, transpose: mt.ormqr(a, tau, c, left, transpose), np_ormqr,
+       ormqr_case(), domain=({}, {"min_value": -1.5, "max_value": 1.5}, {})),
 ]
 
 IDS = [op.id for op in TABLE]
