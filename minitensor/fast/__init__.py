@@ -27,7 +27,6 @@ unless told `--no-replay`.
 | `elementary.*_backward` (add, sub, mul, div, pow, neg, sum, mean, reshape, permute, expand, matmul, cross-entropy) | those ops' backwards in Tensor ops (matmul's: ten ops) | each op's `fast_backward` | tests/minitensor/test_ops.py (`test_speed_layer_twins_...`: every row of those ops, bit for bit) | learner's step (bench_tiny): 22.6% of its instructions (5.88M -> 4.55M) |
 | `rows.add_rows` | `np.add.at` in an embedding's backward | `IndexAdd.fast_forward` | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | `Adam.fast_update_group` | tests/minitensor/optim/test_adam_flat.py | 2.25% |
-| `fuse.forward_kernels`, `fuse.backward` | in a replay: each op's new arrays per call (GELU, LayerNorm, Linear, Add), the engine's graph walk and checks per node | `Replay` (fuse.ENABLED) | tests/minitensor/fast/test_fuse.py | 0.83% (110.03M -> 109.12M): under this table's 2% rule, kept one stop for a time measurement on a quiet machine, then grown or removed |
 | `compile.compile_replaying` (`Recording`, a `Replay`) | a compiled module's or function's eager forward, keyed on shapes, dtypes, modes and parameters | the slot `minitensor.compile` hands the model to | tests/minitensor/fast/test_compile.py | instructions per step 0.956x on bench_client's GPT, 0.941x on a small MLP (docs/performance.md) |
 | `replay.Replay` | a step's eager forward (the model's Python, each op's wrapper and `Function.apply`) and the engine's freeing of the graph | used by the trainer (`--no-replay`: not) | tests/minitensor/fast/test_replay.py, tests/attention/test_trainer.py | 4.4% (time: 8-13%) |
 | `allocator.tune_malloc` | glibc's default malloc thresholds | `minitensor.tune_malloc()`, or MINITENSOR_TUNE_MALLOC=1 | tests/minitensor/fast/test_allocator.py | 1,094 -> 3 page faults per step |
@@ -35,6 +34,8 @@ unless told `--no-replay`.
 tests/minitensor/fast/test_layering.py checks that nothing below imports this package and that
 the plain path (MINITENSOR_PLAIN=1) gives a model the same gradients as the speed layer.
 
+Removed for measuring under 2% (2026-11-28): the replayed step's own kernels and backward walk
+(`fuse.py`: 0.83% at first; with the elementary twins above, 108.24M with it and 108.89M without, 0.6%).
 Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a transposed-copy
 row max, zero-stride broadcast views, a flattened matmul, direct ufunc-reduce calls, Module
 attribute descriptors, attention's check and causal-mask caches, the kernel path of

@@ -334,9 +334,6 @@ class Compiled:
         rec = Recording(self.named, names, tensors)
         out, tape, problem = self._run_eagerly(rec, skeleton, leaves)
         rec.tape = [(op, ctx, a, o, o.grad_fn is ctx) for op, ctx, a, o in tape]
-        # no fused kernels (fuse.py): they write into buffers kept across calls, and the outputs handed
-        # to the caller, which it may keep, must be new arrays at every call
-        rec.kernels = [None] * len(rec.tape)
         rec.wiring = _wiring(rec.tape, rec.inputs)
         _rewire(rec.wiring, tensors)
         problem = problem or self._describe_outputs(rec, out)

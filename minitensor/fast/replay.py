@@ -47,7 +47,6 @@ from ..autograd.api import root_gradients
 from ..autograd.engine import run_backward
 from ..autograd.function import Function, call_forward
 from ..tensor import Tensor
-from . import fuse  # the replayed step's kernels and backward (fuse.py)
 
 
 class Replay:
@@ -64,7 +63,6 @@ class Replay:
         self.loss_at = -1  # the tape's entry whose output is the loss
         self.order: list[Any] = []  # the nodes in the order the recording's backward ran them
         self.checked = False
-        self.kernels: list[Any] = []  # per tape entry, fuse.py's kernel for its forward, or None
 
     def __call__(self, *arrays: Any) -> Tensor:
         arrays = tuple(a._array if isinstance(a, Tensor) else np.asarray(a) for a in arrays)
@@ -78,7 +76,7 @@ class Replay:
         if not self.checked:
             return self._check()
         loss = self._forward()
-        fuse.backward(self.order, root_gradients((loss,), (None,)))  # graph retained: the next replay reuses it
+        run_backward(root_gradients((loss,), (None,)), True, False)  # graph retained: the next replay reuses it
         return loss.detach()
 
     # ---- call 1: record -------------------------------------------------------------------------
@@ -89,8 +87,6 @@ class Replay:
         self.loss_at = next((i for i, entry in enumerate(self.tape) if entry[3] is loss), -1)
         if self.loss_at < 0:
             raise RuntimeError("Replay: fn must return the output of an op (not a tensor it was given)")
-        self.kernels = fuse.forward_kernels(self.tape)  # (before the backward frees what the ops saved)
-        self.kernels[self.loss_at] = None  # what the caller gets must be a new array at every step
         order: list[Any] = []
         run_backward(root_gradients((loss,), (None,)), False, False, visit=lambda node, g, grads: order.append(node))
         self.order, self.key = order, key
@@ -133,9 +129,9 @@ class Replay:
     def _forward(self):
         """Each recorded op's forward on the current data, into its output tensor and its node, by
         `Function.apply`'s own forward step; returns the loss tensor."""
-        for (op, ctx, args, out, is_node), kernel in zip(self.tape, self.kernels):
+        for op, ctx, args, out, is_node in self.tape:
             ctx.inputs, ctx.saved, ctx.versions = args, (), ()
-            out._array = run_forward(op, ctx, args) if kernel is None else kernel(ctx, args)
+            out._array = run_forward(op, ctx, args)
             if is_node and op.saves_values:
                 ctx.saved_output = out  # (the engine freed it after the last backward)
         return self.tape[self.loss_at][3]
