@@ -79,7 +79,8 @@ def _parse(side: str) -> list[list[str]]:
     return groups
 
 
-def _expand_ellipsis(left: list[list[str]], right: list[list[str]], ndim: int):
+def _expand_ellipsis(left: list[list[str]], right: list[list[str]],
+                     ndim: int) -> tuple[list[list[str]], list[list[str]]]:
     """`...` replaced on both sides by the names of the dims it covers (one group each on the left)."""
     has = [any(_ELLIPSIS in g or _BARE in g for g in side) for side in (left, right)]
     if has[0] != has[1]:

@@ -36,11 +36,11 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from . import anomaly, grad_mode
+from .ctx import NodeExtras
 from .messages import freed_message, modified_message
-from .torch_names import torch_node_name
 
 
-class Function:
+class Function(NodeExtras):
     """Base class of every op. Subclass it with static `forward(ctx, *args)` and `backward(ctx, g)`."""
 
     #: whether backward reads the *values* of the inputs or of the output. Then the node checks
@@ -64,7 +64,6 @@ class Function:
     sums_broadcast_gradients = False
     #: the name of the step of the user's math this node belongs to (`autograd.step`), None outside one
     _step_name: Any = None
-    materialize_grads = True  # `set_materialize_grads`; a user's Function's outputs are custom.py's work
     # gradient hooks registered on the output (`register_hook` on a non-leaf)
     hooks: list[Callable[[Tensor], Tensor | None]] | None = None
     retain = False  # `retain_grad()` was called on the output
@@ -104,33 +103,8 @@ class Function:
         out.grad_fn, out._rg = self, True
         return out
 
-    def mark_dirty(self, *tensors: Tensor) -> None:
-        """Say forward changed these inputs in place (and returns them): they become its outputs."""
-        self.dirty = tensors
-
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
-        """Say these outputs of forward get no gradient (indices, masks): they won't require grad."""
-        self.non_differentiable = tensors
-
-    def set_materialize_grads(self, value: bool) -> None:
-        """False: backward gets None, not zeros, for an output no gradient reached."""
-        self.materialize_grads = bool(value)
-
     def name(self) -> str:
         return type(self).__name__ + "Backward"
-
-    @property
-    def next_functions(self) -> tuple[tuple[Function | Tensor, int], ...]:
-        """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
-        return tuple((target, i) for i, target, _, _ in self.edges)
-
-    def torch_name(self) -> str:
-        """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
-        return torch_node_name(type(self).__name__)
-
-    def __repr__(self) -> str:
-        """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`."""
-        return f"<{self.torch_name()} object at {id(self):#x}>"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)  # a subclass may compute otherwise: its parent's twins don't apply

@@ -21,6 +21,8 @@ gets an infinite loss (0, and no gradient, with zero_infinity=True), as PyTorch.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ..ops._util import tensor_input
@@ -44,7 +46,8 @@ def _lengths(values, n, what):
     return arr
 
 
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor, blank: int = 0,
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
+             target_lengths: Tensor | Sequence[int], blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of log_probs (T, N, C) (or unbatched (T, C)) for targets (N, S) padded, or 1-D concatenated.
 

@@ -104,7 +104,7 @@ def _linspace(lo: float, hi: float, steps: int, dtype: np.dtype) -> np.ndarray:
     wide = np.longdouble if kind == np.float64 else np.float64
     start, end = kind(lo), kind(hi)
     step = kind((end - start) / kind(steps - 1))
-    i = np.arange(steps)
+    i: Any = np.arange(steps)  # (numpy's stubs can't multiply a longdouble by an array)
     up = wide(start) + wide(step) * i.astype(wide)
     down = wide(end) - wide(step) * (steps - 1 - i).astype(wide)
     edges = np.where(i < steps // 2, up, down).astype(kind)

@@ -115,7 +115,7 @@ def _steps(spacing: Any, count: int, all_dims: bool, ndim: int) -> list[Any]:
         given = f"'self.dim() = {ndim}', since dim argument was not given" if all_dims else f"len(dim) = {count}"
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
                            f"equal to {given}, but got a list of length {len(steps)}")
-    out = []
+    out: list[Tensor | float] = []
     for h in steps:
         if isinstance(h, Tensor):
             if h.ndim != 1:

@@ -76,7 +76,7 @@ def _reduction(reduce: str) -> str:
     return how
 
 
-def _segments(data: Tensor, lengths: Any, indices: Any, offsets: Any, axis: int, unsafe: bool):
+def _segments(data: Tensor, lengths: Any, indices: Any, offsets: Any, axis: int, unsafe: bool) -> tuple[int, Any]:
     """(axis, cuts): the dim wrapped, and the segment lengths as an int64 array of shape data.shape[:axis] + (S,)."""
     op = "segment_reduce()"
     if not isinstance(data, Tensor):

@@ -1,0 +1,46 @@
+"""What PyTorch's `ctx` offers beyond saving tensors, and how a node prints: the part of a node a
+user's custom Function and a PyTorch tutorial reach for, kept apart from the core of `Function`
+(forward, backward, `apply`) so that function.py reads as the idea itself.
+
+A user's Function says, in its forward, which inputs it changed in place (`mark_dirty`), which outputs
+get no gradient (`mark_non_differentiable`) and whether a missing output gradient reaches its backward
+as zeros or None (`set_materialize_grads`); custom.py acts on them. A node prints as PyTorch's do
+(`<MulBackward0 object at 0x...>`) and lists where its gradients go (`next_functions`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .torch_names import torch_node_name
+
+
+class NodeExtras:
+    """PyTorch's `ctx` methods for a user's Function, and a node's PyTorch face (Function's base)."""
+
+    materialize_grads = True  # `set_materialize_grads`
+    edges: tuple[tuple[int, Any, tuple[int, ...], Any], ...]  # (set on each node by `Function.apply`)
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Say forward changed these inputs in place (and returns them): they become its outputs."""
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Say these outputs of forward get no gradient (indices, masks): they won't require grad."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: backward gets None, not zeros, for an output no gradient reached."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
+        return tuple((target, i) for i, target, _, _ in self.edges)
+
+    def torch_name(self) -> str:
+        """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
+        return torch_node_name(type(self).__name__)
+
+    def __repr__(self) -> str:
+        """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`."""
+        return f"<{self.torch_name()} object at {id(self):#x}>"
