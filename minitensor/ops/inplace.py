@@ -71,9 +71,8 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
         old = Tensor._make(self._array.copy())  # the value before the change, with its history
         old.grad_fn, old._rg = self.grad_fn, self._rg
         result = _named(op, compute, old, *args, **kwargs)
-    else:
-        with grad_mode.no_grad():
-            result = _named(op, compute, self, *args, **kwargs)
+    else:  # (nothing it reads requires grad, or grad mode is off: computing records no node)
+        result = _named(op, compute, self, *args, **kwargs)
     if result._array.shape != self._array.shape:
         raise RuntimeError(
             f"{op}: the result has shape {tuple(result.shape)}, which can't be written in place into a "
