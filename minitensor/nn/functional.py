@@ -211,7 +211,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
         if p is not None and p._array.shape != shape:
             raise RuntimeError(f"layer_norm: {name} of shape {p._array.shape} should have shape {shape}")
     if _dtype.kind(x.dtype) != "f":
-        raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
+        raise NotImplementedError(f"layer_norm: expected a floating point input, got {input.dtype}")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None:
             _same_dtype_as_input(p, input, "layer_norm", name)
@@ -449,7 +449,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         loss = -terms.sum(dim=class_dim)
         return _reduce(loss, reduction, "cross_entropy")
     if _dtype.kind(input.dtype) != "f":
-        raise RuntimeError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
+        raise NotImplementedError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     logits, rest = _class_dim_last(input, "cross_entropy")

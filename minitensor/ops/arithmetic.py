@@ -678,7 +678,7 @@ def check_power(a, b):
         return  # a float base: a float power, which PyTorch computes for any exponent
     want = _dtype.result_dtype(raw(a), raw(b))
     if want == _dtype.bool_ and type(b) is not bool:
-        raise RuntimeError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
+        raise NotImplementedError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
     if want.kind in "iu" and type(b) is int:  # a Python exponent must be a 64-bit int, not negative, and fit
         _dtype.wrapped_int(b, want)
         if b < 0:
@@ -806,7 +806,7 @@ def _check_rounding(op, a, b):
     integer division by zero (floats give inf and nan)."""
     x, y = _rounding_operands(a, b)
     if x.dtype == _dtype.bool_:
-        raise RuntimeError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
+        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
     broadcast_shapes(op, x.shape, y.shape)
     if _dtype.kind(x.dtype) != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
         raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
@@ -832,7 +832,7 @@ def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
     terms all vanish in an empty result gets gradient 0, not 0 * inf from a term reduced first)."""
     want = _dtype.result_dtype(*(raw(t) for t in tensors))
     if want == _dtype.bool_:
-        raise RuntimeError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
+        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
     shape = broadcast_shapes(op, *(t._array.shape for t in tensors))
     return want, [cast(t, want).expand(*shape) for t in tensors]
 

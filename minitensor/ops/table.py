@@ -575,6 +575,11 @@ NAMESPACE_INPLACE = frozenset({
 })
 
 
+# What no function of the namespace takes as its first argument (a tensor, a number or a sequence of tensors):
+# refused up front with PyTorch's TypeError rather than an AttributeError from inside the op
+NOT_AN_INPUT = (str, bytes, dict, set, type(None))
+
+
 def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` taking PyTorch's `out=`: with `out=None` it is `fn`; else the result is written into the
     tensor `out` (a tuple of them for an op with several results, such as `max(x, dim)`), which is
@@ -584,6 +589,8 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def fn_with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], NOT_AN_INPUT):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(args[0]).__name__}")
         if out is None:
             return fn(*args, **kwargs)
         outs = (out,) if isinstance(out, Tensor) else tuple(out) if isinstance(out, (tuple, list)) else None
