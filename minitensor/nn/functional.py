@@ -925,3 +925,9 @@ __all__ += _sampling.FUNCTIONS  # (issue 30, point 2: the nnconv helper's grid s
 def __dir__() -> list[str]:
     # tab completion shows the functions, not the module's imports (np, math) or its op classes
     return sorted(__all__)
+
+# ---- issue 30 point 2 (h-errs30): grouped_mm, one matrix product per group, from primitives ----
+from . import grouped as _grouped  # noqa: E402
+from .grouped import grouped_mm  # noqa: E402, F401
+
+__all__ += _grouped.FUNCTIONS
