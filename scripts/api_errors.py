@@ -64,7 +64,7 @@ SKIP = re.compile(r"^(set_|use_|manual_seed$|seed$|initial_seed$|save$|load$|com
                   r"is_storage$|storage|untyped_storage|vmap$|cond$|library|sym_|_|backward$|"
                   r"apply_$|map_$|map2_$|numpy$|tolist$|item$|data_ptr$|element_size$|__)")
 # Ops whose values are drawn at random (or uninitialized memory): their results agree by shape and dtype only
-RANDOM = re.compile(r"rand|dropout|bernoulli|multinomial|^normal_?$|poisson|exponential_|geometric_|cauchy_|"
+RANDOM = re.compile(r"(?i)rand|dropout|bernoulli|multinomial|^normal_?$|poisson|exponential_|geometric_|cauchy_|"
                     r"log_normal_|uniform_|random_|empty|gumbel|rrelu|fractional")
 
 # --- the values ----------------------------------------------------------------------------------

@@ -806,7 +806,8 @@ def _check_rounding(op, a, b):
     integer division by zero (floats give inf and nan)."""
     x, y = _rounding_operands(a, b)
     if x.dtype == _dtype.bool_:
-        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
+        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert one of them with .long() or "
+                                  ".float())")
     broadcast_shapes(op, x.shape, y.shape)
     if _dtype.kind(x.dtype) != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
         raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")

@@ -580,6 +580,23 @@ NAMESPACE_INPLACE = frozenset({
 NOT_AN_INPUT = (str, bytes, dict, set, type(None))
 
 
+def _refuse_non_input(name: str, args: tuple[Any, ...]) -> None:
+    if args and isinstance(args[0], NOT_AN_INPUT):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(args[0]).__name__}")
+
+
+def tensor_first(namespace: dict[str, Any], *names: str) -> dict[str, Callable[..., Any]]:
+    """{name: the function `namespace[name]`} (minitensor/__init__.py rebinds them), each refusing a first argument
+    no op takes (NOT_AN_INPUT) with PyTorch's TypeError; the op is `__wrapped__`, its signature unchanged."""
+    def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            _refuse_non_input(name, args)
+            return fn(*args, **kwargs)
+        return checked
+    return {name: guarded(name, namespace[name]) for name in names}
+
+
 def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` taking PyTorch's `out=`: with `out=None` it is `fn`; else the result is written into the
     tensor `out` (a tuple of them for an op with several results, such as `max(x, dim)`), which is
@@ -589,8 +606,7 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def fn_with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-        if args and isinstance(args[0], NOT_AN_INPUT):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(args[0]).__name__}")
+        _refuse_non_input(name, args)
         if out is None:
             return fn(*args, **kwargs)
         outs = (out,) if isinstance(out, Tensor) else tuple(out) if isinstance(out, (tuple, list)) else None

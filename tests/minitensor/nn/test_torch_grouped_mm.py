@@ -68,16 +68,16 @@ def test_bfloat16_keeps_its_dtype():
 
 # id -> call(lib, F); both libraries refuse each with the same class
 ERRORS = {
-    "float64": lambda l, F: F.grouped_mm(l.tensor(A2).double(), l.tensor(B3).double(), offs=_offs(l, [2, 4])),
-    "no-offs": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(B3)),
-    "offs-with-3d": lambda l, F: F.grouped_mm(l.tensor(A3), l.tensor(B3), offs=_offs(l, [2, 4])),
-    "bias": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(B3), offs=_offs(l, [2, 4]), bias=l.tensor(A2)),
-    "out-dtype": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(B3), offs=_offs(l, [2, 4]), out_dtype=l.float16),
-    "int64-offs": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(B3), offs=_offs(l, [2, 4], "int64")),
-    "contraction": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(_r(2, 16, 8)), offs=_offs(l, [2, 4])),
-    "1d": lambda l, F: F.grouped_mm(l.tensor(A2[0]), l.tensor(B3), offs=_offs(l, [2, 4])),
-    "mixed-dtypes": lambda l, F: F.grouped_mm(l.tensor(A2).bfloat16(), l.tensor(B3), offs=_offs(l, [2, 4])),
-    "bad-keyword": lambda l, F: F.grouped_mm(l.tensor(A2), l.tensor(B3), offsets=_offs(l, [2, 4])),
+    "float64": lambda t, F: F.grouped_mm(t.tensor(A2).double(), t.tensor(B3).double(), offs=_offs(t, [2, 4])),
+    "no-offs": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(B3)),
+    "offs-with-3d": lambda t, F: F.grouped_mm(t.tensor(A3), t.tensor(B3), offs=_offs(t, [2, 4])),
+    "bias": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(B3), offs=_offs(t, [2, 4]), bias=t.tensor(A2)),
+    "out-dtype": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(B3), offs=_offs(t, [2, 4]), out_dtype=t.float16),
+    "int64-offs": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(B3), offs=_offs(t, [2, 4], "int64")),
+    "contraction": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(_r(2, 16, 8)), offs=_offs(t, [2, 4])),
+    "1d": lambda t, F: F.grouped_mm(t.tensor(A2[0]), t.tensor(B3), offs=_offs(t, [2, 4])),
+    "mixed-dtypes": lambda t, F: F.grouped_mm(t.tensor(A2).bfloat16(), t.tensor(B3), offs=_offs(t, [2, 4])),
+    "bad-keyword": lambda t, F: F.grouped_mm(t.tensor(A2), t.tensor(B3), offsets=_offs(t, [2, 4])),
 }
 
 
