@@ -123,26 +123,28 @@ def _load(name: str):
     return module
 
 
-def parameters(namespace: str, name: str, sigs) -> list[tuple[str, str, object]] | None:
-    """(name, kind, default) of PyTorch's first readable overload; kind is POS, KW, *args or **kwargs.
-    None when PyTorch states none."""
-    api_sig, api_nn = sigs
-    if namespace in ("torch.nn.functional", "torch.nn"):
-        import torch  # noqa: F401 - the namespaces' modules
-        obj = getattr(importlib.import_module(namespace), name)
-        sig, _ = api_nn._signature(obj, name)
-        if sig is None:
+def parameters(namespace: str, name: str) -> list[tuple[str, str, object]] | None:
+    """(name, kind, default) of the name's parameters; kind is POS, KW, *args or **kwargs. None when unreadable.
+
+    They are read from minitensor's signature, which is PyTorch's: scripts/api_signatures.py and
+    scripts/api_signatures_nn.py check that name by name (their tests fail on any difference they do not
+    list), and reading it costs nothing where PyTorch's builtins would need their stubs parsed."""
+    import minitensor
+    if namespace == "torch.Tensor":
+        obj = inspect.getattr_static(minitensor.Tensor, name)
+        if isinstance(obj, (staticmethod, classmethod, property)):
             return None
-        return [(p.name, _kind(p), p.default) for p in api_nn._params(sig)]
+    else:
+        obj = getattr(importlib.import_module(MINITENSOR[namespace]), name)
     try:
-        overloads = api_sig.overloads(namespace, name)
-    except Exception:  # noqa: BLE001 - PyTorch's own lookup fails: nothing to derive cases from
+        sig = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
+    except (TypeError, ValueError):
         return None
-    if not overloads:
-        return None
-    # the overload that takes a tensor first, where there is one (`pow(input, exponent)`, not `pow(self: Number)`)
-    best = next((o for o in overloads if o and o[0].name in TENSOR_FIRST), overloads[0])
-    return [(p.name, p.kind, p.default) for p in best]
+    params = list(sig.parameters.values())
+    if (namespace == "torch.Tensor" or inspect.isclass(obj)) and params \
+            and params[0].kind <= params[0].POSITIONAL_OR_KEYWORD:
+        params = params[1:]  # self
+    return [(p.name, _kind(p), p.default) for p in params]
 
 
 def _kind(p: inspect.Parameter) -> str:
@@ -304,6 +306,8 @@ def _flat(value, lib) -> list:
         return [v for item in value for v in _flat(item, lib)]
     if isinstance(value, (bool, int, float, str)) or value is None:
         return [value]
+    if isinstance(value, (lib.dtype, np.dtype)) or type(value).__name__.endswith("DType"):
+        return ["dtype " + str(value).split(".")[-1]]  # torch.float32 and numpy's float32 are one dtype
     return [type(value).__name__]  # modules, generators, ...: compared by nothing but being there
 
 
@@ -449,13 +453,13 @@ def sweep(namespaces: list[str] = NAMESPACES) -> list[Row]:
     import torch
 
     import minitensor as mt
-    sigs = (_load("api_signatures").TorchSignatures(), _load("api_signatures_nn"))
+    _load("api_signatures_nn")  # (its layers' constructor arguments, BUILD)
     names = names_in_scope(namespaces)
     doc = documented()
     rows = []
     for namespace in namespaces:
         for name in names[namespace]:
-            params = parameters(namespace, name, sigs)
+            params = parameters(namespace, name)
             if params is None:
                 continue
             table = module_cases(name, params) if namespace == "torch.nn" else cases(namespace, name, params)

@@ -476,6 +476,7 @@ def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:
         weight = cast(weight, input.dtype)
+    broadcast_shapes("lerp", input.shape, end.shape, *((weight.shape,) if isinstance(weight, Tensor) else ()))
     return Lerp.apply(input, end, weight)
 
 
@@ -540,13 +541,15 @@ def copysign(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
 @with_formulas(Fmax)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise larger of input and other, a NaN losing to a number (compared in the promoted dtype)."""
-    return Fmax.apply(*prepare_operands(tensor_input(input, "fmax"), tensor_input(other, "fmax", "other")))
+    broadcast_shapes("fmax", tensor_input(input, "fmax").shape, tensor_input(other, "fmax", "other").shape)
+    return Fmax.apply(*prepare_operands(input, other))
 
 
 @with_formulas(Fmin)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise smaller of input and other, a NaN losing to a number (compared in the promoted dtype)."""
-    return Fmin.apply(*prepare_operands(tensor_input(input, "fmin"), tensor_input(other, "fmin", "other")))
+    broadcast_shapes("fmin", tensor_input(input, "fmin").shape, tensor_input(other, "fmin", "other").shape)
+    return Fmin.apply(*prepare_operands(input, other))
 
 
 @with_formulas(Xlogy)
@@ -589,6 +592,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after input toward other, elementwise (floats only). No gradient: PyTorch
     defines none (its backward raises; here the result does not require grad)."""
     (a, b), _ = _float_operands("nextafter", input, other, floats_only=True, arrays=True)
+    broadcast_shapes("nextafter", a.shape, b.shape)
     return Tensor._make(np.asarray(np.nextafter(a, b)))
 
 

@@ -108,7 +108,8 @@ def _named(op, compute, *args, **kwargs):
         return compute(*args, **kwargs)
     except RuntimeError as e:
         head, sep, rest = str(e).partition(": ")
-        raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
+        # 'add: ...' -> 'add_: ...', of the same class (a dtype refusal stays a NotImplementedError)
+        raise type(e)(f"{op}: {rest if sep and ' ' not in head else e}") from None
 
 
 def inplace_method(op: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

@@ -47,7 +47,7 @@ from . import (
     storage as St,
     unary as U,
 )
-from ._util import binary_method, operator_method, reflected_method
+from ._util import binary_method, operator_method, reflected_method, tensor_input
 
 
 class Row(NamedTuple):
@@ -582,7 +582,7 @@ NOT_AN_INPUT = (str, bytes, dict, set, type(None))
 
 def _refuse_non_input(name: str, args: tuple[Any, ...]) -> None:
     if args and isinstance(args[0], NOT_AN_INPUT):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(args[0]).__name__}")
+        tensor_input(args[0], name)  # its TypeError names the op and what it got
 
 
 def tensor_first(namespace: dict[str, Any], *names: str) -> dict[str, Callable[..., Any]]:
@@ -597,7 +597,7 @@ def tensor_first(namespace: dict[str, Any], *names: str) -> dict[str, Callable[.
     return {name: guarded(name, namespace[name]) for name in names}
 
 
-def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def with_out(name: str, fn: Callable[..., Any], tensor_first: bool = True) -> Callable[..., Any]:
     """`fn` taking PyTorch's `out=`: with `out=None` it is `fn`; else the result is written into the
     tensor `out` (a tuple of them for an op with several results, such as `max(x, dim)`), which is
     returned. The rules are PyTorch's: no autograd through `out=`, the result's dtype must cast to
@@ -606,7 +606,8 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def fn_with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-        _refuse_non_input(name, args)
+        if tensor_first:  # (a factory's first argument is a size)
+            _refuse_non_input(name, args)
         if out is None:
             return fn(*args, **kwargs)
         outs = (out,) if isinstance(out, Tensor) else tuple(out) if isinstance(out, (tuple, list)) else None
@@ -647,7 +648,7 @@ FACTORY_OUT_FORMS = ("arange", "empty", "eye", "full", "linspace", "logspace", "
 
 def factory_with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """The factory `fn` taking PyTorch's `out=` (see with_out); `out`'s dtype is the default dtype."""
-    written = with_out(name, fn)
+    written = with_out(name, fn, tensor_first=False)
 
     @functools.wraps(written)
     def factory(*args: Any, out: Any = None, **kwargs: Any) -> Any:
