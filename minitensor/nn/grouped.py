@@ -64,7 +64,12 @@ def _check(mat_a, mat_b, offs, bias, out_dtype) -> list[int] | None:
 
 def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None, bias: Tensor | None = None,
                out_dtype=None) -> Tensor:
-    """One matrix product per group, the groups cut as the module's docstring shows."""
+    r"""One matrix product per group, the groups cut as the module's docstring shows (Slice, MatMul, Cat
+    and Stack nodes).
+
+    forward: out_i = A_i B_i   for each group i (A_i, B_i: a's and b's part of group i)
+    VJP:     gA_i = g_i B_i^T;  gB_i = A_i^T g_i   (MatMul's, sliced back into a and b; 0 outside every group)
+    """
     ends = _check(mat_a, mat_b, offs, bias, out_dtype)
     if ends is None:
         return matmul(mat_a, mat_b)
