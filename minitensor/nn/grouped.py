@@ -18,6 +18,7 @@ from ..factories import zeros
 from ..ops.linalg import matmul
 from ..ops.shape import cat, stack
 from ..tensor import Tensor
+from ..types import DTypeLike
 
 
 def _check(mat_a, mat_b, offs, bias, out_dtype) -> list[int] | None:
@@ -63,7 +64,7 @@ def _check(mat_a, mat_b, offs, bias, out_dtype) -> list[int] | None:
 
 
 def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None, bias: Tensor | None = None,
-               out_dtype=None) -> Tensor:
+               out_dtype: DTypeLike | None = None) -> Tensor:
     r"""One matrix product per group, the groups cut as the module's docstring shows (Slice, MatMul, Cat
     and Stack nodes).
 
