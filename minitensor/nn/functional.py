@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
-from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, float_only, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
@@ -99,9 +99,10 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
+    float_only(tensor_input(input, "silu"), "silu")  # (PyTorch's kernel takes no integers or bools)
     if inplace:
-        return _write_in_place(tensor_input(input, "silu"), "silu", silu)
-    return tensor_input(input, "silu") * sigmoid(input)
+        return _write_in_place(input, "silu", silu)
+    return input * sigmoid(input)
 
 
 @with_formulas(Relu)
@@ -117,7 +118,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
     VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
     """
-    z = tensor_input(input, "softplus") * beta
+    float_only(tensor_input(input, "softplus"), "softplus")  # (PyTorch's kernel takes no integers or bools)
+    z = input * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
 
@@ -147,6 +149,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if _dtype.kind(input.dtype) != "f":  # the kept elements are scaled by 1/(1-p): PyTorch can't write that back
+        raise RuntimeError(f"dropout: result type Float can't be cast to the input's dtype {input.dtype}")
     if p == 1.0:
         return input * 0.0
     return Dropout.apply(input, float(p))
