@@ -418,6 +418,8 @@ def names_in_scope(namespaces: list[str]) -> dict[str, list[str]]:
                 continue
             if namespace == "torch" and inspect.isclass(getattr(tobj, name)):
                 continue  # dtypes' and devices' classes, storages, Generator: not functions of data
+            if namespace == "torch" and getattr(mmod, name) is getattr(minitensor.Tensor, name, None):
+                continue  # `torch.abs_` is the method `Tensor.abs_` in both libraries: swept there
             keep.append(name)
         out[namespace] = keep
     return out
@@ -442,8 +444,11 @@ def documented(text: str | None = None) -> dict[tuple[str, str], str]:
 
 
 def _documented_as(doc: dict[tuple[str, str], str], row: Row) -> str:
-    return next((status for (n, c), status in doc.items()
-                 if fnmatch.fnmatchcase(row.label, n) and fnmatch.fnmatchcase(row.case, c)), "")
+    exact = doc.get((row.label, row.case))  # most rows name the function and the case outright
+    if exact is not None:
+        return exact
+    return next((status for (n, c), status in doc.items() if ("*" in n or "*" in c or "?" in n)
+                 and fnmatch.fnmatchcase(row.label, n) and fnmatch.fnmatchcase(row.case, c)), "")
 
 
 def sweep(namespaces: list[str] = NAMESPACES) -> list[Row]:
