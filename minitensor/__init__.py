@@ -656,7 +656,7 @@ from .ops.table import tensor_first as _tensor_first  # noqa: E402
 globals().update(_tensor_first(
     globals(),
     "adjoint", "allclose", "argwhere", "bincount", "broadcast_to", "cdist", "chunk", "clone", "combinations",
-    "corrcoef", "cosine_similarity", "count_nonzero", "cov", "detach", "detach_", "diag_embed", "diagflat",
+    "corrcoef", "cosine_similarity", "count_nonzero", "cov", "detach", "diag_embed", "diagflat",
     "diagonal", "diagonal_scatter", "dsplit", "empty_like", "equal", "fill", "flatten", "flip", "fliplr",
     "flipud", "full_like", "hsplit", "index_fill", "is_inference", "is_signed", "isclose", "isfinite", "isinf",
     "isnan", "masked_fill", "masked_scatter", "narrow", "numel", "ones_like", "pdist", "permute", "poisson",

@@ -21,7 +21,8 @@ from ..tensor import Tensor
 from ..types import DTypeLike
 
 
-def _check(mat_a, mat_b, offs, bias, out_dtype) -> list[int] | None:
+def _check(mat_a: Tensor, mat_b: Tensor, offs: Tensor | None, bias: Tensor | None,
+           out_dtype: DTypeLike | None) -> list[int] | None:
     """The offsets as Python ints (None without offs), after PyTorch's checks, each naming what it got."""
     for label, m in (("mat_a", mat_a), ("mat_b", mat_b)):
         if not isinstance(m, Tensor):

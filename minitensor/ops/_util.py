@@ -200,7 +200,7 @@ def _repeated(dims, ndim):
 
 def float_only(x, op):
     if _dtype.kind(x._array.dtype) != "f":
-        raise NotImplementedError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
+        raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
 
 
 def integers_as_int64(x):

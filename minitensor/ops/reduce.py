@@ -585,7 +585,7 @@ def _correction(correction, unbiased, op):
 
 def _arg(np_arg, input, dim, keepdim, op):
     if input._array.dtype == np.bool_:
-        raise NotImplementedError(f"{op}: does not support bool input (convert it with .long() or .float())")
+        raise RuntimeError(f"{op}: does not support bool input (convert it with .long() or .float())")
     if dim is None:
         if input._array.size == 0:
             raise IndexError(f"{op}: an empty tensor (shape {tuple(input.shape)}) has no {op} index; give the dim")
