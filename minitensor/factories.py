@@ -311,7 +311,8 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
             raise TypeError("normal: size is taken only with a number mean and std, not with tensors")
         for t in tensors:
             if _dtype.kind(t.dtype) != "f":
-                raise RuntimeError(f"normal: not implemented for dtype {t.dtype}; mean and std must be float tensors")
+                raise NotImplementedError(f"normal: not implemented for dtype {t.dtype}; mean and std must be float "
+                                          "tensors")
         shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors)) if len(tensors) == 2 else tensors[0].shape
         dtype = tensors[0].dtype
     else:
@@ -330,7 +331,8 @@ def normal(mean: float | Tensor, std: float | Tensor = 1.0, size: Sequence[int] 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability p (each element of `input`, or the number `p`), else 0, in input's dtype."""
     if p is None and _dtype.kind(input.dtype) != "f":
-        raise RuntimeError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must be floats")
+        raise NotImplementedError(f"bernoulli: not implemented for dtype {input.dtype}; the probabilities must "
+                                  "be floats")
     probs = input._array if p is None else np.asarray(p)
     if not ((probs >= 0) & (probs <= 1)).all():  # (NaN too)
         raise RuntimeError("bernoulli: expects probabilities in [0, 1], got "

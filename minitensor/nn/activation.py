@@ -57,7 +57,7 @@ def _honours_inplace(op: str) -> Callable[[_Fn], _Fn]:
 def _float_input(input, op):
     x = tensor_input(input, op)
     if _dtype.kind(x.dtype) != "f":
-        raise RuntimeError(f"{op}: expected a floating point input, got {x.dtype}")
+        raise NotImplementedError(f"{op}: expected a floating point input, got {x.dtype}")
     return x
 
 

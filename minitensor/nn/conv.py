@@ -38,8 +38,10 @@ from .parameter import Parameter
 def _tuple(v, n, name, op):
     if isinstance(v, int):
         return (v,) * n
+    if isinstance(v, str) or not all(isinstance(i, int) for i in v):  # a wrong type: PyTorch's TypeError
+        raise TypeError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
     v = tuple(v)
-    if len(v) != n or not all(isinstance(i, int) for i in v):
+    if len(v) != n:
         raise ValueError(f"{op}: {name} must be an int or a tuple of {n} ints, got {v!r}")
     return v
 

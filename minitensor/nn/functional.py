@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
-from ..ops._util import broadcast_shapes, finite_max, tensor_input, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, float_only, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
@@ -99,9 +99,10 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
+    float_only(tensor_input(input, "silu"), "silu")  # (PyTorch's kernel takes no integers or bools)
     if inplace:
-        return _write_in_place(tensor_input(input, "silu"), "silu", silu)
-    return tensor_input(input, "silu") * sigmoid(input)
+        return _write_in_place(input, "silu", silu)
+    return input * sigmoid(input)
 
 
 @with_formulas(Relu)
@@ -117,7 +118,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
     VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
     """
-    z = tensor_input(input, "softplus") * beta
+    float_only(tensor_input(input, "softplus"), "softplus")  # (PyTorch's kernel takes no integers or bools)
+    z = input * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
 
@@ -147,6 +149,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if _dtype.kind(input.dtype) != "f":  # the kept elements are scaled by 1/(1-p): PyTorch can't write that back
+        raise RuntimeError(f"dropout: result type Float can't be cast to the input's dtype {input.dtype}")
     if p == 1.0:
         return input * 0.0
     return Dropout.apply(input, float(p))
@@ -211,7 +215,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
         if p is not None and p._array.shape != shape:
             raise RuntimeError(f"layer_norm: {name} of shape {p._array.shape} should have shape {shape}")
     if _dtype.kind(x.dtype) != "f":
-        raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype}")
+        raise NotImplementedError(f"layer_norm: expected a floating point input, got {input.dtype}")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None:
             _same_dtype_as_input(p, input, "layer_norm", name)
@@ -459,7 +463,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         loss = -terms.sum(dim=class_dim)
         return _reduce(loss, reduction, "cross_entropy")
     if _dtype.kind(input.dtype) != "f":
-        raise RuntimeError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
+        raise NotImplementedError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     logits, rest = _class_dim_last(input, "cross_entropy")
@@ -935,3 +939,9 @@ __all__ += _sampling.FUNCTIONS  # (issue 30, point 2: the nnconv helper's grid s
 def __dir__() -> list[str]:
     # tab completion shows the functions, not the module's imports (np, math) or its op classes
     return sorted(__all__)
+
+# ---- issue 30 point 2 (h-errs30): grouped_mm, one matrix product per group, from primitives ----
+from . import grouped as _grouped  # noqa: E402
+from .grouped import grouped_mm  # noqa: E402, F401
+
+__all__ += _grouped.FUNCTIONS

@@ -71,6 +71,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     __slots__ = ()
     cls_to_become = Tensor
     persistent = True
+    _is_buffer = True  # assigned as a module's attribute, it is registered as a buffer (Module.__setattr__)
 
     def __init__(self, requires_grad: bool = False, device: DeviceLike | None = None,
                  dtype: DTypeLike | None = None, persistent: bool = True) -> None:

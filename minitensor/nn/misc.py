@@ -415,6 +415,8 @@ class Upsample(Module):
 def _widths(padding: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
     if isinstance(padding, int):
         return (padding,) * n
+    if isinstance(padding, str) or not all(isinstance(w, int) for w in padding):
+        raise TypeError(f"{name}: padding must be an int or a tuple of {n} ints, got {padding!r}")
     if len(padding) != n:
         raise ValueError(f"{name}: padding must be an int or a tuple of {n} ints, got {padding!r}")
     return tuple(padding)

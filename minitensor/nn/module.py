@@ -156,9 +156,12 @@ class Module:
                 self._forget(name)
             self.register_parameter(name, value)
             return
-        if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): registered as a buffer, as PyTorch
+        # nn.Buffer(t, persistent=...), and nn.UninitializedBuffer (a lazy buffer, which says so by `_is_buffer`):
+        # registered as a buffer with its own persistence, as PyTorch
+        if isinstance(value, Buffer) or getattr(type(value), "_is_buffer", False):
             self._check_init(f"buffer '{name}'")
-            self._forget(name)
+            if name not in d["_buffers"]:  # (a replaced one keeps its place in the order, as in PyTorch)
+                self._forget(name)
             self.register_buffer(name, value, persistent=value.persistent)
             return
         if isinstance(value, Module):

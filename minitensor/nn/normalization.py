@@ -267,15 +267,18 @@ class _BatchNorm(_NormBase):
             want = " or ".join(f"{d}D" for d in self._dims)
             raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with grad_mode.no_grad():
-                self.num_batches_tracked.add_(1)
-            # momentum=None: the cumulative average, each batch weighing 1 / (batches so far)
-            factor = 1.0 / int(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
+        tracked = self.num_batches_tracked if self.training and self.track_running_stats else None
+        if tracked is not None:
+            # momentum=None: the cumulative average, each batch weighing 1 / (batches so far, this one included)
+            factor = 1.0 / (int(tracked.item()) + 1) if self.momentum is None else self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None, self.weight,
-                          self.bias, use_batch, factor, self.eps)
+        out = batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None, self.weight,
+                         self.bias, use_batch, factor, self.eps)
+        if tracked is not None:  # counted once the batch is normalised: a refused batch leaves the count alone
+            with grad_mode.no_grad():
+                tracked.add_(1)
+        return out
 
 
 class BatchNorm1d(_BatchNorm):

@@ -603,6 +603,8 @@ def _fractional_starts(sample, n_in, n_out, k):
 
 
 def _fractional_max(input, kernel_size, output_size, output_ratio, return_indices, samples, nd, op):
+    if output_size is None and output_ratio is None:  # (checked before the input, as PyTorch)
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
     x, undo = _as_2d(input, nd, op)
     k = _tuple(kernel_size, nd, "kernel_size", op)
     ins = tuple(x.shape[2:])

@@ -476,6 +476,7 @@ def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:
         weight = cast(weight, input.dtype)
+    broadcast_shapes("lerp", input.shape, end.shape, *((weight.shape,) if isinstance(weight, Tensor) else ()))
     return Lerp.apply(input, end, weight)
 
 
@@ -540,13 +541,15 @@ def copysign(input: TensorOrNumber, other: TensorOrNumber) -> Tensor:
 @with_formulas(Fmax)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise larger of input and other, a NaN losing to a number (compared in the promoted dtype)."""
-    return Fmax.apply(*prepare_operands(tensor_input(input, "fmax"), tensor_input(other, "fmax", "other")))
+    broadcast_shapes("fmax", tensor_input(input, "fmax").shape, tensor_input(other, "fmax", "other").shape)
+    return Fmax.apply(*prepare_operands(input, other))
 
 
 @with_formulas(Fmin)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise smaller of input and other, a NaN losing to a number (compared in the promoted dtype)."""
-    return Fmin.apply(*prepare_operands(tensor_input(input, "fmin"), tensor_input(other, "fmin", "other")))
+    broadcast_shapes("fmin", tensor_input(input, "fmin").shape, tensor_input(other, "fmin", "other").shape)
+    return Fmin.apply(*prepare_operands(input, other))
 
 
 @with_formulas(Xlogy)
@@ -589,6 +592,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next float after input toward other, elementwise (floats only). No gradient: PyTorch
     defines none (its backward raises; here the result does not require grad)."""
     (a, b), _ = _float_operands("nextafter", input, other, floats_only=True, arrays=True)
+    broadcast_shapes("nextafter", a.shape, b.shape)
     return Tensor._make(np.asarray(np.nextafter(a, b)))
 
 
@@ -678,7 +682,7 @@ def check_power(a, b):
         return  # a float base: a float power, which PyTorch computes for any exponent
     want = _dtype.result_dtype(raw(a), raw(b))
     if want == _dtype.bool_ and type(b) is not bool:
-        raise RuntimeError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
+        raise NotImplementedError("pow: not implemented for bool tensors (convert the base with .long() or .float())")
     if want.kind in "iu" and type(b) is int:  # a Python exponent must be a 64-bit int, not negative, and fit
         _dtype.wrapped_int(b, want)
         if b < 0:
@@ -806,7 +810,8 @@ def _check_rounding(op, a, b):
     integer division by zero (floats give inf and nan)."""
     x, y = _rounding_operands(a, b)
     if x.dtype == _dtype.bool_:
-        raise RuntimeError(f"{op}: not implemented for bool tensors (convert one of them with .long() or .float())")
+        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert one of them with .long() or "
+                                  ".float())")
     broadcast_shapes(op, x.shape, y.shape)
     if _dtype.kind(x.dtype) != "f" and not y.all() and np.broadcast(x, y).size:  # (an empty result divides nothing)
         raise RuntimeError(f"{op}: ZeroDivisionError (an integer tensor divided by zero)")
@@ -832,7 +837,7 @@ def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
     terms all vanish in an empty result gets gradient 0, not 0 * inf from a term reduced first)."""
     want = _dtype.result_dtype(*(raw(t) for t in tensors))
     if want == _dtype.bool_:
-        raise RuntimeError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
+        raise NotImplementedError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
     shape = broadcast_shapes(op, *(t._array.shape for t in tensors))
     return want, [cast(t, want).expand(*shape) for t in tensors]
 

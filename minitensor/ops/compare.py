@@ -27,7 +27,7 @@ def _compare(name: str, fn: Callable[..., object],
         # compares with 255, float32 0.1 == a 0-d float64 0.1 is True (uint8 & a 0-d int8 is uint8)
         (a, b), want = in_common_dtype(operand(input, name), operand(other, name))
         if bitwise and _dtype.kind(want) == "f":
-            raise RuntimeError(f"{name}: only integer and bool tensors are supported, got {want}")
+            raise NotImplementedError(f"{name}: only integer and bool tensors are supported, got {want}")
         try:
             return Tensor._make(np.asarray(fn(a, b)))
         except ValueError:

@@ -76,7 +76,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     `minlength` counts); with weights, the sum of the weights of each value's elements instead (float32
     weights give float32 sums, any others float64, as in PyTorch)."""
     x = input._array
-    if x.dtype.kind not in "iub":
+    if x.dtype.kind not in "iu":  # (bool too is refused by PyTorch's kernel)
         raise NotImplementedError(f"bincount: not implemented for dtype {input.dtype} (integers only)")
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")

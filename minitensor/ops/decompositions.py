@@ -580,7 +580,7 @@ def matrix_float(A: Any, op: str) -> Tensor:
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions, got shape {tuple(A.shape)}")
     if _dtype.kind(A._array.dtype) != "f" or A._array.dtype == np.float16:
-        raise RuntimeError(f"{op}: Expected a floating point tensor as input. Got {A.dtype}")
+        raise NotImplementedError(f"{op}: Expected a floating point tensor as input. Got {A.dtype}")
     return A
 
 

@@ -30,7 +30,7 @@ from ..autograd import grad_mode
 from ..random import Generator, _gen
 from ..tensor import Tensor
 from ..types import Index, TensorOrNumber
-from ._util import operand
+from ._util import operand, tensor_input
 from .conversion import cast
 from .indexing import IndexPut, _index_key, fill_value, where
 
@@ -41,6 +41,7 @@ def _requires_grad(x):
 
 def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run `compute(old, *args, **kwargs)`, the out-of-place op, and make its result `self`'s new value."""
+    tensor_input(self, op)  # `minitensor.abs_("a")` calls this with whatever it was given
     if not self._array.flags.writeable:  # an expanded view: several of its elements are one memory location
         raise RuntimeError(
             f"{op}: unsupported operation: more than one element of the written-to tensor (shape "
@@ -106,7 +107,8 @@ def _named(op, compute, *args, **kwargs):
         return compute(*args, **kwargs)
     except RuntimeError as e:
         head, sep, rest = str(e).partition(": ")
-        raise RuntimeError(f"{op}: {rest if sep and ' ' not in head else e}") from None  # 'add: ...' -> 'add_: ...'
+        # 'add: ...' -> 'add_: ...', of the same class (a dtype refusal stays a NotImplementedError)
+        raise type(e)(f"{op}: {rest if sep and ' ' not in head else e}") from None
 
 
 def inplace_method(op: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

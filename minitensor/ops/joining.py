@@ -291,6 +291,9 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _tensor_list(tensors, op):
+    if isinstance(tensors, Tensor):  # iterating it would cut it into its rows: PyTorch refuses it
+        raise TypeError(f"{op}: argument 'tensors' must be a tuple or list of Tensors, not a Tensor of shape "
+                        f"{tuple(tensors.shape)}")
     ts = list(tensors)
     if not ts:
         raise RuntimeError(f"{op}: expects a non-empty TensorList")

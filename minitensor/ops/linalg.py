@@ -324,7 +324,7 @@ def _check_operands(x, y):
         raise RuntimeError(f"matmul: expected both arguments to have the same dtype, got {x.dtype} and "
                            f"{y.dtype} (shapes {x.shape} and {y.shape}); convert one with .to(dtype)")
     if x.dtype == np.bool_:
-        raise RuntimeError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
+        raise NotImplementedError("matmul: not implemented for bool tensors (convert them with .long() or .float())")
     k_a = x.shape[-1]
     k_b = y.shape[0] if y.ndim == 1 else y.shape[-2]
     if k_a != k_b or not _batch_dims_broadcast(x.shape[:-2], y.shape[:-2]):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
+from ._util import broadcast_shapes as _broadcast_shapes
 from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
@@ -463,7 +464,7 @@ def torch_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     VJP:     ga = b x g;  gb = g x a
     """
     if dim is None:
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        shape = _broadcast_shapes("cross", tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return cross(input, other, dim=dim)
 

@@ -349,7 +349,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     VJP:     none (PyTorch has none either)
     """
     if _dtype.kind(input.dtype) != "f":
-        raise RuntimeError(f"poisson: not implemented for dtype {input.dtype}; the rates must be floating point")
+        raise NotImplementedError(f"poisson: not implemented for dtype {input.dtype}; the rates must be floating point")
     if np.any(input._array < 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
     return Tensor._make(np.asarray(_gen(generator).poisson(input._array)).astype(input.dtype))

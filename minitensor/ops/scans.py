@@ -100,7 +100,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tenso
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log of the running sum of exp along dim, without overflow."""
     if _dtype.kind(input._array.dtype) != "f":
-        raise RuntimeError(f"logcumsumexp: expected a floating point tensor, got {input.dtype}")
+        raise NotImplementedError(f"logcumsumexp: expected a floating point tensor, got {input.dtype}")
     return Logcumsumexp.apply(input, _wrap_dim(dim, input.ndim, "logcumsumexp"))
 
 

@@ -410,6 +410,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
     input = tensor  # (PyTorch's name for it in torch.split)
+    if input.ndim == 0:
+        raise RuntimeError("split: expects at least a 1-dimensional tensor, got a 0-d one")
     d = _wrap_dim(dim, input.ndim, "split")
     n = input.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -440,6 +442,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer when it doesn't divide)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk: number of chunks must be positive, got {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk: expects at least a 1-dimensional tensor, got a 0-d one")
     n = input.shape[_wrap_dim(dim, input.ndim, "chunk")]
     if n == 0:  # any number of empty pieces sums to 0: PyTorch returns `chunks` of them
         return split(input, [0] * chunks, dim)
@@ -459,7 +463,9 @@ def flip(input: Tensor, dims: Dims) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     key = [slice(None)] * input.ndim
     for d in dims:
-        key[_wrap_dim(d, input.ndim, "flip")] = slice(None, None, -1)
+        d = _wrap_dim(d, input.ndim, "flip")
+        if input.ndim:  # (a 0-d tensor's dim 0 or -1 is its one element: nothing to reverse, as in PyTorch)
+            key[d] = slice(None, None, -1)
     return input[tuple(key)].clone()  # a copy, as PyTorch's flip (numpy's reversed slice is a view)
 
 
@@ -501,6 +507,9 @@ def _infer_size(shape, input, op):
 
 def _tensors_arg(tensors, op):
     """cat's and stack's list of tensors, checked, each cast to their promoted dtype (as PyTorch)."""
+    if isinstance(tensors, Tensor):  # iterating it would cut it into its rows: PyTorch refuses it
+        raise TypeError(f"{op}: argument 'tensors' must be a tuple or list of Tensors, not a Tensor of shape "
+                        f"{tuple(tensors.shape)}")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
@@ -610,7 +619,7 @@ def _repeat_counts(repeats, n, op):
     """A tensor of repeat counts as an int64 array of n (a 0-d one is one count for all)."""
     r = repeats._array
     if r.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: repeats must be an integer tensor, got dtype {r.dtype}")
+        raise NotImplementedError(f"{op}: repeats must be an integer tensor, got dtype {r.dtype}")
     if r.ndim > 1:
         raise RuntimeError(f"{op}: repeats must be 0-dim or 1-dim tensor, got shape {r.shape}")
     if n is None:

@@ -53,7 +53,7 @@ from . import (  # (h-names29: binning, differences, householder, lowrank, mappe
     storage as St,
     unary as U,
 )
-from ._util import binary_method, operator_method, reflected_method
+from ._util import binary_method, operator_method, reflected_method, tensor_input
 
 
 class Row(NamedTuple):
@@ -595,7 +595,29 @@ NAMESPACE_INPLACE = frozenset({
 })
 
 
-def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+# What no function of the namespace takes as its first argument (a tensor, a number or a sequence of tensors):
+# refused up front with PyTorch's TypeError rather than an AttributeError from inside the op
+NOT_AN_INPUT = (str, bytes, dict, set, type(None))
+
+
+def _refuse_non_input(name: str, args: tuple[Any, ...]) -> None:
+    if args and isinstance(args[0], NOT_AN_INPUT):
+        tensor_input(args[0], name)  # its TypeError names the op and what it got
+
+
+def tensor_first(namespace: dict[str, Any], *names: str) -> dict[str, Callable[..., Any]]:
+    """{name: the function `namespace[name]`} (minitensor/__init__.py rebinds them), each refusing a first argument
+    no op takes (NOT_AN_INPUT) with PyTorch's TypeError; the op is `__wrapped__`, its signature unchanged."""
+    def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            _refuse_non_input(name, args)
+            return fn(*args, **kwargs)
+        return checked
+    return {name: guarded(name, namespace[name]) for name in names}
+
+
+def with_out(name: str, fn: Callable[..., Any], tensor_first: bool = True) -> Callable[..., Any]:
     """`fn` taking PyTorch's `out=`: with `out=None` it is `fn`; else the result is written into the
     tensor `out` (a tuple of them for an op with several results, such as `max(x, dim)`), which is
     returned. The rules are PyTorch's: no autograd through `out=`, the result's dtype must cast to
@@ -604,6 +626,8 @@ def with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def fn_with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if tensor_first:  # (a factory's first argument is a size)
+            _refuse_non_input(name, args)
         if out is None:
             return fn(*args, **kwargs)
         outs = (out,) if isinstance(out, Tensor) else tuple(out) if isinstance(out, (tuple, list)) else None
@@ -644,7 +668,7 @@ FACTORY_OUT_FORMS = ("arange", "empty", "eye", "full", "linspace", "logspace", "
 
 def factory_with_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """The factory `fn` taking PyTorch's `out=` (see with_out); `out`'s dtype is the default dtype."""
-    written = with_out(name, fn)
+    written = with_out(name, fn, tensor_first=False)
 
     @functools.wraps(written)
     def factory(*args: Any, out: Any = None, **kwargs: Any) -> Any:

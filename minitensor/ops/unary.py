@@ -489,7 +489,7 @@ def _unary(cls: type[Function], name: str, to_float: bool = False, no_bool: str 
         if to_float and input._array.dtype.kind in "biu":
             input = cast(input, _dtype.get_default_dtype())
         elif no_bool and input._array.dtype == _dtype.bool_:
-            raise RuntimeError(f"{name}: {no_bool}")
+            raise (NotImplementedError if name == "abs" else RuntimeError)(f"{name}: {no_bool}")  # (PyTorch's classes)
         return cls.apply(input)
 
     fn.__name__ = name
