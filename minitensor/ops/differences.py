@@ -40,6 +40,10 @@ def gradient(input: Tensor, *, spacing: Any = None, dim: int | Sequence[int] | N
     op = "torch.gradient"
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if input.dtype == _dtype.bool_:  # (its differences are subtractions, which PyTorch refuses for bools)
+        raise RuntimeError(f"{op}: subtraction of bool tensors is not supported; convert the input first")
+    if not isinstance(edge_order, int) or isinstance(edge_order, bool):
+        raise TypeError(f"{op}: edge_order must be an int, got {type(edge_order).__name__}")
     dims = _dims(input, dim)
     steps = _steps(spacing, len(dims), dim is None, input.ndim)
     if edge_order not in (1, 2):

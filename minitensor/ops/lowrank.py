@@ -40,8 +40,11 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
     VJP:     through matmul, linalg.qr and linalg.svd (R, the random draw, is a constant)
     """
     A = _float_matrix(A, "svd_lowrank")
-    q = 6 if q is None else int(q)
-    niter = 2 if niter is None else int(niter)
+    for name, value in (("q", q), ("niter", niter)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"svd_lowrank: {name} must be an int, got {type(value).__name__}")
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
     if M is not None:
         M = M.broadcast_to(A.shape)
     wide = A.shape[-2] < A.shape[-1]
@@ -131,6 +134,6 @@ def _float_matrix(A: Any, op: str) -> Tensor:
         raise TypeError(f"{op}: A must be a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: A must have at least 2 dimensions, got shape {tuple(A.shape)}")
-    if _dtype.kind(A._array.dtype) != "f":
-        A = A.to(_dtype.get_default_dtype())  # PyTorch's random basis is drawn in the default float dtype
+    if _dtype.kind(A._array.dtype) != "f":  # (PyTorch's products with its float random basis refuse them)
+        raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {A.dtype}")
     return A
