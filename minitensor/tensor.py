@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # (annotations only: these modules import this one)
     from typing_extensions import Self
 
     from .autograd.function import Function
-    from .types import ArrayLike, DeviceLike, DType, DTypeLike
+    from .types import ArrayLike, DeviceLike, DTypeLike, PublicDType
 
 
 class Size(tuple[int, ...]):
@@ -360,8 +360,8 @@ class Tensor:
         return Size(self._array.shape)
 
     @property
-    def dtype(self) -> DType:
-        return self._array.dtype
+    def dtype(self) -> PublicDType:  # (numpy's dtype is `._array.dtype`: minitensor's own code uses that)
+        return _dtype.public_of[self._array.dtype]
 
     @property
     def device(self) -> device:
@@ -704,7 +704,7 @@ def _format(t: Tensor) -> str:
         extras.append(f"size={tuple(arr.shape)}")
     if arr.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_) or (
             arr.size == 0 and arr.dtype != _dtype.get_default_dtype()):  # nor the dtype of an empty one
-        extras.append(f"dtype={Size.shown_as}.{arr.dtype}")
+        extras.append(f"dtype={_dtype.public(arr.dtype)}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.torch_name()}>")  # (without the node's address, as PyTorch)
     elif t._rg:

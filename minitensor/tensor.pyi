@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 from typing_extensions import Self
 
 from .autograd.function import Function
-from .types import ArrayLike, DType, DTypeLike, DeviceLike, Dims, Index, Number, SizeArg, TensorOrNumber
+from .types import ArrayLike, DTypeLike, DeviceLike, Dims, Index, Number, PublicDType, SizeArg, TensorOrNumber
 from .ops.unary import Frexp
 from .random import Generator
 from .ops.reduce import aminmax_result, max_result, min_result
@@ -108,7 +108,7 @@ class Tensor:
     @property
     def shape(self) -> Size: ...
     @property
-    def dtype(self) -> DType: ...
+    def dtype(self) -> PublicDType: ...
     @property
     def device(self) -> device: ...
     @property

@@ -397,16 +397,16 @@ class CrossEntropy(Function):
         x, _, _, weight, reduction, eps = ctx.inputs
         t, keep = ctx.t, ctx.keep
         n, c = x.shape
-        w_t = 1.0 if weight is None else weight[t].astype(x.dtype)  # (1 - eps) w_t: q's one-hot part
-        r = keep.astype(x.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
+        w_t = 1.0 if weight is None else weight[t].astype(x._array.dtype)  # (1 - eps) w_t: q's one-hot part
+        r = keep.astype(x._array.dtype) if reduction != "mean" else keep * (1 / ctx.denom)  # keep_i, / D for 'mean'
         a = None if weight is None else (1 - eps) * w_t + (eps / c) * float(weight.sum())
-        q = np.zeros((n, c), x.dtype)
+        q = np.zeros((n, c), x._array.dtype)
         q.reshape(-1)[ctx.flat] = (1 - eps) * w_t
         if eps:
-            q += (eps / c) * (1.0 if weight is None else weight.astype(x.dtype))
+            q += (eps / c) * (1.0 if weight is None else weight.astype(x._array.dtype))
         p = softmax(x, dim=1)
-        ap = p if a is None else p * Tensor._make(a[:, None].astype(x.dtype))
-        rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x.dtype)[:, None])
+        ap = p if a is None else p * Tensor._make(a[:, None].astype(x._array.dtype))
+        rg = (g.reshape(n, 1) if reduction == "none" else g) * Tensor._make(r.astype(x._array.dtype)[:, None])
         return rg * (ap - Tensor._make(q)), None, None, None, None, None
 
 

@@ -27,7 +27,7 @@ class Cast(Function):
     @staticmethod
     def backward(ctx, g):
         x = ctx.inputs[0]
-        return cast(g, x.dtype, False), None, None
+        return cast(g, x._array.dtype, False), None, None
 
 
 def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:

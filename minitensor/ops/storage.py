@@ -123,6 +123,6 @@ def fill_diagonal_(self: Tensor, fill_value: TensorOrNumber, wrap: bool = False)
                            f"{tuple(fill_value.shape)}")
     if not isinstance(fill_value, Tensor) and self.dtype.kind in "iu" and isinstance(fill_value, float):
         fill_value = int(fill_value)  # PyTorch truncates a float into an integer tensor here
-    value = indexing.fill_value(fill_value, self.dtype, "fill_diagonal_")
+    value = indexing.fill_value(fill_value, self._array.dtype, "fill_diagonal_")
     return inplace(self, "fill_diagonal_", lambda t: where(Tensor._make(mask), value, t))
 
