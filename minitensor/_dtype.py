@@ -247,10 +247,16 @@ class PublicDType:
     __module__ = "minitensor"  # (its repr and pickles name it `minitensor.dtype`, where users reach it)
     __slots__ = ("dtype", "name", "itemsize", "kind", "is_floating_point", "is_complex", "is_signed", "_hash")
 
-    def __init__(self, np_dtype: DType) -> None:
+    def __init__(self) -> None:  # (as PyTorch's: the dtypes are the module's, `public` makes them)
+        raise TypeError(f"cannot create '{shown_as()}.dtype' instances")
+
+    @classmethod
+    def _of(cls, np_dtype: DType) -> PublicDType:
+        self = object.__new__(cls)
         self.dtype, self.name, self.itemsize, self._hash = np_dtype, np_dtype.name, np_dtype.itemsize, hash(np_dtype)
         self.kind = k = kind(np_dtype)
         self.is_floating_point, self.is_complex, self.is_signed = k == "f", k == "c", k in "ifc"
+        return self
 
     def __eq__(self, other: object) -> _b.bool:  # numpy's rule: equal to its np.dtype, numpy type or name
         if other is self or other is self.dtype:  # (numpy's dtype objects of an array are its shared ones)
@@ -287,6 +293,11 @@ class PublicDType:
 
     def __reduce__(self) -> str:
         return self.name  # pickles as `minitensor.<name>`, which is this object
+
+    @property
+    def abbr(self) -> str:
+        """PyTorch's short name: 'f32', 'i64', 'u8', 'b8' ..."""
+        return ("b" if self.kind == "b" else "bf" if self.name == "bfloat16" else self.kind) + str(8 * self.itemsize)
 
     def to_real(self) -> PublicDType:
         """The real dtype of the same precision: itself, as minitensor has no complex dtypes."""
@@ -350,7 +361,7 @@ if has_bfloat16:
 class _PublicTable(dict[Any, 'PublicDType']):  # np.dtype -> its PublicDType; a dtype met for the first time gets one
     def __missing__(self, np_dtype: DType) -> PublicDType:
         d = np.dtype(np_dtype)
-        self[d] = made = PublicDType(d) if d.isnative else public(d.newbyteorder("="))
+        self[d] = made = PublicDType._of(d) if d.isnative else public(d.newbyteorder("="))
         return made
 
 

@@ -407,7 +407,7 @@ class Tensor:
             )
         return self._array.reshape(()).item()
 
-    def numpy(self, force: bool = False) -> NDArray[Any]:
+    def numpy(self, *, force: bool = False) -> NDArray[Any]:
         """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor
         that requires grad)."""
         if self._rg and not force:
@@ -521,10 +521,10 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
-    def cpu(self) -> Self:
+    def cpu(self, memory_format: object = None) -> Self:
         return self
 
-    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+    def cuda(self, device: object = None, non_blocking: bool = False, memory_format: object = None) -> Tensor:
         check_device("cuda", "cuda")
 
     # ---- layout and storage attributes, PyTorch's names (issue 29) ---------------------------------

@@ -466,13 +466,26 @@ def test_resize_errors_and_resize_as():
 
 
 def test_new_matches_torch():
-    for args in [(2, 3), ([1, 2],), ((2, 3),), ()]:
-        a, b = torch.zeros(1, dtype=torch.float64).new(*args), mt.zeros(1, dtype=mt.float64).new(*args)
-        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype) == "float64"
+    for args, kwargs in [((2, 3), {}), (([1, 2],), {}), (((2, 3),), {}), ((), {}), (("Size",), {}),
+                         ((), {"size": (2, 3)}), ((), {"size": [4]})]:
+        if args == ("Size",):
+            a, b = torch.zeros(1, dtype=torch.float64).new(torch.Size([2, 3])), mt.zeros(1, dtype=mt.float64).new(
+                mt.Size([2, 3]))
+        else:
+            a = torch.zeros(1, dtype=torch.float64).new(*args, **kwargs)
+            b = mt.zeros(1, dtype=mt.float64).new(*args, **kwargs)
+        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype) == "minitensor.float64", (args, kwargs)
         if args and isinstance(args[0], (list, tuple)):
             np.testing.assert_array_equal(b.numpy(), a.numpy())
-    with pytest.raises(TypeError):
-        mt.zeros(1).new(mt.zeros(2))
+    for kwargs in ({}, {"other": True}):  # x.new(t): t's memory as a new tensor, of x's dtype only
+        t = mt.ones(3)
+        y = mt.zeros(1).new(other=t) if kwargs else mt.zeros(1).new(t)
+        assert np.shares_memory(y.numpy(), t.numpy()) and y.tolist() == [1.0, 1.0, 1.0]
+    for lib in (torch, mt):
+        with pytest.raises(TypeError):
+            lib.zeros(1).new(lib.zeros(2, dtype=lib.int64))
+        with pytest.raises(TypeError):
+            lib.zeros(1).new(2, size=(2, 3))
 
 
 @pytest.mark.parametrize("dtype,args,lo,hi", [
