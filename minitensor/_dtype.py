@@ -246,6 +246,14 @@ class PublicDType:
 
     __module__ = "minitensor"  # (its repr and pickles name it `minitensor.dtype`, where users reach it)
     __slots__ = ("dtype", "name", "itemsize", "kind", "is_floating_point", "is_complex", "is_signed", "_hash")
+    dtype: DType  # numpy's dtype (numpy reads it from here when given this object as a dtype)
+    name: str
+    itemsize: _b.int
+    kind: str
+    is_floating_point: _b.bool
+    is_complex: _b.bool
+    is_signed: _b.bool
+    _hash: _b.int
 
     def __init__(self) -> None:  # (as PyTorch's: the dtypes are the module's, `public` makes them)
         raise TypeError(f"cannot create '{shown_as()}.dtype' instances")
