@@ -269,7 +269,7 @@ class PublicDType:
     def __eq__(self, other: object) -> _b.bool:  # numpy's rule: equal to its np.dtype, numpy type or name
         if other is self or other is self.dtype:  # (numpy's dtype objects of an array are its shared ones)
             return True
-        if other.__class__ is PublicDType:
+        if other.__class__ is PublicDType or other is None:  # (numpy reads None as float64; PyTorch does not)
             return False
         try:
             return _b.bool(self.dtype == other)
@@ -279,7 +279,7 @@ class PublicDType:
     def __ne__(self, other: object) -> _b.bool:  # (written out: `x.dtype != d` is in the backward pass's loop)
         if other is self or other is self.dtype:
             return False
-        if other.__class__ is PublicDType:
+        if other.__class__ is PublicDType or other is None:
             return True
         try:
             return _b.bool(self.dtype != other)

@@ -55,15 +55,11 @@ def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | 
     return cast(self, _dtype.as_dtype(dtype, "to"), copy)
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def type_(self: Tensor, dtype: DTypeLike | None = None, non_blocking: bool = False) -> str | Tensor:
     """`x.type()`: the tensor's type name (`torch.FloatTensor` under the runner); `x.type(dtype)`: x
     converted, as `x.to(dtype)`."""
     if dtype is None:
-        return f"{_dtype.shown_as()}.{_TYPE_NAMES[self._array.dtype.name]}Tensor"
+        return f"{_dtype.shown_as()}.{_dtype.scalar_name(self._array.dtype)}Tensor"  # ('Float', 'UInt16' ...)
     return self.to(dtype)
 
 
