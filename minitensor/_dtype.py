@@ -366,19 +366,17 @@ if has_bfloat16:
     _ALIASES.update(bfloat16=bfloat16, BFloat16Tensor=bfloat16)
 
 
-class _PublicTable(dict[Any, 'PublicDType']):  # np.dtype -> its PublicDType; a dtype met for the first time gets one
-    def __missing__(self, np_dtype: DType) -> PublicDType:
-        d = np.dtype(np_dtype)
-        self[d] = made = PublicDType._of(d) if d.isnative else public(d.newbyteorder("="))
-        return made
-
-
-public_of = _PublicTable()
+public_of: dict[Any, PublicDType] = {}  # np.dtype -> its PublicDType (a plain dict: `Tensor.dtype` reads it first)
 
 
 def public(np_dtype: DType) -> PublicDType:
     """The dtype users see for numpy's `np_dtype` (`Tensor.dtype`, `minitensor.get_default_dtype()`)."""
-    return public_of[np_dtype]
+    try:
+        return public_of[np_dtype]
+    except KeyError:
+        d = np.dtype(np_dtype)
+        public_of[d] = made = PublicDType._of(d) if d.isnative else public(d.newbyteorder("="))
+        return made
 
 
 def kind(dtype: Any) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence, o
 import numpy as np
 
 from . import _dtype
+from ._dtype import public_of as _public_of
 
 if TYPE_CHECKING:  # (annotations only: these modules import this one)
     from numpy.typing import NDArray
@@ -361,7 +362,10 @@ class Tensor:
 
     @property
     def dtype(self) -> PublicDType:  # (numpy's dtype is `._array.dtype`: minitensor's own code uses that)
-        return _dtype.public_of[self._array.dtype]
+        try:
+            return _public_of[self._array.dtype]
+        except KeyError:  # (a dtype met for the first time)
+            return _dtype.public(self._array.dtype)
 
     @property
     def device(self) -> device:
