@@ -82,8 +82,8 @@ def _check_gradient(node, i, shape, dtype, g):
                 f"backward of '{node.name()}' returned a gradient of shape {tuple(g.shape)} for "
                 f"input {i}, which has shape {tuple(shape)}{hint}"
             )
-    if g.dtype != dtype:
-        if _dtype.kind(g.dtype) != "f":
+    if g._array.dtype != dtype:
+        if _dtype.kind(g._array.dtype) != "f":
             raise RuntimeError(
                 f"backward of '{node.name()}' returned a gradient of dtype {g.dtype} for input {i} of dtype {dtype}"
             )
