@@ -56,6 +56,8 @@ def as_dtype(dtype, op=None):
         return dtype
     if isinstance(dtype, StoragelessDType):
         raise TypeError(f"{op + ': ' if op else ''}{dtype.refusal()}")
+    if isinstance(dtype, PublicDType):
+        return dtype.dtype
     if isinstance(dtype, str):
         try:
             return _ALIASES[dtype.replace("torch.", "").replace("minitensor.", "")]
@@ -116,6 +118,8 @@ def _scalar_category(x):
 def promote_types(a, b):
     """PyTorch's promotion of the dtypes of two dimensioned tensors: the higher category wins
     (bool < integer < float), and within a category numpy's rule (int32 + int64 is int64)."""
+    # (run on a cache miss only: a minitensor dtype passed in is cached as numpy's, which every caller gets back)
+    a, b = getattr(a, "dtype", a), getattr(b, "dtype", b)
     ca, cb = _category(a), _category(b)
     if ca != cb:
         return a if ca > cb else b
@@ -147,6 +151,7 @@ def result_dtype(*operands):
 @functools.lru_cache(maxsize=None)
 def _combine(higher, lower):
     """A tier's dtype `higher` updated by the lower tiers' `lower`: only a higher category counts."""
+    higher, lower = getattr(higher, "dtype", higher), getattr(lower, "dtype", lower)  # (as promote_types)
     if higher is None:
         return lower
     if lower is None or _category(lower) <= _category(higher):
@@ -221,32 +226,126 @@ def scalar_to(value, dtype, op):
     return np.asarray(value, dtype=dtype)
 
 
+# ---- the dtype objects users see: `minitensor.float32`, `Tensor.dtype` ----------------------------------
+
+class PublicDType:
+    """A dtype as a user meets it (`minitensor.float32`, `x.dtype`; the class is `minitensor.dtype`, as
+    `torch.dtype`): numpy's dtype with PyTorch's printing and fields.
+
+    Printing is why it exists: `print(x.dtype)` shows `torch.float32` under `python -m minitensor.run`
+    (inside `torch_is_minitensor()`), as the tutorial's text does, and `minitensor.float32` otherwise,
+    the name it is reached by (as `minitensor.Size([2, 3])`); a bare `float32`, numpy's print, would
+    be neither. Everything else is numpy's dtype, held in `.dtype`: numpy reads an object's `.dtype`
+    wherever it takes a dtype (`np.zeros(3, dtype=mt.float32)`, `arr.astype(mt.float64)`), it compares
+    equal to numpy's dtype, type and name (`x.dtype == np.float32`) with numpy's hash (dict keys mix),
+    and numpy's other fields (`.kind`, `.char`, `.type` ...) are read through.
+
+    Inside, minitensor works on numpy's dtypes (`x._array.dtype`, the module constants of `_dtype`):
+    the promotion tables and the per-op paths never meet this class; it is made at the API's edges
+    (`Tensor.dtype`, `minitensor.float32`, `get_default_dtype()`), one object per dtype."""
+
+    __module__ = "minitensor"  # (its repr and pickles name it `minitensor.dtype`, where users reach it)
+    __slots__ = ("dtype", "name", "itemsize", "kind", "is_floating_point", "is_complex", "is_signed", "_hash")
+    dtype: DType  # numpy's dtype (numpy reads it from here when given this object as a dtype)
+    name: str
+    itemsize: _b.int
+    kind: str
+    is_floating_point: _b.bool
+    is_complex: _b.bool
+    is_signed: _b.bool
+    _hash: _b.int
+
+    def __init__(self) -> None:  # (as PyTorch's: the dtypes are the module's, `public` makes them)
+        raise TypeError(f"cannot create '{shown_as()}.dtype' instances")
+
+    @classmethod
+    def _of(cls, np_dtype: DType) -> PublicDType:
+        self = object.__new__(cls)
+        self.dtype, self.name, self.itemsize, self._hash = np_dtype, np_dtype.name, np_dtype.itemsize, hash(np_dtype)
+        self.kind = k = kind(np_dtype)
+        self.is_floating_point, self.is_complex, self.is_signed = k == "f", k == "c", k in "ifc"
+        return self
+
+    def __eq__(self, other: object) -> _b.bool:  # numpy's rule: equal to its np.dtype, numpy type or name
+        if other is self or other is self.dtype:  # (numpy's dtype objects of an array are its shared ones)
+            return True
+        if other.__class__ is PublicDType or other is None:  # (numpy reads None as float64; PyTorch does not)
+            return False
+        try:
+            return _b.bool(self.dtype == other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other: object) -> _b.bool:  # (written out: `x.dtype != d` is in the backward pass's loop)
+        if other is self or other is self.dtype:
+            return False
+        if other.__class__ is PublicDType or other is None:
+            return True
+        try:
+            return _b.bool(self.dtype != other)
+        except TypeError:
+            return True
+
+    def __hash__(self) -> _b.int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"{shown_as()}.{self.name}"
+
+    __str__ = __repr__
+
+    def __getattr__(self, name: str) -> Any:  # numpy's fields (char, type, str, byteorder ...), read through
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dtype, name)
+
+    def __reduce__(self) -> str:
+        return self.name  # pickles as `minitensor.<name>`, which is this object
+
+    @property
+    def abbr(self) -> str:
+        """PyTorch's short name: 'f32', 'i64', 'u8', 'b8' ..."""
+        return ("b" if self.kind == "b" else "bf" if self.name == "bfloat16" else self.kind) + str(8 * self.itemsize)
+
+    def to_real(self) -> PublicDType:
+        """The real dtype of the same precision: itself, as minitensor has no complex dtypes."""
+        return self
+
+
+PublicDType.__name__ = PublicDType.__qualname__ = "dtype"  # `minitensor.dtype`, as `torch.dtype`
+
+
 # ---- bfloat16: numpy's through the optional package ml_dtypes ---------------------------------------
 
-class StoragelessDType:
+class StoragelessDType(PublicDType):
     """A PyTorch dtype this installation has no storage for: bfloat16 without the optional package
     ml_dtypes (`pip install minitensor-attention[bfloat16]`), which gives numpy a bfloat16 dtype. It
     exists so code that names it, compares it or asks `finfo(bfloat16)` runs; a tensor of it is refused
     with a clear error rather than stored as float32 while printing bfloat16 (every op would then
     compute at float32's precision, which is not what a bfloat16 tutorial shows)."""
 
-    is_floating_point = True
-    is_complex = False
-    is_signed = True
+    def __init__(self, name: str, itemsize: _b.int) -> None:  # (no `.dtype`: numpy must not take it for one)
+        self.name, self.itemsize, self.kind, self._hash = name, itemsize, "f", hash(name)
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
 
-    def __init__(self, name: str, itemsize: _b.int) -> None:
-        self.name, self.itemsize = name, itemsize
+    def __eq__(self, other: object) -> _b.bool:
+        return other is self
+
+    def __ne__(self, other: object) -> _b.bool:
+        return other is not self
+
+    __hash__ = PublicDType.__hash__
 
     def refusal(self) -> str:
         return (f"minitensor has no {self.name} tensors here: numpy has no {self.name} storage of its own; install "
                 f"the optional package that gives it one with `pip install ml_dtypes` (the extra "
                 f"`minitensor-attention[bfloat16]`), or use float32 (or float16)")
 
-    def __repr__(self) -> str:
-        return f"{shown_as()}.{self.name}"
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __reduce__(self) -> str:
-        return self.name  # pickles as the module attribute
+        return self.name  # pickles as the module attribute (minitensor._dtype.bfloat16 is this object)
 
 
 def _numpy_bfloat16() -> Any:
@@ -265,6 +364,19 @@ if not has_bfloat16:
     bfloat16 = StoragelessDType("bfloat16", 2)
 if has_bfloat16:
     _ALIASES.update(bfloat16=bfloat16, BFloat16Tensor=bfloat16)
+
+
+public_of: dict[Any, PublicDType] = {}  # np.dtype -> its PublicDType (a plain dict: `Tensor.dtype` reads it first)
+
+
+def public(np_dtype: DType) -> PublicDType:
+    """The dtype users see for numpy's `np_dtype` (`Tensor.dtype`, `minitensor.get_default_dtype()`)."""
+    try:
+        return public_of[np_dtype]
+    except KeyError:
+        d = np.dtype(np_dtype)
+        public_of[d] = made = PublicDType._of(d) if d.isnative else public(d.newbyteorder("="))
+        return made
 
 
 def kind(dtype: Any) -> str:

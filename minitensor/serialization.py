@@ -190,6 +190,8 @@ class _Pickler(pickle.Pickler):
             return self.stored[key][:4]
         if isinstance(obj, (np.dtype, _dtype.StoragelessDType)):
             return ("dtype", obj.name)
+        if isinstance(obj, _dtype.PublicDType):  # (`x.dtype`, `minitensor.float32`: loads as the same object)
+            return ("dtype", obj.name, "minitensor")
         return None
 
 
@@ -524,6 +526,8 @@ def _allowed_global(module, name):
     from .optim.optimizer import Optimizer
     if isinstance(obj, type) and (issubclass(obj, (Module, Optimizer)) or obj is Size):
         return obj
+    if isinstance(obj, _dtype.PublicDType):  # `minitensor.float32` pickled by name, as torch's dtypes are allowed
+        return obj
     return None
 
 
@@ -560,10 +564,12 @@ class _Unpickler(pickle.Unpickler):
         return obj
 
     def persistent_load(self, pid):
-        if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "dtype" and isinstance(pid[1], str):
-            if pid[1] == "bfloat16":
-                return _dtype.bfloat16
-            return _dtype.as_dtype(pid[1])
+        if isinstance(pid, tuple) and len(pid) in (2, 3) and pid[0] == "dtype" and isinstance(pid[1], str):
+            # ("dtype", name): a numpy dtype; ("dtype", name, "minitensor"): a minitensor dtype (`x.dtype`)
+            if pid[1] == "bfloat16" and not _dtype.has_bfloat16:
+                return _dtype.bfloat16  # (the storageless stand-in is both)
+            np_dtype = _dtype.bfloat16 if pid[1] == "bfloat16" else _dtype.as_dtype(pid[1])
+            return _dtype.public(np_dtype) if pid[2:] == ("minitensor",) else np_dtype
         if not (isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "tensor" and isinstance(pid[1], str)
                 and pid[2] in ("Tensor", "Parameter", "ndarray", "scalar") and self.arrays is not None
                 and pid[1] in self.arrays):

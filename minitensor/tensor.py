@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence, o
 import numpy as np
 
 from . import _dtype
+from ._dtype import public_of as _public_of
 
 if TYPE_CHECKING:  # (annotations only: these modules import this one)
     from numpy.typing import NDArray
     from typing_extensions import Self
 
     from .autograd.function import Function
-    from .types import ArrayLike, DeviceLike, DType, DTypeLike
+    from .types import ArrayLike, DeviceLike, DTypeLike, PublicDType
 
 
 class Size(tuple[int, ...]):
@@ -360,8 +361,11 @@ class Tensor:
         return Size(self._array.shape)
 
     @property
-    def dtype(self) -> DType:
-        return self._array.dtype
+    def dtype(self) -> PublicDType:  # (numpy's dtype is `._array.dtype`: minitensor's own code uses that)
+        try:
+            return _public_of[self._array.dtype]
+        except KeyError:  # (a dtype met for the first time)
+            return _dtype.public(self._array.dtype)
 
     @property
     def device(self) -> device:
@@ -407,7 +411,7 @@ class Tensor:
             )
         return self._array.reshape(()).item()
 
-    def numpy(self, force: bool = False) -> NDArray[Any]:
+    def numpy(self, *, force: bool = False) -> NDArray[Any]:
         """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor
         that requires grad)."""
         if self._rg and not force:
@@ -521,10 +525,10 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
-    def cpu(self) -> Self:
+    def cpu(self, memory_format: object = None) -> Self:
         return self
 
-    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+    def cuda(self, device: object = None, non_blocking: bool = False, memory_format: object = None) -> Tensor:
         check_device("cuda", "cuda")
 
     # ---- layout and storage attributes, PyTorch's names (issue 29) ---------------------------------
@@ -704,7 +708,7 @@ def _format(t: Tensor) -> str:
         extras.append(f"size={tuple(arr.shape)}")
     if arr.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_) or (
             arr.size == 0 and arr.dtype != _dtype.get_default_dtype()):  # nor the dtype of an empty one
-        extras.append(f"dtype={Size.shown_as}.{arr.dtype}")
+        extras.append(f"dtype={_dtype.public(arr.dtype)}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.torch_name()}>")  # (without the node's address, as PyTorch)
     elif t._rg:

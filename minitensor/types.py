@@ -13,6 +13,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 from numpy.typing import NDArray
 
+from . import _dtype
 from .tensor import Tensor, device
 
 Number = Union[int, float, bool]
@@ -22,9 +23,13 @@ TensorOrNumber = Union[Tensor, Number]
 """An operand of arithmetic and comparison: a tensor, or a number broadcast against the other operand."""
 
 DType = np.dtype[Any]
-"""A tensor's dtype: `minitensor.float32` and friends are numpy dtypes."""
+"""numpy's dtype, which minitensor's own code passes around (`x._array.dtype`)."""
 
-DTypeLike = Union[np.dtype[Any], str, type]
+PublicDType = _dtype.PublicDType
+"""A tensor's dtype as users see it (`x.dtype`, `minitensor.float32`; at runtime the class `minitensor.dtype`):
+numpy's dtype that prints as PyTorch's (h-dtype29)."""
+
+DTypeLike = Union[PublicDType, np.dtype[Any], str, type]
 """Anything that names a dtype: `minitensor.float64`, `"float64"`, Python's `float`/`int`/`bool`,
 a numpy scalar type, or a legacy class such as `minitensor.LongTensor`."""
 
@@ -43,4 +48,5 @@ Index = Union[None, int, slice, EllipsisType, Tensor, Sequence[Any], NDArray[Any
 ArrayLike = Any
 """Data a tensor can be built from: nested lists or tuples of numbers, a number, a numpy array, a tensor."""
 
-__all__ = ["Number", "TensorOrNumber", "DType", "DTypeLike", "DeviceLike", "Dims", "SizeArg", "Index", "ArrayLike"]
+__all__ = ["Number", "TensorOrNumber", "DType", "PublicDType", "DTypeLike", "DeviceLike", "Dims", "SizeArg", "Index",
+           "ArrayLike"]

@@ -38,9 +38,9 @@ def root_gradients(outputs, grad_outputs):
                 )
             g = Tensor._make(np.ones_like(t._array))
         elif not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=t.dtype))
-        elif g.dtype != t.dtype:  # PyTorch casts the gradient to its output's dtype (an int one too)
-            g = Tensor._make(g._array.astype(t.dtype))
+            g = Tensor._make(np.asarray(g, dtype=t._array.dtype))
+        elif g._array.dtype != t._array.dtype:  # PyTorch casts the gradient to its output's dtype (an int one too)
+            g = Tensor._make(g._array.astype(t._array.dtype))
         if g.shape != t.shape:
             raise RuntimeError(f"backward: gradient has shape {tuple(g.shape)} but the output "
                                f"has shape {tuple(t.shape)}")

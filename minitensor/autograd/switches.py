@@ -109,7 +109,7 @@ class NestedIOFunction(Function):
 
     VJP: none (a legacy name only: its forward and backward raise, as PyTorch's `*_extended` do)"""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # (PyTorch's takes and ignores any)
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
                       "you should invoke them on the class itself. Instantiating an autograd function will raise "
                       "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ..tensor import Size, Tensor, check_device
+from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
 from . import _module_hooks as _hooks
 from ._module_hooks import (  # noqa: F401  (torch.nn.modules.module's global hooks live here too)
@@ -72,7 +72,7 @@ def _parameter_lines(items, legacy_names=False):
     for k, p in items:
         if isinstance(p, Tensor):
             kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-            dtype = typename(p) if legacy_names else f"{Size.shown_as}.{p.dtype}"
+            dtype = typename(p) if legacy_names else str(p.dtype)
             lines.append(f"  ({k}): {kind} containing: [{dtype} of size {'x'.join(str(n) for n in p.shape)}]")
         else:
             lines.append(f"  ({k}): Object of type: {type(p).__name__}")

@@ -128,7 +128,7 @@ class Pow(Function):
             base, b_ = _base_for_slope(a, b)
             ga = unbroadcast(g * (b_ * base ** (b_ - 1)), a._array.shape)  # (b a^(b-1) first, as PyTorch: may overflow)
         if ctx.needs_input_grad[1]:
-            gb = unbroadcast(g * ctx.output * _log_of_base(a, b, g.dtype), b._array.shape)
+            gb = unbroadcast(g * ctx.output * _log_of_base(a, b, g._array.dtype), b._array.shape)
         return ga, gb
 
 
@@ -179,8 +179,8 @@ class RoundedDiv(Function):
     @staticmethod
     def backward(ctx, g):
         a, b, _ = ctx.inputs
-        return (Tensor._make(np.zeros(a.shape, g.dtype)) if ctx.needs_input_grad[0] else None,
-                Tensor._make(np.zeros(b.shape, g.dtype)) if ctx.needs_input_grad[1] else None, None)
+        return (Tensor._make(np.zeros(a.shape, g._array.dtype)) if ctx.needs_input_grad[0] else None,
+                Tensor._make(np.zeros(b.shape, g._array.dtype)) if ctx.needs_input_grad[1] else None, None)
 
 
 class Remainder(Function):
@@ -309,8 +309,8 @@ class Copysign(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.inputs
-        flips = np.where(raw(a) == 0, 0, np.sign(raw(ctx.output)) * np.sign(raw(a))).astype(g.dtype)  # out / a
-        return _binary_grads(ctx, g * Tensor._make(flips), Tensor._make(np.zeros(g._array.shape, g.dtype)))
+        flips = np.where(raw(a) == 0, 0, np.sign(raw(ctx.output)) * np.sign(raw(a))).astype(g._array.dtype)  # out / a
+        return _binary_grads(ctx, g * Tensor._make(flips), Tensor._make(np.zeros(g._array.shape, g._array.dtype)))
 
 
 class Fmax(Function):
@@ -475,7 +475,7 @@ def lerp(input: Tensor, end: Tensor, weight: TensorOrNumber) -> Tensor:
         if isinstance(t, Tensor) and t.dtype != input.dtype and (name == "end" or t.ndim):
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:
-        weight = cast(weight, input.dtype)
+        weight = cast(weight, input._array.dtype)
     broadcast_shapes("lerp", input.shape, end.shape, *((weight.shape,) if isinstance(weight, Tensor) else ()))
     return Lerp.apply(input, end, weight)
 
@@ -792,7 +792,7 @@ def _bfloat16_addend(a, b):
         return a, b
 
     def rounded(x, other):
-        if type(x) is float and isinstance(other, Tensor) and other.dtype == _dtype.bfloat16:
+        if type(x) is float and isinstance(other, Tensor) and other._array.dtype == _dtype.bfloat16:
             return float(np.asarray(x, dtype=np.float32).astype(_dtype.bfloat16))
         return x
     return rounded(a, b), rounded(b, a)

@@ -27,7 +27,7 @@ class Cast(Function):
     @staticmethod
     def backward(ctx, g):
         x = ctx.inputs[0]
-        return cast(g, x.dtype, False), None, None
+        return cast(g, x._array.dtype, False), None, None
 
 
 def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
@@ -39,7 +39,8 @@ def cast(x: Tensor, dtype: DType, copy: bool = False) -> Tensor:
 # ---- conversions: `.to(dtype)`, `.float()` ... (a Cast node, so gradients flow back in the input's dtype)
 @with_formulas(Cast)
 def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | None = None,
-       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False) -> Tensor:
+       device: DeviceLike | None = None, copy: bool = False, non_blocking: bool = False,
+       memory_format: object = None) -> Tensor:
     """`.to(dtype)`, `.to('cpu')`, `.to(other_tensor)`, `.to(device, dtype)` as in PyTorch."""
     for a in args:
         if isinstance(a, Tensor):
@@ -54,14 +55,11 @@ def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | 
     return cast(self, _dtype.as_dtype(dtype, "to"), copy)
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def type_(self: Tensor, dtype: DTypeLike | None = None) -> str | Tensor:
-    """`x.type()`: the tensor's type name; `x.type(dtype)`: x converted, as `x.to(dtype)`."""
+def type_(self: Tensor, dtype: DTypeLike | None = None, non_blocking: bool = False) -> str | Tensor:
+    """`x.type()`: the tensor's type name (`torch.FloatTensor` under the runner); `x.type(dtype)`: x
+    converted, as `x.to(dtype)`."""
     if dtype is None:
-        return f"minitensor.{_TYPE_NAMES[self.dtype.name]}Tensor"
+        return f"{_dtype.shown_as()}.{_dtype.scalar_name(self._array.dtype)}Tensor"  # ('Float', 'UInt16' ...)
     return self.to(dtype)
 
 

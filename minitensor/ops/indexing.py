@@ -44,7 +44,7 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, src, key, shape):
-        out = np.zeros(shape, dtype=src.dtype)
+        out = np.zeros(shape, dtype=src._array.dtype)
         if any(_is_bool_scalar(k) for k in key):  # x[m] with a 0-d bool m: a new dim, of size 1 if m else 0
             if not all(k for k in key if _is_bool_scalar(k)):
                 return out  # nothing was read
@@ -93,7 +93,7 @@ class Where(Function):
     @staticmethod
     def backward(ctx, g):
         cond, a, b = ctx.inputs
-        zero = Tensor._make(np.zeros((), dtype=g.dtype))
+        zero = Tensor._make(np.zeros((), dtype=g._array.dtype))
         ga = unbroadcast(where(cond, g, zero), a.shape) if ctx.needs_input_grad[1] else None
         gb = unbroadcast(where(cond, zero, g), b.shape) if ctx.needs_input_grad[2] else None
         return None, ga, gb
@@ -143,7 +143,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     m = _fill_mask(input, mask, value, "masked_fill")
     if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
         _dtype.scalar_to(value.item(), input.dtype, "masked_fill")
-    value = fill_value(value, input.dtype, "masked_fill")
+    value = fill_value(value, input._array.dtype, "masked_fill")
     # the user's mask tensor itself, so that the node sees it changed in place before backward
     return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
 
@@ -247,7 +247,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: TensorOrNumber) ->
         raise RuntimeError(f"{op}: index must be a 0-d or 1-d tensor, got shape {idx.shape}")
     if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
         _dtype.scalar_to(value.item(), input.dtype, op)
-    fill = fill_value(value, input.dtype, op)  # (converted before the index is checked, as in PyTorch)
+    fill = fill_value(value, input._array.dtype, op)  # (converted before the index is checked, as in PyTorch)
     n = input.shape[d] if input.ndim else 1
     # an empty input whose filled dim is not empty has nothing to fill: PyTorch checks no index there
     checked = input.numel() or n == 0

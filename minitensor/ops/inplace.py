@@ -84,7 +84,7 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
         if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
             raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the "
                                f"in-place output type {self.dtype}")
-        result = cast(result, self.dtype)  # PyTorch keeps the tensor's dtype
+        result = cast(result, self._array.dtype)  # PyTorch keeps the tensor's dtype
     np.copyto(self._array, result._array)
     self._bump_version()
     if records and result._rg:  # the node that made `result` now made `self`
@@ -165,7 +165,7 @@ def copy_(self: Tensor, other: TensorOrNumber, non_blocking: bool = False) -> Te
     if not isinstance(src, Tensor):  # a number becomes a tensor first, then converts like one (unchecked)
         src = Tensor._make(np.asarray(src))
     if src.dtype != self.dtype:
-        src = cast(src, self.dtype)  # copy_ converts any dtype, as in PyTorch
+        src = cast(src, self._array.dtype)  # copy_ converts any dtype, as in PyTorch
     return inplace(self, "copy_", _filled, src)
 
 
@@ -214,7 +214,7 @@ def setitem(self: Tensor, index: Index, value: TensorOrNumber) -> None:
             f"{self._array[key].shape} of a tensor of shape {tuple(self.shape)}"
         ) from None
     if isinstance(value, Tensor) and value.dtype != self.dtype:
-        value = cast(value, self.dtype)
+        value = cast(value, self._array.dtype)
     inplace(self, "__setitem__", lambda t, v: IndexPut.apply(t, key, v), value)
 
 

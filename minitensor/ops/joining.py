@@ -265,7 +265,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
     if not blocks:
         return Tensor._make(np.zeros((1, 0), _dtype.get_default_dtype()))
-    dtype = functools.reduce(_dtype.promote_types, (b.dtype for b in blocks))
+    dtype = functools.reduce(_dtype.promote_types, (b._array.dtype for b in blocks))
     blocks = [cast(b, dtype) for b in blocks]
     width = sum(b.shape[1] for b in blocks)
     rows, left = [], 0

@@ -65,7 +65,7 @@ class Var(Function):
     @staticmethod
     @quietly("over")  # a float64 variance beyond float32's range is inf, silently as in PyTorch
     def forward(ctx, x, dims, correction, keepdim):
-        return _variance(x, dims, correction, keepdim).astype(x.dtype, copy=False)
+        return _variance(x, dims, correction, keepdim).astype(x._array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -83,7 +83,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
-        return np.sqrt(_variance(x, dims, correction, keepdim)).astype(x.dtype, copy=False)
+        return np.sqrt(_variance(x, dims, correction, keepdim)).astype(x._array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -171,7 +171,7 @@ class CountNonzero(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        return np.sum(x._array != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
+        return np.sum(x._array != 0, axis=dims, keepdims=keepdim).astype(x._array.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -193,7 +193,7 @@ class Norm(Function):
     def backward(ctx, g):
         x, dims, keepdim = ctx.inputs
         out = _keep(ctx.output, x.shape, dims, keepdim)
-        zero = Tensor._make((out._array == 0).astype(out.dtype))
+        zero = Tensor._make((out._array == 0).astype(out._array.dtype))
         # x / out first: of a subnormal x, g * x would lose the digits x / out = sign(x) keeps
         return _keep(g, x.shape, dims, keepdim) * (x / (out + zero)), None, None
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype, factories as F
 from ..random import Generator, _gen
-from ..tensor import Tensor, _size_arg
+from ..tensor import Size, Tensor, _size_arg
 from ..types import SizeArg, TensorOrNumber
 from . import indexing
 from .indexing import where
@@ -56,17 +56,27 @@ def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: object = No
     return resize_(self, tuple(the_template.shape))
 
 
-def new(self: Tensor, *args: Any, device: object = None) -> Tensor:
-    """PyTorch's legacy constructor, in self's dtype: `x.new(2, 3)` a new tensor of that shape
-    (uninitialized in PyTorch, zeros here), `x.new([1, 2])` or `x.new((1, 2))` one of those values,
-    `x.new()` an empty one."""
+def new(self: Tensor, *args: Any, size: SizeArg | None = None, other: Tensor | None = None,
+        device: object = None) -> Tensor:
+    """PyTorch's legacy constructor, in self's dtype: `x.new(2, 3)`, `x.new(torch.Size([2, 3]))` or
+    `x.new(size=(2, 3))` a new tensor of that shape (uninitialized in PyTorch, zeros here), `x.new([1, 2])`
+    or `x.new((1, 2))` one of those values, `x.new()` an empty one, and `x.new(t)` or `x.new(other=t)` t's
+    memory as a new tensor (a view of t, so gradients reach it; t must have x's dtype)."""
+    if size is not None or other is not None:
+        if args or (size is not None and other is not None):
+            raise TypeError("new: takes a size, a tensor or data, once: by position or as size=/other=, not both")
+        if size is not None:
+            return F.new_zeros(self, _size_arg((size,), "new"))
+        args = (other,)
     if not args:
         return F.new_empty(self, (0,))
-    if len(args) == 1 and isinstance(args[0], (list, tuple)):
-        return F.new_tensor(self, args[0])
     if len(args) == 1 and isinstance(args[0], Tensor):
-        raise TypeError("new: a tensor argument is not supported (PyTorch refuses it too); use new_tensor(t) or "
-                        "t.to(x.dtype)")
+        t = args[0]
+        if t._array.dtype != self._array.dtype:
+            raise TypeError(f"new: expected a tensor of dtype {self.dtype}, got one of {t.dtype}")
+        return t.view(t._array.shape)
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
+        return F.new_tensor(self, args[0])
     return F.new_zeros(self, _size_arg(args, "new"))
 
 
@@ -123,6 +133,6 @@ def fill_diagonal_(self: Tensor, fill_value: TensorOrNumber, wrap: bool = False)
                            f"{tuple(fill_value.shape)}")
     if not isinstance(fill_value, Tensor) and self.dtype.kind in "iu" and isinstance(fill_value, float):
         fill_value = int(fill_value)  # PyTorch truncates a float into an integer tensor here
-    value = indexing.fill_value(fill_value, self.dtype, "fill_diagonal_")
+    value = indexing.fill_value(fill_value, self._array.dtype, "fill_diagonal_")
     return inplace(self, "fill_diagonal_", lambda t: where(Tensor._make(mask), value, t))
 

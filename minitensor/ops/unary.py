@@ -188,7 +188,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make((~(ctx.inputs[0]._array <= 0)).astype(g.dtype))
+        return g * Tensor._make((~(ctx.inputs[0]._array <= 0)).astype(g._array.dtype))
 
 
 class Erf(Function):
@@ -236,7 +236,7 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, g):
         # zeros, not g * 0: an inf or NaN upstream gradient must not make NaN here
-        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g.dtype))
+        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g._array.dtype))
 
 
 class Clamp(Function):
@@ -440,7 +440,7 @@ class Round(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g.dtype)), None, None
+        return Tensor._make(np.zeros(ctx.inputs[0]._array.shape, g._array.dtype)), None, None
 
 
 class Logit(Function):
@@ -459,7 +459,7 @@ class Logit(Function):
         slope = g / (x * (1 - x))
         if eps is None:  # NaN outside [0, 1], where the log-odds are not real (as PyTorch)
             outside = (x._array < 0) | (x._array > 1)
-            return slope + Tensor._make(np.where(outside, np.nan, 0).astype(g.dtype)), None
+            return slope + Tensor._make(np.where(outside, np.nan, 0).astype(g._array.dtype)), None
         inside = Tensor._make((x._array >= eps) & (x._array <= 1 - eps))
         return where(inside, slope, 0.0), None  # (not slope * 0: the slope is inf at 0 and 1)
 
@@ -475,7 +475,7 @@ class NanToNum(Function):
     @staticmethod
     def backward(ctx, g):
         x = ctx.inputs[0]
-        return g * Tensor._make(np.isfinite(x._array).astype(g.dtype)), None, None, None
+        return g * Tensor._make(np.isfinite(x._array).astype(g._array.dtype)), None, None, None
 
 
 # ---- the public functions ------------------------------------------------------------------------

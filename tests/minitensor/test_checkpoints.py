@@ -36,7 +36,7 @@ def skeleton(obj):
     if isinstance(obj, (list, tuple)):
         return type(obj)(skeleton(v) for v in obj)
     if hasattr(obj, "numpy"):
-        return ("tensor", str(obj.dtype).replace("torch.", ""), tuple(obj.shape))
+        return ("tensor", str(obj.dtype).split(".")[-1], tuple(obj.shape))
     return obj
 
 

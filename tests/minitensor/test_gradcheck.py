@@ -131,7 +131,7 @@ def test_raise_exception_false_returns_false():
 
 def test_float32_inputs_are_rejected_with_a_clear_message():
     x = mt.tensor([1.0, 2.0], requires_grad=True)  # default float32
-    with pytest.raises(GradcheckError, match=r"input 0 is float32.*float64.*\.double\(\)"):
+    with pytest.raises(GradcheckError, match=r"input 0 is minitensor\.float32.*float64.*\.double\(\)"):
         gradcheck(lambda t: t * 2, (x,))
 
 

@@ -237,7 +237,7 @@ def test_chunk_of_an_empty_dim_gives_the_chunks_asked_for(shape, chunks, dim):
     [[np.float64(1.0)], [2.0]], (np.float64(1.0),), [np.int32(1)], [np.int32(1), 2], [np.int32(1), 2.5],
     [np.int8(1), np.uint8(2)], [np.uint8(3)], [np.float16(1.0), 2.0], [np.int64(2), np.float32(1.0)], [1, 2.0]])
 def test_a_list_of_numpy_scalars_keeps_their_dtypes_as_in_pytorch(data):
-    assert str(minitensor.tensor(data).dtype) == str(torch.tensor(data).dtype).replace("torch.", "")
+    assert str(minitensor.tensor(data).dtype).split(".")[-1] == str(torch.tensor(data).dtype).split(".")[-1]
 
 
 @pytest.mark.parametrize("op", ["__and__", "__or__", "__xor__"])
@@ -249,7 +249,7 @@ def test_bitwise_ops_promote_as_pytorch(op, a, b):
         x = lib.tensor(a[1], dtype=getattr(lib, a[0]))
         y = lib.tensor(b[1], dtype=getattr(lib, b[0]))
         out = getattr(x, op)(y)
-        res.append((str(out.dtype).replace("torch.", ""), out.numpy().tolist()))
+        res.append((str(out.dtype).split(".")[-1], out.numpy().tolist()))
     assert res[0] == res[1]
 
 
@@ -260,7 +260,7 @@ def test_float_unary_ops_promote_integer_tensors_to_float(name, dtype):
     for lib in (minitensor, torch):
         t = lib.tensor([1, 0, 3] if dtype != "bool" else [True, False, True], dtype=getattr(lib, dtype))
         out = getattr(t, name)()
-        res.append((str(out.dtype).replace("torch.", ""), out.numpy()))
+        res.append((str(out.dtype).split(".")[-1], out.numpy()))
     assert res[0][0] == res[1][0]
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
 

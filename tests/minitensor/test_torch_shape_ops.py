@@ -349,7 +349,7 @@ def test_values_dtypes_and_gradients_match_torch(case):
     xm, outs_m = _run(mt, fn, arrays, name not in NO_GRAD)
     assert len(outs_t) == len(outs_m), f"{name}: {len(outs_m)} outputs, PyTorch gives {len(outs_t)}"
     for i, (a, b) in enumerate(zip(outs_t, outs_m)):
-        assert str(a.dtype).replace("torch.", "") == str(b.dtype), f"{name}: output {i} dtype {b.dtype} vs {a.dtype}"
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], f"{name}: output {i} {b.dtype} vs {a.dtype}"
         assert tuple(a.shape) == tuple(b.shape), f"{name}: output {i} shape {tuple(b.shape)} vs {tuple(a.shape)}"
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-6, atol=1e-6, err_msg=f"{name}: output {i}")
     graded = [i for i, o in enumerate(outs_t) if o.requires_grad]
@@ -466,13 +466,26 @@ def test_resize_errors_and_resize_as():
 
 
 def test_new_matches_torch():
-    for args in [(2, 3), ([1, 2],), ((2, 3),), ()]:
-        a, b = torch.zeros(1, dtype=torch.float64).new(*args), mt.zeros(1, dtype=mt.float64).new(*args)
-        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype) == "float64"
+    for args, kwargs in [((2, 3), {}), (([1, 2],), {}), (((2, 3),), {}), ((), {}), (("Size",), {}),
+                         ((), {"size": (2, 3)}), ((), {"size": [4]})]:
+        if args == ("Size",):
+            a, b = torch.zeros(1, dtype=torch.float64).new(torch.Size([2, 3])), mt.zeros(1, dtype=mt.float64).new(
+                mt.Size([2, 3]))
+        else:
+            a = torch.zeros(1, dtype=torch.float64).new(*args, **kwargs)
+            b = mt.zeros(1, dtype=mt.float64).new(*args, **kwargs)
+        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype) == "minitensor.float64", (args, kwargs)
         if args and isinstance(args[0], (list, tuple)):
             np.testing.assert_array_equal(b.numpy(), a.numpy())
-    with pytest.raises(TypeError):
-        mt.zeros(1).new(mt.zeros(2))
+    for kwargs in ({}, {"other": True}):  # x.new(t): t's memory as a new tensor, of x's dtype only
+        t = mt.ones(3)
+        y = mt.zeros(1).new(other=t) if kwargs else mt.zeros(1).new(t)
+        assert np.shares_memory(y.numpy(), t.numpy()) and y.tolist() == [1.0, 1.0, 1.0]
+    for lib in (torch, mt):
+        with pytest.raises(TypeError):
+            lib.zeros(1).new(lib.zeros(2, dtype=lib.int64))
+        with pytest.raises(TypeError):
+            lib.zeros(1).new(2, size=(2, 3))
 
 
 @pytest.mark.parametrize("dtype,args,lo,hi", [

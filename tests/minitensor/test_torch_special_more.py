@@ -61,7 +61,7 @@ def test_dtypes_no_gradient_and_refusals(name):
         for dtype in ((None, "float64") if isinstance(values[0], float) else (None,)):
             a = mt.tensor(values, dtype=getattr(mt, dtype) if dtype else None)
             t = torch.tensor(values, dtype=getattr(torch, dtype) if dtype else None)
-            assert str(fn(a, *args).dtype) == str(theirs(t, *args).dtype).replace("torch.", "")
+            assert str(fn(a, *args).dtype).split(".")[-1] == str(theirs(t, *args).dtype).split(".")[-1]
     x = mt.tensor([0.5, 1.5], dtype=mt.float64, requires_grad=True)
     out = fn(x, *args)
     assert not out.requires_grad and out.grad_fn is None
@@ -99,7 +99,7 @@ def test_polynomials_against_torch(name):
              ((2.5, mt.tensor([3])), (2.5, torch.tensor([3])))]
     for ours, ref in cases:
         a, b = fn(*ours), theirs(*ref)
-        assert a.shape == tuple(b.shape) and str(a.dtype) == str(b.dtype).replace("torch.", "")
+        assert a.shape == tuple(b.shape) and str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
     with pytest.raises(TypeError):
         fn(0.5, 2)
     with pytest.raises(TypeError):
