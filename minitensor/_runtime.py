@@ -92,7 +92,8 @@ has_spectral = True  # numpy.fft
 
 def promote_types(type1: Any, type2: Any) -> _dtype.DType:
     """The dtype PyTorch's promotion gives two dtypes (float32 and int64: float32)."""
-    return _dtype.promote_types(_dtype.as_dtype(type1, "promote_types"), _dtype.as_dtype(type2, "promote_types"))
+    return _dtype.public(_dtype.promote_types(_dtype.as_dtype(type1, "promote_types"),
+                                              _dtype.as_dtype(type2, "promote_types")))
 
 
 def result_type(tensor: Tensor | complex, other: Tensor | complex) -> _dtype.DType:
@@ -104,7 +105,7 @@ def result_type(tensor: Tensor | complex, other: Tensor | complex) -> _dtype.DTy
             raise TypeError(f"result_type: expected tensors or Python numbers, got {type(x).__name__}")
     if not any(isinstance(x, np.ndarray) for x in operands):  # two numbers: as 0-d tensors of their types
         operands = [np.asarray(x, _dtype.result_dtype(x)) for x in operands]
-    return _dtype.result_dtype(*operands)
+    return _dtype.public(_dtype.result_dtype(*operands))
 
 
 def can_cast(from_: Any, to: Any) -> bool:

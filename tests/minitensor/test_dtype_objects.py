@@ -83,3 +83,11 @@ def test_checkpoints_round_trip_every_dtype():
     assert b"minitensor" in pickle.dumps(mt.float64) and _allowed_global("minitensor", "float64") is mt.float64
     keyed = {d: d.name for d in DTYPES}
     assert pickle.loads(pickle.dumps(keyed)) == keyed == {d.dtype: d.name for d in DTYPES}
+
+
+def test_promotion_answers_in_minitensor_dtypes():
+    """promote_types and result_type answer with the dtype objects users see, printed as theirs."""
+    got = [mt.promote_types(mt.int32, mt.float16), mt.result_type(mt.tensor([1, 2]), 1.0)]
+    assert got == [mt.float16, mt.float32]
+    assert all(type(d) is type(mt.float32) for d in got)
+    assert str(got[1]) == str(mt.float32)
