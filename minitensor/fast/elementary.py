@@ -64,27 +64,33 @@ def sub_backward(ctx, g):
 
 def mul_backward(ctx, g):
     """Mul's VJP: ga = unbroadcast(g * b, a.shape);  gb = unbroadcast(g * a, b.shape)."""
-    a, b = ctx.inputs
-    x, y = _other(a, g._array), _other(b, g._array)
-    if x is None or y is None or g._array.dtype not in _PLAIN:
+    operands = _operands(ctx, g)
+    if operands is None:
         return type(ctx).backward(ctx, g)
-    g = g._array
+    x, y, g = operands
     need_a, need_b = ctx.needs_input_grad
-    return (unbroadcast(np.multiply(g, y), x.shape) if need_a else None,
-            unbroadcast(np.multiply(g, x), y.shape) if need_b else None)
+    return (unbroadcast(np.multiply(g, y), np.shape(x)) if need_a else None,
+            unbroadcast(np.multiply(g, x), np.shape(y)) if need_b else None)
 
 
 def div_backward(ctx, g):
     """Div's VJP: ga = unbroadcast(g / b, a.shape);  gb = unbroadcast(-g * (a / b / b), b.shape)."""
-    a, b = ctx.inputs
-    x, y = _other(a, g._array), _other(b, g._array)
-    if x is None or y is None or g._array.dtype not in _PLAIN:
+    operands = _operands(ctx, g)
+    if operands is None:
         return type(ctx).backward(ctx, g)
-    g = g._array
+    x, y, g = operands
     need_a, need_b = ctx.needs_input_grad
-    return (unbroadcast(np.true_divide(g, y), x.shape) if need_a else None,
-            unbroadcast(np.multiply(np.negative(g), np.true_divide(np.true_divide(x, y), y)), y.shape)
+    return (unbroadcast(np.true_divide(g, y), np.shape(x)) if need_a else None,
+            unbroadcast(np.multiply(np.negative(g), np.true_divide(np.true_divide(x, y), y)), np.shape(y))
             if need_b else None)
+
+
+def _operands(ctx, g):
+    """(a, b, g) of a binary op as its twin reads them (see `_other`), or None where the op's own
+    backward must run (g not float32/float64, or an operand of another dtype)."""
+    g = g._array
+    x, y = (_other(t, g) for t in ctx.inputs)
+    return None if x is None or y is None or g.dtype not in _PLAIN else (x, y, g)
 
 
 def pow_backward(ctx, g):
