@@ -90,13 +90,13 @@ has_spectral = True  # numpy.fft
 
 # ---- questions about dtypes ---------------------------------------------------------------------------
 
-def promote_types(type1: Any, type2: Any) -> _dtype.DType:
+def promote_types(type1: Any, type2: Any) -> _dtype.PublicDType:
     """The dtype PyTorch's promotion gives two dtypes (float32 and int64: float32)."""
     return _dtype.public(_dtype.promote_types(_dtype.as_dtype(type1, "promote_types"),
                                               _dtype.as_dtype(type2, "promote_types")))
 
 
-def result_type(tensor: Tensor | complex, other: Tensor | complex) -> _dtype.DType:
+def result_type(tensor: Tensor | complex, other: Tensor | complex) -> _dtype.PublicDType:
     """The dtype an arithmetic op gives these operands (tensors or Python numbers), by PyTorch's rules
     (a 0-d tensor or a number changes a dimensioned tensor's dtype only by a higher category)."""
     operands = [x._array if isinstance(x, Tensor) else x for x in (tensor, other)]

@@ -148,7 +148,7 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float3
 @pytest.mark.parametrize("a", DTYPES)
 @pytest.mark.parametrize("b", DTYPES)
 def test_promote_types_and_can_cast_match_pytorch(a, b):
-    assert str(mt.promote_types(getattr(mt, a), getattr(mt, b))) == str(
+    assert str(mt.promote_types(getattr(mt, a), getattr(mt, b))).split(".")[-1] == str(
         torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[-1]
     assert mt.can_cast(getattr(mt, a), getattr(mt, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
 
@@ -159,7 +159,7 @@ def test_promote_types_and_can_cast_match_pytorch(a, b):
     lambda L: (L.tensor([1.0], dtype=L.float16), L.tensor(2.0)),
 ])
 def test_result_type_matches_pytorch(operands):
-    assert str(mt.result_type(*operands(mt))) == str(torch.result_type(*operands(torch))).split(".")[-1]
+    assert str(mt.result_type(*operands(mt))).split(".")[-1] == str(torch.result_type(*operands(torch))).split(".")[-1]
 
 
 def test_predicates_and_names_match_pytorch():
