@@ -692,7 +692,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise RuntimeError(f"cosine_similarity: expected a floating point common dtype, got {x1.dtype} and "
                            f"{x2.dtype}")
     x1, x2 = _as_floats(x1, x2)
-    x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
     n1, n2 = x1.norm(dim=dim, keepdim=True), x2.norm(dim=dim, keepdim=True)
     # the clamped value, the unclamped gradient: a constant lifts a norm below eps up to eps
     n1 = n1 + (eps - n1.detach()).clamp(min=0)

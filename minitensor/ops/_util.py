@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,18 @@ def operand(x, op):
 
         return tensor(x)
     raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
+
+
+def int_arg(value: Any, op: str, name: str) -> int:
+    """An argument that PyTorch's signature types `int`: an int, a numpy int or a 1-element integer tensor,
+    checked before the tensor's shape as PyTorch's argument parser does (a float or a longer tensor is a
+    TypeError naming the argument)."""
+    if type(value) is int:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}") from None
 
 
 def tensor_input(x, op, name="input"):

@@ -229,7 +229,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
                            f"{getattr(m, 'dtype', type(m).__name__)}")
     shape = broadcast_shapes("masked_select", input.shape, m.shape) or (1,)  # (the result is 1-d anyway)
     if input.shape != shape:
-        input = input.expand(*shape)
+        input = input.expand(shape)
     return getitem(input, Tensor._make(np.broadcast_to(m, shape)))
 
 

@@ -56,6 +56,9 @@ def adjoint(input: Tensor) -> Tensor:
     forward: out = x^T over the last two dims (a view)
     VJP:     gx = g^T
     """
+    if input.ndim == 0:  # PyTorch still takes a 0-d tensor (itself), with a deprecation warning
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return input
     _matrices(input, "adjoint")
     return S.transpose(input, -2, -1)
 
@@ -181,6 +184,8 @@ def resize(self: Tensor, *sizes: Any) -> Tensor:
                            f"but the given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} "
                            "elements). autograd's resize can only change the shape of a given tensor, while "
                            "preserving the number of elements.")
+    if not sizes:  # (PyTorch's checks the count first, then calls view, whose parser refuses no size)
+        raise TypeError('resize() missing 1 required positional arguments: "size"')
     return S.reshape(self, shape)
 
 

@@ -17,7 +17,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from ..types import Dims, SizeArg
-from ._util import fits_broadcast, unbroadcast
+from ._util import fits_broadcast, int_arg, unbroadcast
 from .conversion import cast
 from .indexing import Index
 
@@ -134,8 +134,11 @@ def reshape(input: Tensor, *sizes: SizeArg, shape: Sequence[int] | None = None) 
 
 def _sizes_or(sizes: tuple[Any, ...], keyword: Any, name: str, op: str) -> tuple[Any, ...]:
     """Sizes given positionally (`x.reshape(2, 3)`, `x.reshape((2, 3))`) or by PyTorch's keyword
-    (`x.reshape(shape=(2, 3))`), as PyTorch takes either, never both."""
+    (`x.reshape(shape=(2, 3))`), as PyTorch takes either, never both, and never neither: `x.reshape()` is a
+    missing argument (PyTorch's TypeError), where `x.reshape(())` is the 0-d shape."""
     if keyword is None:
+        if not sizes:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
         return sizes
     if sizes:
         raise TypeError(f"{op}() got the {name} both positionally ({sizes!r}) and as {name}={keyword!r}")
@@ -595,6 +598,9 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: i
     """Repeat each element `repeats` times (one count for all, or one per element along `dim`), the copies
     next to each other; without dim, of the flattened tensor. With only a tensor of counts,
     `repeat_interleave(counts)` is the indices 0, 1, ... each repeated its count. One Index node."""
+    if repeats is None and dim is not None:  # (PyTorch's overload of counts alone has no dim)
+        raise TypeError(f"repeat_interleave(): got dim={dim!r} without repeats; the overload of the counts alone "
+                        "takes no dim")
     if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated
         counts = _repeat_counts(input, None, "repeat_interleave")
         return Tensor._make(np.repeat(np.arange(len(counts), dtype=input._array.dtype), counts))
@@ -651,10 +657,11 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 @with_formulas(Index)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, that dim removed: `x[:, index]` for dim=1."""
+    index = int_arg(index, "select", "index")
     if input.ndim == 0:
         raise IndexError("select: cannot be applied to a 0-dim tensor")
     d = _wrap_dim(dim, input.ndim, "select")
-    n, index = input.shape[d], int(index)
+    n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select: index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
     return input[(slice(None),) * d + (index,)]
