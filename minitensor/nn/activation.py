@@ -20,7 +20,7 @@ from .. import _dtype
 from ..ops._util import norm_dims, tensor_input
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
-from ..ops.softmax import softmax
+from ..ops.softmax import functional_softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _gen
 from ..tensor import Tensor
@@ -221,7 +221,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     forward: out_i = e^{-x_i} / \sum_j e^{-x_j}
     VJP:     gx = -out * (g - \sum_j g_j out_j)
     """
-    return softmax(-tensor_input(input, "softmin"), dim, dtype)
+    return functional_softmax(-tensor_input(input, "softmin"), dim, dtype=dtype)
 
 
 def softsign(input: Tensor) -> Tensor:

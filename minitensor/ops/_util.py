@@ -217,6 +217,15 @@ def float_only(x, op):
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
 
 
+def float_kernel(x, op):
+    """The dtype check of an op whose PyTorch kernel exists for floating dtypes only: an integer or bool
+    tensor is PyTorch's NotImplementedError (its dispatcher finds no kernel), not a RuntimeError."""
+    if _dtype.kind(x._array.dtype) != "f":
+        if not x._array.size:  # (PyTorch runs no kernel on an empty tensor; the refusal stays a RuntimeError)
+            raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
+        raise NotImplementedError(f"{op}: not implemented for dtype {x.dtype} (it needs a floating point tensor)")
+
+
 def integers_as_int64(x):
     """`x` in int64 if it holds integers or bools: sum and cumsum add them in int64, as PyTorch does
     (an int8 sum does not wrap at 127)."""
