@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops._util import tensor_input
+from ..ops._util import float_kernel, tensor_input
 from ..ops.indexing import where
 from ..ops.shape import stack
 from ..ops.softmax import softmax
@@ -109,6 +109,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     """
     op = "multilabel_margin_loss"
     x, t = tensor_input(input, op), tensor_input(target, op, "target")
+    if x.numel():  # (PyTorch's kernel is picked by the input's dtype, before the target is looked at)
+        float_kernel(x, op)
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: target must be an integer tensor, got {t.dtype}")
     if x.ndim not in (0, 1, 2) or tuple(t.shape) != tuple(x.shape):

@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
-from ..ops._util import broadcast_shapes, finite_max, float_only, tensor_input, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, float_kernel, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
@@ -99,7 +99,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
-    float_only(tensor_input(input, "silu"), "silu")  # (PyTorch's kernel takes no integers or bools)
+    float_kernel(tensor_input(input, "silu"), "silu")  # (no integer kernel in PyTorch)
     if inplace:
         return _write_in_place(input, "silu", silu)
     return input * sigmoid(input)
@@ -118,7 +118,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
     VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
     """
-    float_only(tensor_input(input, "softplus"), "softplus")  # (PyTorch's kernel takes no integers or bools)
+    float_kernel(tensor_input(input, "softplus"), "softplus")  # (no integer kernel in PyTorch)
     z = input * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
@@ -558,9 +558,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
-    for name, t in (("input", input), ("target", target)):
-        if _dtype.kind(t.dtype) != "f":
-            raise RuntimeError(f"{op}: expected a floating point {name}, got {t.dtype}")
+    float_kernel(input, op)  # (PyTorch's log_sigmoid kernel has no integer or bool form)
+    if _dtype.kind(target.dtype) != "f":
+        raise RuntimeError(f"{op}: expected a floating point target, got {target.dtype}")
     for name, w in (("weight", weight), ("pos_weight", pos_weight)):
         if w is not None and broadcast_shapes(op, w.shape, input.shape) != input.shape:
             raise RuntimeError(f"{op}: {name} of shape {tuple(w.shape)} doesn't broadcast to the input's shape "

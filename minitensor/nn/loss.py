@@ -14,7 +14,7 @@ from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from ..ops._util import broadcast_shapes, tensor_input
+from ..ops._util import broadcast_shapes, float_kernel, tensor_input
 from ..ops.arithmetic import minimum
 from ..ops.indexing import where
 from ..tensor import Tensor
@@ -110,6 +110,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"{op}: reduction must be 'mean', 'batchmean', 'sum' or 'none', got {reduction!r}")
     _same_shape_or_broadcast(op, input, target)
+    if _dtype.kind(input.dtype) != "f":  # (PyTorch's kl_div checks this itself: RuntimeError)
+        raise RuntimeError(f"{op}: integral inputs are not supported, got {input.dtype}")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -346,6 +348,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     op = "multilabel_soft_margin_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     _same_shape_or_broadcast(op, input, target)
+    float_kernel(input, op)  # (PyTorch's log_sigmoid kernel: floating dtypes only)
     loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight

@@ -226,6 +226,13 @@ def float_kernel(x, op):
         raise NotImplementedError(f"{op}: not implemented for dtype {x.dtype} (it needs a floating point tensor)")
 
 
+def no_bool(x, op, error=NotImplementedError):
+    """The dtype check of an op that PyTorch has no bool form of: its class (NotImplementedError where the
+    dispatcher finds no kernel, RuntimeError where the op checks it itself) as PyTorch raises it."""
+    if x._array.dtype == np.bool_:
+        raise error(f"{op}: not implemented for bool tensors")
+
+
 def integers_as_int64(x):
     """`x` in int64 if it holds integers or bools: sum and cumsum add them in int64, as PyTorch does
     (an int8 sum does not wrap at 127)."""

@@ -11,7 +11,7 @@ from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import operand, raw, unbroadcast
+from ._util import no_bool, operand, raw, unbroadcast
 
 
 class Matmul(Function):
@@ -499,6 +499,7 @@ def trace(input: Tensor) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
                            f"(shape {tuple(input.shape)})")
+    no_bool(input, "trace")  # (PyTorch's kernel has no bool form)
     i = np.arange(min(input.shape))
     return input[i, i].sum()
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
-from ._util import broadcast_shapes as _broadcast_shapes
+from ._util import broadcast_shapes as _broadcast_shapes, no_bool
 from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
@@ -320,6 +320,9 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input.ndim != other.ndim or input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}")
+    if input.dtype != other.dtype:  # (PyTorch's cross does not promote)
+        raise RuntimeError(f"linalg.cross: expected both inputs of one dtype, got {input.dtype} and {other.dtype}")
+    no_bool(input, "linalg.cross")  # (PyTorch's kernel has no bool form)
     ai = [a.narrow(d, i, 1) for i in range(3)]
     bi = [b.narrow(d, i, 1) for i in range(3)]
     return cat([ai[1] * bi[2] - ai[2] * bi[1], ai[2] * bi[0] - ai[0] * bi[2], ai[0] * bi[1] - ai[1] * bi[0]], dim=d)
@@ -517,6 +520,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns and be at least 2-D, got "
                            f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if _dtype.kind(t.dtype) != "f":
+            raise RuntimeError(f"cdist: only floating-point dtypes are supported, {name} got {t.dtype}")
     if p < 0:
         raise RuntimeError(f"cdist: cdist only supports non-negative p values, got {p}")
     return R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1)
@@ -545,6 +551,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
+    no_bool(input, "cov", RuntimeError)  # (PyTorch's cov refuses a bool input itself; corrcoef is cov's)
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if x._array.dtype.kind in "biu":
         x = x.to(_dtype.get_default_dtype())
