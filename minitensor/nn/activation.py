@@ -224,7 +224,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     forward: out_i = e^{-x_i} / \sum_j e^{-x_j}
     VJP:     gx = -out * (g - \sum_j g_j out_j)
     """
-    return functional_softmax(-tensor_input(input, "softmin"), dim, dtype=dtype)
+    return functional_softmax(-tensor_input(input, "softmin"), dim, _stacklevel, dtype=dtype)
 
 
 def softsign(input: Tensor) -> Tensor:

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops._util import float_kernel, tensor_input
+from ..ops._util import float_arg, float_kernel, tensor_input
 from ..ops.indexing import where
 from ..ops.shape import stack
 from ..ops.softmax import softmax
@@ -78,6 +78,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     forward: out[n, c] = x[n, c] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c] = g[n, c] m_nc / (1 - p)
     """
+    p = float_arg(p, "dropout3d", "p")  # (its type first: PyTorch compares it before the shape)
     return _batched_or_not(input, p, training, "dropout3d", 5)
 
 

@@ -14,7 +14,7 @@ from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from ..ops._util import broadcast_shapes, float_kernel, tensor_input
+from ..ops._util import broadcast_shapes, float_arg, float_kernel, tensor_input
 from ..ops.arithmetic import minimum
 from ..ops.indexing import where
 from ..tensor import Tensor
@@ -186,6 +186,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     forward: loss = e^x - y x (log_input),  or x - y log(x + eps);  (+ y log y - y + 0.5 log(2 pi y) where y > 1)
     VJP:     gx = (e^x - y) r,  or (1 - y / (x + eps)) r;  r = g / n ('mean') or g
     """
+    eps = float_arg(eps, "poisson_nll_loss", "eps")  # (its type first, as PyTorch's parser)
     op = "poisson_nll_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     reduction = _legacy_reduction(size_average, reduce, reduction)

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..ops._util import tensor_input
+from ..ops._util import float_arg, tensor_input
 from ..ops.linalg import einsum
 from ..random import _gen
 from ..tensor import Tensor
@@ -71,6 +71,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     forward: out[n, c] = x[n, c] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c] = g[n, c] m_nc / (1 - p)
     """
+    p = float_arg(p, "dropout2d", "p")  # (its type first: PyTorch compares it before the shape)
     x = tensor_input(input, "dropout2d")
     if x.ndim not in (3, 4):
         raise RuntimeError(f"dropout2d: expected 3D or 4D input, but received a {x.ndim}D input")

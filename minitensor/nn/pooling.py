@@ -16,7 +16,7 @@ from ..ops._util import float_kernel, no_bool, tensor_input
 from ..ops.shape import cat
 from ..random import _gen
 from ..tensor import Tensor
-from .conv import _patches, _tuple
+from .conv import _int_sizes, _patches, _tuple
 from .functional import pad
 from .layers import _tensor
 from .module import Module
@@ -77,6 +77,7 @@ def _params(kernel_size, stride, padding, dilation, nd, op):
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
     no_bool(tensor_input(input, op), op)  # (PyTorch's max_pool kernels have no bool form)
     x, undo = _as_2d(input, nd, op)
     k, s, p, d = _params(kernel_size, stride, padding, dilation, nd, op)
@@ -136,6 +137,7 @@ def _divisors(n, k, s, p, size, ceil_mode, count_include_pad):
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding)
     x, undo = _as_2d(input, nd, op)
     k, s, p, d = _params(kernel_size, stride, padding, 1, nd, op)
     win, sizes = _windows(x, k, s, p, d, ceil_mode, 0.0, op)
@@ -507,6 +509,7 @@ def _unpool_size(x, kernel, stride, padding, output_size, nd, op):
 
 
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding)
     x = tensor_input(input, op)
     idx = tensor_input(indices, op, "indices")
     if x.ndim not in (nd + 1, nd + 2):

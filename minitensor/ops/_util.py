@@ -39,6 +39,14 @@ def int_arg(value: Any, op: str, name: str) -> int:
         raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}") from None
 
 
+def float_arg(value: Any, op: str, name: str) -> Any:
+    """An argument that PyTorch's signature types `float`: any real number (a bool, an int, a numpy scalar),
+    or PyTorch's TypeError naming the argument, checked before the tensor's shape as its parser does."""
+    if isinstance(value, numbers.Real):
+        return value
+    raise TypeError(f"{op}(): argument '{name}' must be float, not {type(value).__name__}")
+
+
 def tensor_input(x, op, name="input"):
     """`x` if it is a Tensor, else PyTorch's TypeError naming the op and what it got (a list or a
     numpy array is not converted for the op: minitensor.tensor(data) makes a tensor)."""

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..tensor import Tensor, _wrap_dim
+from ._util import int_arg
 from .conversion import cast
 from .indexing import Index
 from .shape import Cat, Expand, Reshape, cat, split
@@ -244,6 +245,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The r-element combinations of a 1-d tensor's elements, as rows (in itertools' order); with
     with_replacement=True an element may repeat. One Index node."""
+    r = int_arg(r, "combinations", "r")  # (its type first, as PyTorch's parser)
     if input.ndim != 1:
         raise RuntimeError(f"combinations: expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
-from ._util import broadcast_shapes as _broadcast_shapes, no_bool
+from ._util import broadcast_shapes as _broadcast_shapes, no_bool, tensor_input
 from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
@@ -293,6 +293,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonal of A over dims (dim1, dim2), offset above (> 0) or below (< 0) the main one, as the last dim."""
+    tensor_input(A, "linalg.diagonal", "A")
     d1, d2 = _wrap_dim(dim1, A.ndim, "diagonal"), _wrap_dim(dim2, A.ndim, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
@@ -320,9 +321,9 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input.ndim != other.ndim or input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}")
+    no_bool(input, "linalg.cross")  # (PyTorch's kernel has no bool form, checked before the dtypes)
     if input.dtype != other.dtype:  # (PyTorch's cross does not promote)
         raise RuntimeError(f"linalg.cross: expected both inputs of one dtype, got {input.dtype} and {other.dtype}")
-    no_bool(input, "linalg.cross")  # (PyTorch's kernel has no bool form)
     ai = [a.narrow(d, i, 1) for i in range(3)]
     bi = [b.narrow(d, i, 1) for i in range(3)]
     return cat([ai[1] * bi[2] - ai[2] * bi[1], ai[2] * bi[0] - ai[0] * bi[2], ai[0] * bi[1] - ai[1] * bi[0]], dim=d)
@@ -334,6 +335,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     forward: out[..., i, j] = x_i^j
     VJP:     gx_i = \sum_j g_ij j x_i^(j-1)   (Cumprod's)
     """
+    tensor_input(x, "linalg.vander", "x")
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else N

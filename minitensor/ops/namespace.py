@@ -25,6 +25,7 @@ from .._layout import strided
 from ..random import Generator, _gen
 from ..tensor import Tensor, _size_arg
 from . import decompositions as D, joining as J, shape as S
+from ._util import float_arg, int_arg
 from .decompositions import pivots_to_permutation
 from .indexing import tril, triu, where
 from .inplace import _filled, inplace
@@ -277,6 +278,8 @@ def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | 
     forward: out = 1 with probability p, else 0   (drawn)
     VJP:     gx = 0
     """
+    if not isinstance(p, Tensor):  # (its type first, as PyTorch's parser)
+        p = float_arg(p, "bernoulli_", "p")
     prob = p._array if isinstance(p, Tensor) else np.asarray(p, np.float64)
     if np.any((prob < 0) | (prob > 1)) or np.any(prob != prob):
         raise RuntimeError(f"bernoulli_: expects 0 <= p <= 1, got p = {p}")
@@ -324,6 +327,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     forward: out = exp(mean + std z),  z ~ N(0, 1)   (drawn)
     VJP:     gx = 0
     """
+    mean, std = float_arg(mean, "log_normal_", "mean"), float_arg(std, "log_normal_", "std")
     _dtype.for_draws(self.dtype, "log_normal_")
     if not std > 0:
         raise RuntimeError(f"log_normal_: expects std > 0.0, but found std={std}")
@@ -503,6 +507,7 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool =
     forward: out = xor of the elements' 64-bit patterns
     VJP:     none (bits, not values)
     """
+    mode = int_arg(mode, "hash_tensor", "mode")  # (its type first, as PyTorch's parser)
     if mode != 0:
         raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
     wide = input._array.astype(np.float64 if _dtype.kind(input.dtype) == "f" else np.int64)

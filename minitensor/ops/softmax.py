@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import finite_max, float_kernel, tensor_input
+from ._util import finite_max, float_kernel, int_arg, tensor_input
 
 
 class Softmax(Function):
@@ -81,6 +81,7 @@ def _log_softmax_of(input, dim, dtype):
 def functional_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                        dtype: DTypeLike | None = None) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
+    int_arg(_stacklevel, "softmax", "_stacklevel")  # (unused, but PyTorch's code reads it as an int)
     return _softmax(input, dim, dtype)  # (F's dim may be left out: PyTorch's legacy implicit choice)
 
 
@@ -88,6 +89,7 @@ def functional_softmax(input: Tensor, dim: int | None = None, _stacklevel: int =
 def functional_log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                            dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(input)), computed stably."""
+    int_arg(_stacklevel, "log_softmax", "_stacklevel")  # (unused, but PyTorch's code reads it as an int)
     return _log_softmax_of(input, dim, dtype)
 
 
