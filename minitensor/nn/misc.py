@@ -230,6 +230,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     """
     op = "interpolate"
     x = tensor_input(input, op)
+    if (size is None) == (scale_factor is None):  # (PyTorch's first check, before the input's dims)
+        raise ValueError(f"{op}: {'only one' if size is not None else 'either'} of size or scale_factor should be "
+                         "defined")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if mode == "nearest":
@@ -434,6 +437,9 @@ class _PadNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         x = _tensor(self, input)
+        k = self._n // 2
+        if self._mode == "circular" and x.ndim not in (k + 1, k + 2):  # (PyTorch's circular modules check it)
+            raise ValueError(f"{type(self).__name__}: expected {k + 1}D or {k + 2}D input (got {x.ndim}D input)")
         if self._mode == "constant":
             return pad(x, self.padding, "constant", self.value)
         return pad(x, self.padding, self._mode)

@@ -158,7 +158,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tenso
     """
     x = tensor_input(input, "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+    if len(shape) > x.ndim:
+        raise ValueError(f"rms_norm: input tensor must have at least {len(shape)} dimensions, but got {x.ndim}")
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise RuntimeError(f"rms_norm: normalized_shape {list(shape)} does not match the last dims of input of shape "
                            f"{tuple(x.shape)}")
     float_kernel(x, "rms_norm")  # (PyTorch's kernel: floating dtypes only)

@@ -458,6 +458,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
 
 def multi_dot(tensors: Any) -> Tensor:
     r"""A_1 @ A_2 @ ... @ A_n (the first may be 1-D, a row; the last 1-D, a column), left to right."""
+    if isinstance(tensors, Tensor):  # (a tensor is iterable, but PyTorch's parser wants a sequence of them)
+        raise TypeError("linalg.multi_dot(): argument 'tensors' must be a tuple or list of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got 0")

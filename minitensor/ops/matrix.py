@@ -266,6 +266,8 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A read as a matrix with A.shape[:ind] rows and A.shape[ind:] columns."""
+    if ind > A.ndim:
+        raise RuntimeError(f"linalg.tensorinv: ind={ind} is more than the {A.ndim} dims of shape {tuple(A.shape)}")
     rows, cols = A.shape[:ind], A.shape[ind:]
     if ind <= 0 or math.prod(rows) != math.prod(cols):
         raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
@@ -288,6 +290,9 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     r"""\sum_i x_i y_i along dim (broadcast)."""
+    for t in (tensor_input(x, "linalg.vecdot", "x"), tensor_input(y, "linalg.vecdot", "y")):
+        if _dtype.kind(t.dtype) != "f":  # (PyTorch's vecdot checks it itself: RuntimeError)
+            raise RuntimeError(f"linalg.vecdot: expected a floating point tensor as input, got {t.dtype}")
     return (x * y).sum(dim=dim)
 
 
@@ -338,8 +343,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     tensor_input(x, "linalg.vander", "x")
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
+    no_bool(x, "linalg.vander", RuntimeError)  # (PyTorch's vander refuses bool itself)
     n = x.shape[-1] if N is None else N
-    if n <= 0:
+    if n <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N}")
     x = x.to(_dtype.int64) if x._array.dtype.kind in "biu" else x
     ones = Tensor._make(np.ones(tuple(x.shape) + (1,), x._array.dtype))
@@ -396,6 +402,11 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     forward: out = (L L^T)^{-1}
     VJP:     Solve's, through cholesky_solve(I, L)
     """
+    if input.ndim < 2:
+        raise RuntimeError(f"cholesky_inverse: the input tensor A must have at least 2 dimensions, got shape "
+                           f"{tuple(input.shape)}")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, got shape {tuple(input.shape)}")
     low = input.mT if upper else input
     eye = D._eye_like(low)
     return cholesky_solve(eye, low)

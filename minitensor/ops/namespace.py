@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype
 from .._layout import strided
 from ..random import Generator, _gen
-from ..tensor import Tensor, _size_arg
+from ..tensor import Tensor, _size_arg, _wrap_dim
 from . import decompositions as D, joining as J, shape as S
 from ._util import float_arg, int_arg
 from .decompositions import pivots_to_permutation
@@ -512,6 +512,8 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool =
         raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
     wide = input._array.astype(np.float64 if _dtype.kind(input.dtype) == "f" else np.int64)
     dims = tuple(range(input.ndim)) if dim in ((), []) else ((dim,) if isinstance(dim, int) else tuple(dim))
+    for d in dims:  # (out of range: PyTorch's IndexError)
+        _wrap_dim(d, input.ndim, "hash_tensor")
     axes = tuple(d % max(input.ndim, 1) for d in dims)
     xor: Any = np.bitwise_xor  # (numpy's stubs give its reduce no overload for a tuple of axes)
     bits = xor.reduce(wide.view(np.uint64), axis=axes, keepdims=bool(keepdim))

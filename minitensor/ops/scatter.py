@@ -45,6 +45,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     idx = _long_index(indices, "take_along_dim")
     if dim is None:
         return input.reshape(-1).gather(0, Tensor._make(idx.reshape(-1)))
+    if idx.ndim != input.ndim:  # (checked before dim, as PyTorch)
+        raise RuntimeError(f"take_along_dim: input and indices should have the same number of dimensions, but got "
+                           f"{input.ndim} and {idx.ndim}")
     d = _wrap_dim(dim, input.ndim, "take_along_dim")
     if idx.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim: input and indices should have the same number of dimensions, but got "

@@ -651,6 +651,8 @@ def ravel(input: Tensor) -> Tensor:
 @with_formulas(Index)
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """`narrow`, as a new tensor rather than a view."""
+    if dim >= max(input.ndim, 1):  # (PyTorch's narrow_copy: a RuntimeError above the range, IndexError below)
+        raise RuntimeError(f"narrow_copy: dim {dim} is out of range for a tensor of {input.ndim} dims")
     return narrow(input, dim, start, length).clone()
 
 
