@@ -22,7 +22,7 @@ from . import init
 from .functional import _legacy_reduction, _renorm_rows
 from .layers import NLLLoss, _empty, _tensor
 from .loss import PairwiseDistance, _Loss, pairwise_distance
-from .misc import _ALPHA_PRIME, _batched_or_not, _check_p, _DropoutNd
+from .misc import _ALPHA_PRIME, _batched_or_not, _check_p, _DropoutNd, _float_result
 from .module import Module
 from .normalization import _BatchNorm, _InstanceNorm
 from .parameter import Buffer  # noqa: F401  (nn.Buffer: defined beside Parameter, which Module knows)
@@ -92,6 +92,10 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     _check_p(p, "feature_alpha_dropout")
     if not training or p == 0.0:
         return x
+    if x.ndim < 2:
+        raise RuntimeError(f"feature_alpha_dropout: feature dropout requires at least 2 dimensions in the input, "
+                           f"got shape {tuple(x.shape)}")
+    _float_result(x, "feature_alpha_dropout")
     if p == 1.0:
         return x * 0.0
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)

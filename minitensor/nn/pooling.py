@@ -802,14 +802,14 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples: Tensor | None = None) -> None:
         super().__init__()
         name, nd = type(self).__name__, self._nd
+        if output_size is None and output_ratio is None:  # (PyTorch's first check, before the kernel size's)
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
         self.kernel_size = _tuple(kernel_size, nd, "kernel_size", name)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
         self.output_size = None if output_size is None else _tuple(output_size, nd, "output_size", name)
         self.output_ratio = (None if output_ratio is None else (output_ratio,) * nd
                              if isinstance(output_ratio, (int, float)) else tuple(output_ratio))
-        if output_size is None and output_ratio is None:
-            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError(f"{name}: only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):

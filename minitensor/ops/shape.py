@@ -175,7 +175,8 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:
 @with_formulas(Reshape)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
-    if input.ndim == 0:
+    if input.ndim == 0:  # (its dims still in range for one dim, as PyTorch's)
+        _wrap_dim(start_dim, 1, "flatten"), _wrap_dim(end_dim, 1, "flatten")
         return input.reshape(1)
     s = _wrap_dim(start_dim, input.ndim, "flatten")
     e = _wrap_dim(end_dim, input.ndim, "flatten")
