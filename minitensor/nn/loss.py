@@ -141,6 +141,15 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
 
 
+def _into_input_dtype(op, input, target):
+    """PyTorch computes these losses into a tensor of the input's dtype: an integer or bool input is refused,
+    with its kernel's NotImplementedError when the target is one too, else the float result not castable."""
+    if input._array.dtype.kind in "biu":
+        if target._array.dtype.kind in "biu" and op == "huber_loss":
+            raise NotImplementedError(f"{op}: not implemented for dtype {input.dtype}")
+        raise RuntimeError(f"{op}: result type {target.dtype} can't be cast to the input's dtype {input.dtype}")
+
+
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     r"""Squared below |x - y| = delta, linear (slope delta) above: smooth_l1_loss * delta with beta = delta.
@@ -153,6 +162,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError(f"{op}: delta must be positive, got {delta}")
     _same_shape_or_broadcast(op, input, target)
+    _into_input_dtype(op, input, target)
     d = input - target
     a = d.abs()
     loss = where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
@@ -174,6 +184,10 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     op = "soft_margin_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     _same_shape_or_broadcast(op, input, target)
+    if broadcast_shapes(op, input.shape, target.shape) != tuple(input.shape):  # (PyTorch writes into input's shape)
+        raise RuntimeError(f"{op}: output with shape {list(input.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(op, input.shape, target.shape))}")
+    _into_input_dtype(op, input, target)
     return _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), op)
 
 
