@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _dtype
 from .ops import inplace as _inplace
-from .ops._util import broadcast_shapes as _broadcast_shapes
+from .ops._util import broadcast_shapes as _broadcast_shapes, tensor_input as _tensor_input
 from .tensor import Size, Tensor, _size_arg
 
 newaxis = None  # x[:, newaxis] is x[:, None], as numpy's
@@ -104,7 +104,7 @@ def is_signed(input: Tensor) -> bool:
 
 
 def get_device(input: Tensor) -> int:
-    return input.get_device()
+    return _tensor_input(input, "get_device").get_device()
 
 
 def fill(input: Tensor, value: Any) -> Tensor:

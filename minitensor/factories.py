@@ -345,6 +345,8 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, genera
                  dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
                  pin_memory: bool = False, requires_grad: bool = False, memory_format: object = None) -> Tensor:
     """Integers uniform on [low, high) in input's shape and dtype: randint_like(x, high), randint_like(x, low, high)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"randint_like(): argument 'input' must be Tensor, not {type(input).__name__}")
     check_memory("randint_like", layout, pin_memory, memory_format)
     if high is None:
         low, high = 0, low

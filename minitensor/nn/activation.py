@@ -17,10 +17,10 @@ import inspect
 from typing import Callable, TypeVar
 
 from .. import _dtype
-from ..ops._util import norm_dims, tensor_input
+from ..ops._util import no_bool, norm_dims, tensor_input
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
-from ..ops.softmax import softmax
+from ..ops.softmax import functional_softmax
 from ..ops.unary import relu, sigmoid, tanh
 from ..random import _gen
 from ..tensor import Tensor
@@ -129,8 +129,11 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     VJP:     gx = g where min_val < x < max_val, else 0
     """
     x = tensor_input(input, "hardtanh")
+    no_bool(x, "hardtanh", RuntimeError)
     if min_val > max_val:
         raise ValueError(f"hardtanh: max_val ({max_val}) must be greater than or equal to min_val ({min_val})")
+    if x._array.dtype.kind in "iu":  # PyTorch's integer kernel: the bounds truncated to ints, the result an int
+        min_val, max_val = int(min_val), int(max_val)
     inside = (x > min_val) & (x < max_val)
     return where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
 
@@ -221,7 +224,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     forward: out_i = e^{-x_i} / \sum_j e^{-x_j}
     VJP:     gx = -out * (g - \sum_j g_j out_j)
     """
-    return softmax(-tensor_input(input, "softmin"), dim, dtype)
+    return functional_softmax(-tensor_input(input, "softmin"), dim, _stacklevel, dtype=dtype)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -274,6 +277,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     VJP:     gx = g where x > threshold, else 0
     """
     x = tensor_input(input, "threshold")
+    no_bool(x, "threshold")
+    if x._array.dtype.kind in "iu":  # PyTorch's integer kernel: both scalars truncated to ints, the result an int
+        threshold, value = int(threshold), int(value)
     return where(x > threshold, x, value)
 
 

@@ -46,6 +46,16 @@ def _tuple(v, n, name, op):
     return v
 
 
+def _int_sizes(op, **given):
+    """The type of each size argument (an int or a sequence of ints), checked before the input's shape as
+    PyTorch's argument parser does: a string where sizes go is its TypeError, whatever else is wrong."""
+    for name, v in given.items():
+        if v is None or isinstance(v, int):
+            continue
+        if isinstance(v, str) or not all(isinstance(i, int) for i in v):
+            raise TypeError(f"{op}(): argument '{name}' must be an int or a tuple of ints, got {v!r}")
+
+
 def _out_size(n, k, s, d, op):
     out = (n - d * (k - 1) - 1) // s + 1
     if out <= 0 or n < d * (k - 1) + 1:
@@ -99,6 +109,7 @@ def _batched(input, nd, op):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, op):
+    _int_sizes(op, stride=stride, dilation=dilation)  # (padding may be the string 'same' or 'valid')
     x, unbatched = _batched(input, nd, op)
     tensor_input(weight, op, "weight")
     if weight.ndim != nd + 2:
@@ -183,6 +194,7 @@ def _spread(x, d, s):
 
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, op):
+    _int_sizes(op, stride=stride, padding=padding, output_padding=output_padding, dilation=dilation)
     x, unbatched = _batched(input, nd, op)
     tensor_input(weight, op, "weight")
     if weight.ndim != nd + 2:
@@ -288,6 +300,7 @@ def unfold(input: Tensor, kernel_size: int | Sequence[int], dilation: int | Sequ
     VJP:     gx = fold(g): each pixel sums the gradients of the patch entries read from it
     """
     op = "unfold"
+    _int_sizes(op, kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
     x = tensor_input(input, op)
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{op}: expected a 3D or 4D input (N, C, H, W), got shape {tuple(x.shape)}")

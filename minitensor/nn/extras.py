@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops._util import tensor_input
+from ..ops._util import float_arg, float_kernel, tensor_input
 from ..ops.indexing import where
 from ..ops.shape import stack
 from ..ops.softmax import softmax
@@ -22,7 +22,7 @@ from . import init
 from .functional import _legacy_reduction, _renorm_rows
 from .layers import NLLLoss, _empty, _tensor
 from .loss import PairwiseDistance, _Loss, pairwise_distance
-from .misc import _ALPHA_PRIME, _batched_or_not, _check_p, _DropoutNd
+from .misc import _ALPHA_PRIME, _batched_or_not, _check_p, _DropoutNd, _float_result
 from .module import Module
 from .normalization import _BatchNorm, _InstanceNorm
 from .parameter import Buffer  # noqa: F401  (nn.Buffer: defined beside Parameter, which Module knows)
@@ -78,6 +78,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     forward: out[n, c] = x[n, c] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c] = g[n, c] m_nc / (1 - p)
     """
+    p = float_arg(p, "dropout3d", "p")  # (its type first: PyTorch compares it before the shape)
     return _batched_or_not(input, p, training, "dropout3d", 5)
 
 
@@ -91,6 +92,10 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     _check_p(p, "feature_alpha_dropout")
     if not training or p == 0.0:
         return x
+    if x.ndim < 2:
+        raise RuntimeError(f"feature_alpha_dropout: feature dropout requires at least 2 dimensions in the input, "
+                           f"got shape {tuple(x.shape)}")
+    _float_result(x, "feature_alpha_dropout")
     if p == 1.0:
         return x * 0.0
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
@@ -109,6 +114,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     """
     op = "multilabel_margin_loss"
     x, t = tensor_input(input, op), tensor_input(target, op, "target")
+    if x.numel():  # (PyTorch's kernel is picked by the input's dtype, before the target is looked at)
+        float_kernel(x, op)
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: target must be an integer tensor, got {t.dtype}")
     if x.ndim not in (0, 1, 2) or tuple(t.shape) != tuple(x.shape):

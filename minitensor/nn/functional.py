@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..ops._half import computed_in_float32_for_half
-from ..ops._util import broadcast_shapes, finite_max, float_only, tensor_input, unbroadcast
+from ..ops._util import broadcast_shapes, finite_max, float_arg, float_kernel, int_arg, tensor_input, unbroadcast
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
@@ -99,7 +99,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     forward: out = x s,  s = sigmoid(x) = 1 / (1 + e^-x)
     VJP:     gx = g * (s + x s (1 - s))
     """
-    float_only(tensor_input(input, "silu"), "silu")  # (PyTorch's kernel takes no integers or bools)
+    float_kernel(tensor_input(input, "silu"), "silu")  # (no integer kernel in PyTorch)
     if inplace:
         return _write_in_place(input, "silu", silu)
     return input * sigmoid(input)
@@ -118,7 +118,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     forward: out = log(1 + e^{beta x}) / beta,  and x where beta x > threshold
     VJP:     gx = g * sigmoid(beta x),  and g where beta x > threshold
     """
-    float_only(tensor_input(input, "softplus"), "softplus")  # (PyTorch's kernel takes no integers or bools)
+    float_kernel(tensor_input(input, "softplus"), "softplus")  # (no integer kernel in PyTorch)
     z = input * beta
     safe = where(z > threshold, 0.0, z)
     return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
@@ -205,6 +205,7 @@ class LayerNorm(Function):
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims to mean 0, variance 1, then scale and shift."""
+    eps = float_arg(eps, "layer_norm", "eps")  # (its type first, as PyTorch's parser)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     x = tensor_input(input, "layer_norm")._array  # the array's shape: a Tensor's .shape makes a Size
     if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
@@ -273,7 +274,8 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor with a trailing dim of size num_classes: 1 at each index, 0 elsewhere."""
-    idx = tensor._array
+    num_classes = int_arg(num_classes, "one_hot", "num_classes")
+    idx = tensor_input(tensor, "one_hot")._array
     if idx.dtype != np.int64:  # PyTorch takes int64 indices only (a LongTensor)
         raise RuntimeError(f"one_hot: expected an int64 tensor of class indices, got {idx.dtype}")
     if not idx.size and num_classes <= 0:  # (0 too, as in PyTorch)
@@ -338,6 +340,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     forward: out = loss ('none'),  \sum_i loss_i ('sum'),  \sum_i loss_i / \sum_i w[t_i] ('mean')
     VJP:     ginput[i, t_i] = -w[t_i] r_i, 0 elsewhere;  r = g ('none', 'sum') or g / \sum_i w[t_i] ('mean')
     """
+    ignore_index = int_arg(ignore_index, "nll_loss", "ignore_index")  # (its type first, as PyTorch's parser)
     tensor_input(input, "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     logp, rest = _class_dim_last(input, "nll_loss")
@@ -558,9 +561,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
-    for name, t in (("input", input), ("target", target)):
-        if _dtype.kind(t.dtype) != "f":
-            raise RuntimeError(f"{op}: expected a floating point {name}, got {t.dtype}")
+    float_kernel(input, op)  # (PyTorch's log_sigmoid kernel has no integer or bool form)
+    if _dtype.kind(target.dtype) != "f":
+        raise RuntimeError(f"{op}: expected a floating point target, got {target.dtype}")
     for name, w in (("weight", weight), ("pos_weight", pos_weight)):
         if w is not None and broadcast_shapes(op, w.shape, input.shape) != input.shape:
             raise RuntimeError(f"{op}: {name} of shape {tuple(w.shape)} doesn't broadcast to the input's shape "
@@ -595,6 +598,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     """Padding of the last len(pad)//2 dims, PyTorch's order (last dim first); a negative width crops
     that side instead (a slice, before the padding). mode='constant' fills with `value`; 'reflect',
     'replicate' and 'circular' repeat the input's own entries (see `_pad_by_index`)."""
+    tensor_input(input, "pad")
     if mode in ("reflect", "replicate", "circular"):
         return _pad_by_index(input, pad, mode)
     if mode != "constant":
@@ -667,6 +671,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     forward: out = x / n,  n = max(||x||_p, eps)
     VJP:     gx = (g - out \sum_dim(g * out)) / n where ||x||_2 > eps (p = 2), g / eps elsewhere
     """
+    if isinstance(p, str):  # (PyTorch hands p to its norm, which refuses the order)
+        raise RuntimeError(f"normalize: order {p!r} is not supported; p is a number")
     if out is not None:
         from ..ops.table import with_out
         return with_out("normalize", _normalize)(input, p, dim, eps, out=out)
@@ -687,12 +693,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     forward: out = (x1 / n1) . (x2 / n2),  n_k = max(||x_k||, eps)
     VJP:     gx1 = g (x2 / (n1 n2) - out x1 / (n1 ||x1||))   (0 from the second term where x1 = 0);  gx2 likewise
     """
+    tensor_input(x1, "cosine_similarity", "x1"), tensor_input(x2, "cosine_similarity", "x2")
     shape = broadcast_shapes("cosine_similarity", x1.shape, x2.shape)  # dim counts in the broadcast shape
     if _dtype.kind(x1.dtype) != "f" and _dtype.kind(x2.dtype) != "f":
         raise RuntimeError(f"cosine_similarity: expected a floating point common dtype, got {x1.dtype} and "
                            f"{x2.dtype}")
     x1, x2 = _as_floats(x1, x2)
-    x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
     n1, n2 = x1.norm(dim=dim, keepdim=True), x2.norm(dim=dim, keepdim=True)
     # the clamped value, the unclamped gradient: a constant lifts a norm below eps up to eps
     n1 = n1 + (eps - n1.detach()).clamp(min=0)

@@ -14,7 +14,7 @@ from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
-from ..ops._util import broadcast_shapes, tensor_input
+from ..ops._util import broadcast_shapes, float_arg, float_kernel, tensor_input
 from ..ops.arithmetic import minimum
 from ..ops.indexing import where
 from ..tensor import Tensor
@@ -110,6 +110,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"{op}: reduction must be 'mean', 'batchmean', 'sum' or 'none', got {reduction!r}")
     _same_shape_or_broadcast(op, input, target)
+    if _dtype.kind(input.dtype) != "f":  # (PyTorch's kl_div checks this itself: RuntimeError)
+        raise RuntimeError(f"{op}: integral inputs are not supported, got {input.dtype}")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -139,6 +141,15 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
 
 
+def _into_input_dtype(op, input, target):
+    """PyTorch computes these losses into a tensor of the input's dtype: an integer or bool input is refused,
+    with its kernel's NotImplementedError when the target is one too, else the float result not castable."""
+    if input._array.dtype.kind in "biu":
+        if target._array.dtype.kind in "biu" and op == "huber_loss":
+            raise NotImplementedError(f"{op}: not implemented for dtype {input.dtype}")
+        raise RuntimeError(f"{op}: result type {target.dtype} can't be cast to the input's dtype {input.dtype}")
+
+
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     r"""Squared below |x - y| = delta, linear (slope delta) above: smooth_l1_loss * delta with beta = delta.
@@ -151,6 +162,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError(f"{op}: delta must be positive, got {delta}")
     _same_shape_or_broadcast(op, input, target)
+    _into_input_dtype(op, input, target)
     d = input - target
     a = d.abs()
     loss = where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
@@ -172,6 +184,10 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     op = "soft_margin_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     _same_shape_or_broadcast(op, input, target)
+    if broadcast_shapes(op, input.shape, target.shape) != tuple(input.shape):  # (PyTorch writes into input's shape)
+        raise RuntimeError(f"{op}: output with shape {list(input.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(op, input.shape, target.shape))}")
+    _into_input_dtype(op, input, target)
     return _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), op)
 
 
@@ -184,6 +200,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     forward: loss = e^x - y x (log_input),  or x - y log(x + eps);  (+ y log y - y + 0.5 log(2 pi y) where y > 1)
     VJP:     gx = (e^x - y) r,  or (1 - y / (x + eps)) r;  r = g / n ('mean') or g
     """
+    eps = float_arg(eps, "poisson_nll_loss", "eps")  # (its type first, as PyTorch's parser)
     op = "poisson_nll_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -346,6 +363,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     op = "multilabel_soft_margin_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
     _same_shape_or_broadcast(op, input, target)
+    float_kernel(input, op)  # (PyTorch's log_sigmoid kernel: floating dtypes only)
     loss = -(target * _log_sigmoid(input) + (1 - target) * _log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import collections.abc
 import math
+import warnings
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..ops._util import tensor_input
+from ..ops._util import float_arg, tensor_input
 from ..ops.linalg import einsum
 from ..random import _gen
 from ..tensor import Tensor
@@ -38,11 +39,19 @@ def _channel_dropout(x, p, training, op):
     _check_p(p, op)
     if not training or p == 0.0:
         return x
+    _float_result(x, op)
     if p == 1.0:
         return x * 0.0
     keep = _gen().random(tuple(x.shape[:2])) >= p
     mask = (keep / (1.0 - p)).astype(x._array.dtype).reshape(tuple(x.shape[:2]) + (1,) * (x.ndim - 2))
     return x * Tensor._make(mask)
+
+
+def _float_result(x, op):
+    """PyTorch's dropouts scale in place into the input's dtype: an integer or bool input that would be
+    dropped (training, 0 < p) is its RuntimeError, the float result not castable back."""
+    if x._array.dtype.kind in "biu":
+        raise RuntimeError(f"{op}: result type Float can't be cast to the desired output type {x.dtype}")
 
 
 def _batched_or_not(input, p, training, op, ndim):
@@ -71,7 +80,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     forward: out[n, c] = x[n, c] m_nc / (1 - p),  m_nc = 1 with probability 1 - p, else 0
     VJP:     gx[n, c] = g[n, c] m_nc / (1 - p)
     """
+    p = float_arg(p, "dropout2d", "p")  # (its type first: PyTorch compares it before the shape)
     x = tensor_input(input, "dropout2d")
+    if x.ndim == 5:  # PyTorch still takes it (one mask entry per channel), with a deprecation warning
+        warnings.warn("dropout2d: Received a 5-D input to dropout2d, which is deprecated; use dropout instead",
+                      UserWarning, stacklevel=2)
+        return _channel_dropout(x, p, training, "dropout2d")
     if x.ndim not in (3, 4):
         raise RuntimeError(f"dropout2d: expected 3D or 4D input, but received a {x.ndim}D input")
     return _channel_dropout(x, p, training, "dropout2d")
@@ -91,6 +105,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     _check_p(p, "alpha_dropout")
     if not training or p == 0.0:
         return x
+    _float_result(x, "alpha_dropout")
     if p == 1.0:
         return x * 0.0
     keep = (_gen().random(tuple(x.shape)) >= p).astype(x._array.dtype)
@@ -229,6 +244,9 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     """
     op = "interpolate"
     x = tensor_input(input, op)
+    if (size is None) == (scale_factor is None):  # (PyTorch's first check, before the input's dims)
+        raise ValueError(f"{op}: {'only one' if size is not None else 'either'} of size or scale_factor should be "
+                         "defined")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if mode == "nearest":
@@ -433,6 +451,9 @@ class _PadNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         x = _tensor(self, input)
+        k = self._n // 2
+        if self._mode == "circular" and x.ndim not in (k + 1, k + 2):  # (PyTorch's circular modules check it)
+            raise ValueError(f"{type(self).__name__}: expected {k + 1}D or {k + 2}D input (got {x.ndim}D input)")
         if self._mode == "constant":
             return pad(x, self.padding, "constant", self.value)
         return pad(x, self.padding, self._mode)

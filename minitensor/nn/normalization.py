@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..ops._util import tensor_input
+from ..ops._util import float_kernel, tensor_input
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
 from . import init
@@ -69,6 +69,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     x = tensor_input(input, "batch_norm")
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims (N, C, ...), got shape {tuple(x.shape)}")
+    float_kernel(x, "batch_norm")  # (PyTorch's kernels: floating dtypes only)
     c = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -109,6 +110,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if x.ndim < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dims (N, C, ...), got shape "
                          f"{tuple(x.shape)}")
+    float_kernel(x, "instance_norm")  # (PyTorch's: batch_norm's kernel, floating dtypes only)
     shape = _channel_shape(x)
     if not use_input_stats:
         if running_mean is None or running_var is None:
@@ -140,6 +142,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if x.ndim < 2 or x.shape[1] % num_groups:
         raise RuntimeError(f"group_norm: expected the number of channels of the input of shape {tuple(x.shape)} to "
                            f"be divisible by num_groups={num_groups}")
+    float_kernel(x, "group_norm")  # (PyTorch's kernel: floating dtypes only)
     grouped = x.reshape(x.shape[0], num_groups, -1)
     out = _normalize(grouped, (2,), eps)[0].reshape(tuple(x.shape))
     return _affine(out, weight, bias, _channel_shape(x))
@@ -155,11 +158,14 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tenso
     """
     x = tensor_input(input, "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+    if len(shape) > x.ndim:
+        raise ValueError(f"rms_norm: input tensor must have at least {len(shape)} dimensions, but got {x.ndim}")
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise RuntimeError(f"rms_norm: normalized_shape {list(shape)} does not match the last dims of input of shape "
                            f"{tuple(x.shape)}")
+    float_kernel(x, "rms_norm")  # (PyTorch's kernel: floating dtypes only)
     if eps is None:
-        eps = float(np.finfo(x._array.dtype).eps) if _dtype.kind(x.dtype) == "f" else float(np.finfo(np.float32).eps)
+        eps = float(np.finfo(x._array.dtype).eps)
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     out = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt() if dims else x * (x * x + eps).rsqrt()
     return out if weight is None else out * weight

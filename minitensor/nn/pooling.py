@@ -12,11 +12,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..ops._util import tensor_input
+from ..ops._util import float_kernel, no_bool, tensor_input
 from ..ops.shape import cat
 from ..random import _gen
 from ..tensor import Tensor
-from .conv import _patches, _tuple
+from .conv import _int_sizes, _patches, _tuple
 from .functional import pad
 from .layers import _tensor
 from .module import Module
@@ -77,6 +77,8 @@ def _params(kernel_size, stride, padding, dilation, nd, op):
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    no_bool(tensor_input(input, op), op)  # (PyTorch's max_pool kernels have no bool form)
     x, undo = _as_2d(input, nd, op)
     k, s, p, d = _params(kernel_size, stride, padding, dilation, nd, op)
     win, sizes = _windows(x, k, s, p, d, ceil_mode, -math.inf, op)
@@ -118,6 +120,8 @@ def max_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
     forward: out[n, c, t] = max_i xp[n, c, t s + i d]
     VJP:     gx at each window's (first) argmax += g[n, c, t]
     """
+    if not return_indices:  # (PyTorch's 1-d kernel without indices is for floating dtypes only)
+        float_kernel(tensor_input(input, "max_pool1d"), "max_pool1d")
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d")
 
 
@@ -133,6 +137,7 @@ def _divisors(n, k, s, p, size, ceil_mode, count_include_pad):
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding)
     x, undo = _as_2d(input, nd, op)
     k, s, p, d = _params(kernel_size, stride, padding, 1, nd, op)
     win, sizes = _windows(x, k, s, p, d, ceil_mode, 0.0, op)
@@ -166,7 +171,12 @@ def avg_pool1d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Se
     forward: out[n, c, t] = \sum_i xp[n, c, t s + i] / D_t
     VJP:     gx[each entry of window t] += g[n, c, t] / D_t
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+    x = tensor_input(input, "avg_pool1d")
+    no_bool(x, "avg_pool1d")
+    if x._array.dtype.kind in "iu":  # PyTorch's integer kernel: the window's mean truncated toward 0, in its dtype
+        return _avg_pool(x.double(), kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1,
+                         "avg_pool1d").trunc().to(x.dtype)
+    return _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
 
 
 def _adaptive_bounds(n_in, n_out):
@@ -211,6 +221,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     x = tensor_input(input, "adaptive_avg_pool1d")
     if x.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d: expected 2D or 3D input, got shape {tuple(x.shape)}")
+    float_kernel(x, "adaptive_avg_pool1d")  # (PyTorch's kernel: floating dtypes only)
     (n_out,) = _adaptive_sizes(x, output_size, 1, "adaptive_avg_pool1d")
     return x @ _averaging_matrix(x.shape[-1], n_out, x._array.dtype).mT
 
@@ -253,6 +264,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int],
     forward: out[n, c, t] = max over window t of x[n, c]
     VJP:     gx at each window's (first) argmax += g[n, c, t]
     """
+    float_kernel(tensor_input(input, "adaptive_max_pool1d"), "adaptive_max_pool1d")  # (PyTorch's: floats only)
     return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
 
@@ -497,6 +509,7 @@ def _unpool_size(x, kernel, stride, padding, output_size, nd, op):
 
 
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, op):
+    _int_sizes(op, kernel_size=kernel_size, stride=stride, padding=padding)
     x = tensor_input(input, op)
     idx = tensor_input(indices, op, "indices")
     if x.ndim not in (nd + 1, nd + 2):
@@ -789,14 +802,14 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples: Tensor | None = None) -> None:
         super().__init__()
         name, nd = type(self).__name__, self._nd
+        if output_size is None and output_ratio is None:  # (PyTorch's first check, before the kernel size's)
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
         self.kernel_size = _tuple(kernel_size, nd, "kernel_size", name)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
         self.output_size = None if output_size is None else _tuple(output_size, nd, "output_size", name)
         self.output_ratio = (None if output_ratio is None else (output_ratio,) * nd
                              if isinstance(output_ratio, (int, float)) else tuple(output_ratio))
-        if output_size is None and output_ratio is None:
-            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError(f"{name}: only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):

@@ -114,9 +114,10 @@ def _check_tensor(name, what, t):
         raise TypeError(f"{name}: {what} must be a Tensor, got {type(t).__name__}")
 
 
-def _check_dtype(name, input, weight):
+def _check_dtype(name, input, weight, error=ValueError):
+    """PyTorch's RNN/LSTM/GRU check this themselves (ValueError); its cells meet their matmul's RuntimeError."""
     if input.dtype != weight.dtype:
-        raise ValueError(
+        raise error(
             f"{name}: input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). "
             f"Convert the input: input.to({weight.dtype}), or the model: model.to({input.dtype})"
         )
@@ -476,7 +477,7 @@ class RNNCellBase(Module):
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"{name}: input has inconsistent input_size: got {input.shape[-1]} "
                                f"expected {self.input_size}")
-        _check_dtype(name, input, self.weight_ih)
+        _check_dtype(name, input, self.weight_ih, RuntimeError)
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         out = [x]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,26 @@ def operand(x, op):
 
         return tensor(x)
     raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}; expected a Tensor or a number")
+
+
+def int_arg(value: Any, op: str, name: str) -> int:
+    """An argument that PyTorch's signature types `int`: an int, a numpy int or a 1-element integer tensor,
+    checked before the tensor's shape as PyTorch's argument parser does (a float or a longer tensor is a
+    TypeError naming the argument)."""
+    if type(value) is int:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}") from None
+
+
+def float_arg(value: Any, op: str, name: str) -> Any:
+    """An argument that PyTorch's signature types `float`: any real number (a bool, an int, a numpy scalar),
+    or PyTorch's TypeError naming the argument, checked before the tensor's shape as its parser does."""
+    if isinstance(value, numbers.Real):
+        return value
+    raise TypeError(f"{op}(): argument '{name}' must be float, not {type(value).__name__}")
 
 
 def tensor_input(x, op, name="input"):
@@ -202,6 +223,22 @@ def _repeated(dims, ndim):
 def float_only(x, op):
     if _dtype.kind(x._array.dtype) != "f":
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
+
+
+def float_kernel(x, op):
+    """The dtype check of an op whose PyTorch kernel exists for floating dtypes only: an integer or bool
+    tensor is PyTorch's NotImplementedError (its dispatcher finds no kernel), not a RuntimeError."""
+    if _dtype.kind(x._array.dtype) != "f":
+        if not x._array.size:  # (PyTorch runs no kernel on an empty tensor; the refusal stays a RuntimeError)
+            raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {x.dtype}")
+        raise NotImplementedError(f"{op}: not implemented for dtype {x.dtype} (it needs a floating point tensor)")
+
+
+def no_bool(x, op, error=NotImplementedError):
+    """The dtype check of an op that PyTorch has no bool form of: its class (NotImplementedError where the
+    dispatcher finds no kernel, RuntimeError where the op checks it itself) as PyTorch raises it."""
+    if x._array.dtype == np.bool_:
+        raise error(f"{op}: not implemented for bool tensors")
 
 
 def integers_as_int64(x):

@@ -839,7 +839,7 @@ def _ternary_dtype(op: str, *tensors: Tensor) -> tuple[DType, list[Tensor]]:
     if want == _dtype.bool_:
         raise NotImplementedError(f"{op}: not implemented for bool tensors (convert them with .long() or .float())")
     shape = broadcast_shapes(op, *(t._array.shape for t in tensors))
-    return want, [cast(t, want).expand(*shape) for t in tensors]
+    return want, [cast(t, want).expand(shape) for t in tensors]
 
 
 def _binary_grads(ctx, ga, gb):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike, Number
+from ._util import int_arg
 from .indexing import nonzero
 
 
@@ -75,6 +76,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """How often each value 0, 1, ..., max occurs in a 1-d tensor of non-negative integers (at least
     `minlength` counts); with weights, the sum of the weights of each value's elements instead (float32
     weights give float32 sums, any others float64, as in PyTorch)."""
+    minlength = int_arg(minlength, "bincount", "minlength")  # (its type first, as PyTorch's parser)
     x = input._array
     if x.dtype.kind not in "iu":  # (bool too is refused by PyTorch's kernel)
         raise NotImplementedError(f"bincount: not implemented for dtype {input.dtype} (integers only)")

@@ -196,6 +196,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError(f"index_select: index must be a 0-d or 1-d integer tensor, got shape {idx.shape}")
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"index_select: expected an int64 or int32 index, got dtype {idx.dtype}")
+    if input.ndim == 0 and idx.size > 1:
+        raise RuntimeError(f"index_select: an index into a 0-d tensor can have only 1 value, got {idx.size}")
     # (out of range in an empty tensor of 2 dims or more, PyTorch's error is a RuntimeError)
     error = RuntimeError if input.ndim > 1 and input.numel() == 0 else IndexError
     _check_range(idx, input.shape[d] if input.ndim else 1, d, "index_select", error)
@@ -229,7 +231,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
                            f"{getattr(m, 'dtype', type(m).__name__)}")
     shape = broadcast_shapes("masked_select", input.shape, m.shape) or (1,)  # (the result is 1-d anyway)
     if input.shape != shape:
-        input = input.expand(*shape)
+        input = input.expand(shape)
     return getitem(input, Tensor._make(np.broadcast_to(m, shape)))
 
 

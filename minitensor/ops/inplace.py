@@ -30,7 +30,7 @@ from ..autograd import grad_mode
 from ..random import Generator, _gen
 from ..tensor import Tensor
 from ..types import Index, TensorOrNumber
-from ._util import operand, tensor_input
+from ._util import float_arg, operand, tensor_input
 from .conversion import cast
 from .indexing import IndexPut, _index_key, fill_value, where
 
@@ -188,6 +188,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Gen
     forward: out = z,  z ~ N(mean, std^2)   (drawn, no input of the graph)
     VJP:     gx = 0
     """
+    mean, std = float_arg(mean, "normal_", "mean"), float_arg(std, "normal_", "std")
     _dtype.for_draws(self.dtype, "normal_")
     if not std >= 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, but found std {std}")

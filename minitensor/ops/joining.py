@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..tensor import Tensor, _wrap_dim
+from ._util import int_arg
 from .conversion import cast
 from .indexing import Index
 from .shape import Cat, Expand, Reshape, cat, split
@@ -154,31 +155,33 @@ def _even_split(input, sections, dim, op):
 def hsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
            indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 1 (dim 0 of a 1-d tensor); a number of sections must divide it evenly."""
+    chosen = _one_of("hsplit", sections=sections, indices=indices)
     if input.ndim == 0:
         raise RuntimeError("hsplit: torch.hsplit requires a tensor with at least 1 dimension, but got a tensor "
                            "with 0 dimensions!")
-    return _even_split(input, _one_of("hsplit", sections=sections, indices=indices), 1 if input.ndim > 1 else 0,
-                       "hsplit")
+    return _even_split(input, chosen, 1 if input.ndim > 1 else 0, "hsplit")
 
 
 @with_formulas(Index)
 def vsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
            indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 0 of a tensor of 2 or more dims; a number of sections must divide it evenly."""
+    chosen = _one_of("vsplit", sections=sections, indices=indices)
     if input.ndim < 2:
         raise RuntimeError(f"vsplit: torch.vsplit requires a tensor with at least 2 dimension, but got a tensor "
                            f"with {input.ndim} dimensions!")
-    return _even_split(input, _one_of("vsplit", sections=sections, indices=indices), 0, "vsplit")
+    return _even_split(input, chosen, 0, "vsplit")
 
 
 @with_formulas(Index)
 def dsplit(input: Tensor, sections: int | Sequence[int] | None = None, *,
            indices: Sequence[int] | None = None) -> tuple[Tensor, ...]:
     """`tensor_split` along dim 2 of a tensor of 3 or more dims; a number of sections must divide it evenly."""
+    chosen = _one_of("dsplit", sections=sections, indices=indices)
     if input.ndim < 3:
         raise RuntimeError(f"dsplit: torch.dsplit requires a tensor with at least 3 dimension, but got a tensor "
                            f"with {input.ndim} dimensions!")
-    return _even_split(input, _one_of("dsplit", sections=sections, indices=indices), 2, "dsplit")
+    return _even_split(input, chosen, 2, "dsplit")
 
 
 @with_formulas(Index)
@@ -242,6 +245,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The r-element combinations of a 1-d tensor's elements, as rows (in itertools' order); with
     with_replacement=True an element may repeat. One Index node."""
+    r = int_arg(r, "combinations", "r")  # (its type first, as PyTorch's parser)
     if input.ndim != 1:
         raise RuntimeError(f"combinations: expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:

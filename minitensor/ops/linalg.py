@@ -11,7 +11,7 @@ from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import operand, raw, unbroadcast
+from ._util import no_bool, operand, raw, unbroadcast
 
 
 class Matmul(Function):
@@ -458,6 +458,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
 
 def multi_dot(tensors: Any) -> Tensor:
     r"""A_1 @ A_2 @ ... @ A_n (the first may be 1-D, a row; the last 1-D, a column), left to right."""
+    if isinstance(tensors, Tensor):  # (a tensor is iterable, but PyTorch's parser wants a sequence of them)
+        raise TypeError("linalg.multi_dot(): argument 'tensors' must be a tuple or list of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got 0")
@@ -499,6 +501,7 @@ def trace(input: Tensor) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
                            f"(shape {tuple(input.shape)})")
+    no_bool(input, "trace")  # (PyTorch's kernel has no bool form)
     i = np.arange(min(input.shape))
     return input[i, i].sum()
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
-from ._util import broadcast_shapes as _broadcast_shapes
+from ._util import broadcast_shapes as _broadcast_shapes, no_bool, tensor_input
 from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
@@ -266,6 +266,8 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A read as a matrix with A.shape[:ind] rows and A.shape[ind:] columns."""
+    if ind > A.ndim:
+        raise RuntimeError(f"linalg.tensorinv: ind={ind} is more than the {A.ndim} dims of shape {tuple(A.shape)}")
     rows, cols = A.shape[:ind], A.shape[ind:]
     if ind <= 0 or math.prod(rows) != math.prod(cols):
         raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
@@ -288,11 +290,15 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     r"""\sum_i x_i y_i along dim (broadcast)."""
+    for t in (tensor_input(x, "linalg.vecdot", "x"), tensor_input(y, "linalg.vecdot", "y")):
+        if _dtype.kind(t.dtype) != "f":  # (PyTorch's vecdot checks it itself: RuntimeError)
+            raise RuntimeError(f"linalg.vecdot: expected a floating point tensor as input, got {t.dtype}")
     return (x * y).sum(dim=dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonal of A over dims (dim1, dim2), offset above (> 0) or below (< 0) the main one, as the last dim."""
+    tensor_input(A, "linalg.diagonal", "A")
     d1, d2 = _wrap_dim(dim1, A.ndim, "diagonal"), _wrap_dim(dim2, A.ndim, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
@@ -320,6 +326,9 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if input.ndim != other.ndim or input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}")
+    no_bool(input, "linalg.cross")  # (PyTorch's kernel has no bool form, checked before the dtypes)
+    if input.dtype != other.dtype:  # (PyTorch's cross does not promote)
+        raise RuntimeError(f"linalg.cross: expected both inputs of one dtype, got {input.dtype} and {other.dtype}")
     ai = [a.narrow(d, i, 1) for i in range(3)]
     bi = [b.narrow(d, i, 1) for i in range(3)]
     return cat([ai[1] * bi[2] - ai[2] * bi[1], ai[2] * bi[0] - ai[0] * bi[2], ai[0] * bi[1] - ai[1] * bi[0]], dim=d)
@@ -331,10 +340,12 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     forward: out[..., i, j] = x_i^j
     VJP:     gx_i = \sum_j g_ij j x_i^(j-1)   (Cumprod's)
     """
+    tensor_input(x, "linalg.vander", "x")
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
+    no_bool(x, "linalg.vander", RuntimeError)  # (PyTorch's vander refuses bool itself)
     n = x.shape[-1] if N is None else N
-    if n <= 0:
+    if n <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N}")
     x = x.to(_dtype.int64) if x._array.dtype.kind in "biu" else x
     ones = Tensor._make(np.ones(tuple(x.shape) + (1,), x._array.dtype))
@@ -391,6 +402,11 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     forward: out = (L L^T)^{-1}
     VJP:     Solve's, through cholesky_solve(I, L)
     """
+    if input.ndim < 2:
+        raise RuntimeError(f"cholesky_inverse: the input tensor A must have at least 2 dimensions, got shape "
+                           f"{tuple(input.shape)}")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, got shape {tuple(input.shape)}")
     low = input.mT if upper else input
     eye = D._eye_like(low)
     return cholesky_solve(eye, low)
@@ -517,6 +533,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns and be at least 2-D, got "
                            f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if _dtype.kind(t.dtype) != "f":
+            raise RuntimeError(f"cdist: only floating-point dtypes are supported, {name} got {t.dtype}")
     if p < 0:
         raise RuntimeError(f"cdist: cdist only supports non-negative p values, got {p}")
     return R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1)
@@ -545,6 +564,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
+    no_bool(input, "cov", RuntimeError)  # (PyTorch's cov refuses a bool input itself; corrcoef is cov's)
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if x._array.dtype.kind in "biu":
         x = x.to(_dtype.get_default_dtype())

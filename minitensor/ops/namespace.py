@@ -23,8 +23,9 @@ import numpy as np
 from .. import _dtype
 from .._layout import strided
 from ..random import Generator, _gen
-from ..tensor import Tensor, _size_arg
+from ..tensor import Tensor, _size_arg, _wrap_dim
 from . import decompositions as D, joining as J, shape as S
+from ._util import float_arg, int_arg
 from .decompositions import pivots_to_permutation
 from .indexing import tril, triu, where
 from .inplace import _filled, inplace
@@ -56,6 +57,9 @@ def adjoint(input: Tensor) -> Tensor:
     forward: out = x^T over the last two dims (a view)
     VJP:     gx = g^T
     """
+    if input.ndim == 0:  # PyTorch still takes a 0-d tensor (itself), with a deprecation warning
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return input
     _matrices(input, "adjoint")
     return S.transpose(input, -2, -1)
 
@@ -181,6 +185,8 @@ def resize(self: Tensor, *sizes: Any) -> Tensor:
                            f"but the given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} "
                            "elements). autograd's resize can only change the shape of a given tensor, while "
                            "preserving the number of elements.")
+    if not sizes:  # (PyTorch's checks the count first, then calls view, whose parser refuses no size)
+        raise TypeError('resize() missing 1 required positional arguments: "size"')
     return S.reshape(self, shape)
 
 
@@ -272,6 +278,8 @@ def bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Generator | 
     forward: out = 1 with probability p, else 0   (drawn)
     VJP:     gx = 0
     """
+    if not isinstance(p, Tensor):  # (its type first, as PyTorch's parser)
+        p = float_arg(p, "bernoulli_", "p")
     prob = p._array if isinstance(p, Tensor) else np.asarray(p, np.float64)
     if np.any((prob < 0) | (prob > 1)) or np.any(prob != prob):
         raise RuntimeError(f"bernoulli_: expects 0 <= p <= 1, got p = {p}")
@@ -319,6 +327,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     forward: out = exp(mean + std z),  z ~ N(0, 1)   (drawn)
     VJP:     gx = 0
     """
+    mean, std = float_arg(mean, "log_normal_", "mean"), float_arg(std, "log_normal_", "std")
     _dtype.for_draws(self.dtype, "log_normal_")
     if not std > 0:
         raise RuntimeError(f"log_normal_: expects std > 0.0, but found std={std}")
@@ -498,10 +507,13 @@ def hash_tensor(input: Tensor, dim: int | Sequence[int] = (), *, keepdim: bool =
     forward: out = xor of the elements' 64-bit patterns
     VJP:     none (bits, not values)
     """
+    mode = int_arg(mode, "hash_tensor", "mode")  # (its type first, as PyTorch's parser)
     if mode != 0:
         raise RuntimeError(f"hash_tensor: mode {mode} is not supported; only mode=0 (xor reduction) exists")
     wide = input._array.astype(np.float64 if _dtype.kind(input.dtype) == "f" else np.int64)
     dims = tuple(range(input.ndim)) if dim in ((), []) else ((dim,) if isinstance(dim, int) else tuple(dim))
+    for d in dims:  # (out of range: PyTorch's IndexError)
+        _wrap_dim(d, input.ndim, "hash_tensor")
     axes = tuple(d % max(input.ndim, 1) for d in dims)
     xor: Any = np.bitwise_xor  # (numpy's stubs give its reduce no overload for a tuple of axes)
     bits = xor.reduce(wide.view(np.uint64), axis=axes, keepdims=bool(keepdim))

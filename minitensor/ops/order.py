@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
+from ._util import no_bool
 from .selection import _order
 from .shape import stack
 
@@ -42,6 +43,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     forward: the ((n - 1) // 2)-th smallest x along dim
     VJP:     g goes to the element picked   (indexing's)
     """
+    no_bool(input, "median")  # (PyTorch's kernel has no bool form)
     return _median(input, dim, keepdim, "median", skip_nan=False)
 
 
@@ -51,6 +53,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     forward: the median of the non-NaN x along dim
     VJP:     g goes to the element picked   (indexing's)
     """
+    no_bool(input, "nanmedian")  # (PyTorch's kernel has no bool form)
     return _median(input, dim, keepdim, "nanmedian", skip_nan=True)
 
 
@@ -61,6 +64,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> kth
     VJP:     g goes to the element picked   (indexing's)
     """
     x, d = _line_view(input, dim, "kthvalue")
+    no_bool(input, "kthvalue")  # (PyTorch's kernel has no bool form)
     n = x.shape[d]
     if not 1 <= k <= max(n, 1) or n == 0:
         raise RuntimeError(f"kthvalue: selected number k out of range for dimension {d} of size {n} (k={k})")

@@ -14,7 +14,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
-from ._util import integers_as_int64
+from ._util import integers_as_int64, no_bool, tensor_input
 from .indexing import where
 from .shape import cat
 
@@ -153,7 +153,9 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, dim: int = -
     forward: out = \sum_i (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
     VJP:     gy_i = g (dx_{i-1} + dx_i) / 2;  gx through the differences
     """
+    tensor_input(y, "trapezoid", "y")
     _x_or_dx(x, dx, "trapezoid")
+    no_bool(y, "trapezoid", RuntimeError)  # (PyTorch refuses a bool y itself)
     d = _wrap_dim(dim, y.ndim, "trapezoid")
     n = y.shape[d]
     if n == 0:
@@ -170,7 +172,9 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float = 1, d
     forward: out_k = \sum_{i <= k} (x_{i+1} - x_i)(y_i + y_{i+1}) / 2
     VJP:     a reversed cumulative sum of g, then trapezoid's
     """
+    tensor_input(y, "cumulative_trapezoid", "y")
     _x_or_dx(x, dx, "cumulative_trapezoid")
+    no_bool(y, "cumulative_trapezoid", RuntimeError)  # (PyTorch refuses a bool y itself)
     d = _wrap_dim(dim, y.ndim, "cumulative_trapezoid")
     n = y.shape[d]
     if n == 0:

@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..tensor import Tensor, _wrap_dim
 from ..types import TensorOrNumber
-from ._util import broadcast_shapes
+from ._util import broadcast_shapes, int_arg
 from .indexing import Index, IndexAdd, IndexPut, Where, _scatter_positions, where
 
 # ---- reading: take, take_along_dim ----------------------------------------------------------------
@@ -45,6 +45,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     idx = _long_index(indices, "take_along_dim")
     if dim is None:
         return input.reshape(-1).gather(0, Tensor._make(idx.reshape(-1)))
+    if idx.ndim != input.ndim:  # (checked before dim, as PyTorch)
+        raise RuntimeError(f"take_along_dim: input and indices should have the same number of dimensions, but got "
+                           f"{input.ndim} and {idx.ndim}")
     d = _wrap_dim(dim, input.ndim, "take_along_dim")
     if idx.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim: input and indices should have the same number of dimensions, but got "
@@ -242,6 +245,7 @@ def _scatter_extreme(input, key, part, written, include_self, reduce):
 @with_formulas(IndexPut)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """input with the slice `select(dim, index)` replaced by src (of that slice's shape)."""
+    index = int_arg(index, "select_scatter", "index")
     if input.ndim == 0:
         raise IndexError("select_scatter: cannot be applied to a 0-dim tensor")
     d = _wrap_dim(dim, input.ndim, "select_scatter")

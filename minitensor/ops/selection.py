@@ -18,7 +18,7 @@ from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import integers_as_int64
+from ._util import integers_as_int64, no_bool
 from .indexing import Index
 
 
@@ -80,6 +80,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> topk_result:
     """The k largest (or smallest) elements along dim, as (values, indices)."""
     d = _wrap_dim(dim, input.ndim, "topk")
+    no_bool(input, "topk", RuntimeError)  # (PyTorch's CPU topk refuses bool itself)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"topk: k ({k}) is out of range for dimension {d} of size {n}")

@@ -17,7 +17,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from ..types import Dims, SizeArg
-from ._util import fits_broadcast, unbroadcast
+from ._util import fits_broadcast, int_arg, unbroadcast
 from .conversion import cast
 from .indexing import Index
 
@@ -134,8 +134,11 @@ def reshape(input: Tensor, *sizes: SizeArg, shape: Sequence[int] | None = None) 
 
 def _sizes_or(sizes: tuple[Any, ...], keyword: Any, name: str, op: str) -> tuple[Any, ...]:
     """Sizes given positionally (`x.reshape(2, 3)`, `x.reshape((2, 3))`) or by PyTorch's keyword
-    (`x.reshape(shape=(2, 3))`), as PyTorch takes either, never both."""
+    (`x.reshape(shape=(2, 3))`), as PyTorch takes either, never both, and never neither: `x.reshape()` is a
+    missing argument (PyTorch's TypeError), where `x.reshape(())` is the 0-d shape."""
     if keyword is None:
+        if not sizes:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
         return sizes
     if sizes:
         raise TypeError(f"{op}() got the {name} both positionally ({sizes!r}) and as {name}={keyword!r}")
@@ -172,7 +175,8 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:
 @with_formulas(Reshape)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims start_dim..end_dim into one."""
-    if input.ndim == 0:
+    if input.ndim == 0:  # (its dims still in range for one dim, as PyTorch's)
+        _wrap_dim(start_dim, 1, "flatten"), _wrap_dim(end_dim, 1, "flatten")
         return input.reshape(1)
     s = _wrap_dim(start_dim, input.ndim, "flatten")
     e = _wrap_dim(end_dim, input.ndim, "flatten")
@@ -595,6 +599,9 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: i
     """Repeat each element `repeats` times (one count for all, or one per element along `dim`), the copies
     next to each other; without dim, of the flattened tensor. With only a tensor of counts,
     `repeat_interleave(counts)` is the indices 0, 1, ... each repeated its count. One Index node."""
+    if repeats is None and dim is not None:  # (PyTorch's overload of counts alone has no dim)
+        raise TypeError(f"repeat_interleave(): got dim={dim!r} without repeats; the overload of the counts alone "
+                        "takes no dim")
     if repeats is None:  # repeat_interleave(counts): arange(len(counts)) repeated
         counts = _repeat_counts(input, None, "repeat_interleave")
         return Tensor._make(np.repeat(np.arange(len(counts), dtype=input._array.dtype), counts))
@@ -645,16 +652,19 @@ def ravel(input: Tensor) -> Tensor:
 @with_formulas(Index)
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """`narrow`, as a new tensor rather than a view."""
+    if dim >= max(input.ndim, 1):  # (PyTorch's narrow_copy: a RuntimeError above the range, IndexError below)
+        raise RuntimeError(f"narrow_copy: dim {dim} is out of range for a tensor of {input.ndim} dims")
     return narrow(input, dim, start, length).clone()
 
 
 @with_formulas(Index)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, that dim removed: `x[:, index]` for dim=1."""
+    index = int_arg(index, "select", "index")
     if input.ndim == 0:
         raise IndexError("select: cannot be applied to a 0-dim tensor")
     d = _wrap_dim(dim, input.ndim, "select")
-    n, index = input.shape[d], int(index)
+    n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select: index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
     return input[(slice(None),) * d + (index,)]

@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import finite_max, float_only, tensor_input
+from ._util import finite_max, float_kernel, int_arg, tensor_input
 
 
 class Softmax(Function):
@@ -50,17 +50,27 @@ class LogSoftmax(Function):
 # ---- the public functions -----------------------------------------------------------------------
 
 @with_formulas(Softmax)
-@computed_in_float32_for_half  # (h-names29) as PyTorch's kernels: in float32, rounded once, its VJP too
 def softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
+    _dim_given(dim, "softmax")
+    return _softmax(input, dim, dtype)
+
+
+@with_formulas(LogSoftmax)
+def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
+    """log(softmax(input)), computed stably."""
+    _dim_given(dim, "log_softmax")
+    return _log_softmax_of(input, dim, dtype)
+
+
+@computed_in_float32_for_half  # (h-names29) as PyTorch's kernels: in float32, rounded once, its VJP too
+def _softmax(input, dim, dtype):
     x, d = _dim_and_input(input, dim, dtype, "softmax")
     return Softmax.apply(x, d)
 
 
-@with_formulas(LogSoftmax)
 @computed_in_float32_for_half  # (h-names29) as softmax
-def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None = None) -> Tensor:
-    """log(softmax(input)), computed stably."""
+def _log_softmax_of(input, dim, dtype):
     x, d = _dim_and_input(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(x, d)
 
@@ -71,14 +81,16 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype: DTypeLike | None =
 def functional_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                        dtype: DTypeLike | None = None) -> Tensor:
     """Probabilities along `dim` that are positive and sum to 1."""
-    return softmax(input, dim, dtype)
+    int_arg(_stacklevel, "softmax", "_stacklevel")  # (unused, but PyTorch's code reads it as an int)
+    return _softmax(input, dim, dtype)  # (F's dim may be left out: PyTorch's legacy implicit choice)
 
 
 @with_formulas(LogSoftmax)
 def functional_log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                            dtype: DTypeLike | None = None) -> Tensor:
     """log(softmax(input)), computed stably."""
-    return log_softmax(input, dim, dtype)
+    int_arg(_stacklevel, "log_softmax", "_stacklevel")  # (unused, but PyTorch's code reads it as an int)
+    return _log_softmax_of(input, dim, dtype)
 
 
 # torch.special's forms: `dim` required, `dtype` by keyword only
@@ -104,11 +116,17 @@ _log_softmax = quiet(lambda s, dim: s - np.log(np.exp(s).sum(axis=dim, keepdims=
 
 # ---- argument checks, named ---------------------------------------------------------------------
 
+def _dim_given(dim, op):
+    """torch.softmax and Tensor.softmax have no implicit dim (F's has): PyTorch's parser refuses the call."""
+    if dim is None:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+
+
 def _dim_and_input(input, dim, dtype, op):
     tensor_input(input, op)
     if dtype is not None:
         input = input.to(dtype)
-    float_only(input, op)
+    float_kernel(input, op)  # (PyTorch's softmax kernels exist for floating dtypes only)
     if dim is None:  # PyTorch's legacy implicit choice
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _wrap_dim(dim, input.ndim, op)

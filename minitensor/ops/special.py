@@ -19,7 +19,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ..types import TensorOrNumber
 from . import _special as K
-from ._util import unbroadcast
+from ._util import int_arg, unbroadcast
 from .arithmetic import _binary_grads, _float_operands, _on_data
 from .indexing import where
 from .unary import _unary, exp, log, sign
@@ -331,7 +331,9 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     forward: out = p (p - 1) / 4 * ln pi + sum_{i=0}^{p-1} lgamma(x - i / 2)
     VJP:     gx = g * sum_{i=0}^{p-1} digamma(x - i / 2)
     """
-    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+    if not isinstance(p, bool):  # (a bool p is PyTorch's RuntimeError below: its parser takes it as an int)
+        p = int_arg(p, "mvlgamma", "p")
+    if isinstance(p, bool) or p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
     if _float(input, "mvlgamma")._array.dtype == np.bool_ or input._array.dtype == np.bool_:
         raise RuntimeError("mvlgamma: the input tensor may not be a boolean tensor")

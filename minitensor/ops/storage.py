@@ -32,6 +32,8 @@ def resize_(self: Tensor, *sizes: SizeArg, size: Sequence[int] | None = None,
         if sizes:
             raise TypeError(f"resize_() got the size both positionally ({sizes!r}) and as size={size!r}")
         sizes = (size,)
+    elif not sizes:  # (`x.resize_(())` is the 0-d shape; no size at all is PyTorch's missing argument)
+        raise TypeError('resize_() missing 1 required positional arguments: "size"')
     shape = _size_arg(sizes, "resize_")
     if any(n < 0 for n in shape):
         raise RuntimeError(f"resize_: trying to create a tensor with negative dimension, got {list(shape)}")

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
 from ._half import computed_in_float32_for_half
-from ._util import broadcast_shapes, float_only, raw, tensor_input, unbroadcast
+from ._util import broadcast_shapes, float_kernel, raw, tensor_input, unbroadcast
 from .conversion import cast, clone
 from .indexing import where
 
@@ -540,7 +540,7 @@ def reciprocal(input: Tensor) -> Tensor:
 @with_formulas(Gelu)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x * Phi(x); approximate='tanh' uses the tanh formula (GPT-2's)."""
-    float_only(tensor_input(input, "gelu"), "gelu")
+    float_kernel(tensor_input(input, "gelu"), "gelu")  # (no integer kernel in PyTorch)
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(input, approximate)
