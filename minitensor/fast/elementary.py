@@ -6,7 +6,8 @@ record it: `Matmul`'s is ten of them (unsqueeze, transpose, matmul, unbroadcast,
 a call of `Function.apply` with its wrapper's checks. On tiny tensors that bookkeeping, not the
 arithmetic, is the step's time. When nothing records the backward (every training step), these
 twins run the same numpy calls on the arrays, in the same order, so the gradients are the same bit
-for bit; tests/minitensor/fast/test_elementary.py proves it for every row of the op table.
+for bit; `test_speed_layer_twins_give_the_ops_own_gradients_bit_for_bit` in tests/minitensor/test_ops.py
+proves it for every op-table row of a twinned op.
 
 A twin covers the common case only: float32 or float64 operands of one dtype, a Python number as
 the other operand. Anything else (half precision, which PyTorch computes in float32; mixed dtypes,
