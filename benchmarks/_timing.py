@@ -17,6 +17,17 @@ CHILD = "MINITENSOR_BENCH_THREADS"  # set in the child processes of `per_thread_
 NO_TORCH = "MINITENSOR_BENCH_NO_TORCH"  # set there when the parent could not import PyTorch
 
 
+def load_user_file(name, filename):
+    """benchmarks/`filename` (a user's plain-PyTorch program) as a fresh module named `name`, its `import
+    torch` resolved as `torch` means right now (inside `minitensor.run.torch_is_minitensor()`: minitensor)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                     filename))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def pin_child_threads():
     """In a child of `per_thread_count`, pin BLAS (and so numpy) to its thread count; call before numpy
     loads. Returns that count, or None in the parent."""

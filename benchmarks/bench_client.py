@@ -22,7 +22,6 @@ own (minitensor's BLAS and PyTorch both on that count); each child prints its ra
 is minitensor / PyTorch <= 1.0 at one thread; two threads are shown for information.
 """
 import argparse
-import importlib.util
 import os
 import sys
 
@@ -37,6 +36,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 from benchmarks._timing import (  # noqa: E402,E501
     interleaved,
+    load_user_file,
     per_round,
     per_thread_count,
     processor,
@@ -62,14 +62,6 @@ def model_option(argv):
     return MODELS[known.model], rest
 
 
-def load_client(name, filename="client_gpt.py"):
-    """benchmarks/`filename` as a fresh module named `name` (whatever `torch` means right now)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def same_weights(torch_model, mt_model):
     """Copy every parameter and buffer of the PyTorch model into the minitensor one, by name."""
     theirs = torch_model.state_dict()
@@ -83,9 +75,9 @@ def child(threads, repeats, number, filename="client_gpt.py"):
 
     torch.set_num_threads(threads)
     mt.tune_malloc()  # as the parent reported
-    pt = load_client("client_gpt_on_torch", filename)
+    pt = load_user_file("client_gpt_on_torch", filename)
     with torch_is_minitensor():
-        mn = load_client("client_gpt_on_minitensor", filename)
+        mn = load_user_file("client_gpt_on_minitensor", filename)
     pt_model, pt_opt = pt.build(VOCAB, BLOCK)
     mn_model, mn_opt = mn.build(VOCAB, BLOCK)
     same_weights(pt_model, mn_model)

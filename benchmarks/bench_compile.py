@@ -13,9 +13,7 @@ bit for bit; then the steps are timed interleaved (A B A B ..., a rest before ea
 per-round ratio compiled / eager is printed with its quartiles (lower is faster). The processor
 (lscpu's model name) and the thread count are printed with it.
 """
-import importlib.util
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,8 +29,10 @@ import minitensor.nn as nn  # noqa: E402
 import minitensor.nn.functional as F  # noqa: E402
 from benchmarks._timing import (  # noqa: E402
     interleaved,
+    load_user_file,
     per_round,
     per_thread_count,
+    processor,
     report_setup,
     round_ratios,
     run_options,
@@ -44,20 +44,10 @@ SETTLE = 0.3
 VOCAB, BLOCK, BATCH = 4, 11, 64
 
 
-def processor():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        return "unknown (no lscpu)"
-    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "unknown")
-
-
 def gpt_pair():
     """(make, data): make(compiled) -> the user's training step of the client GPT, compiled or not."""
-    spec = importlib.util.spec_from_file_location("client_gpt_compiled", os.path.join(HERE, "client_gpt.py"))
-    client = importlib.util.module_from_spec(spec)
     with torch_is_minitensor():
-        spec.loader.exec_module(client)
+        client = load_user_file("client_gpt_compiled", "client_gpt.py")
     rng = np.random.default_rng(0)
     data = [tuple(mt.from_numpy(rng.integers(0, VOCAB, (BATCH, BLOCK))) for _ in "xy") for _ in range(8)]
 

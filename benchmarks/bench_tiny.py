@@ -21,7 +21,6 @@ own (minitensor's BLAS and PyTorch both on that count); each child prints its pe
 with its quartiles. The target is minitensor / PyTorch <= 1.5 at one thread (issue 33); two
 threads are shown for information.
 """
-import importlib.util
 import os
 import sys
 
@@ -36,6 +35,7 @@ import numpy as np  # noqa: E402
 import minitensor as mt  # noqa: E402
 from benchmarks._timing import (  # noqa: E402
     interleaved,
+    load_user_file,
     per_round,
     per_thread_count,
     processor,
@@ -51,12 +51,6 @@ TARGET = 1.5  # minitensor / PyTorch eager, one thread
 SETTLE = 0.05
 
 
-def load_lecture(name):
-    """benchmarks/tiny_lecture.py as a fresh module named `name` (whatever `torch` means right now)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "tiny_lecture.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 
@@ -74,9 +68,9 @@ def child(threads, repeats, number):
 
 def _timed(torch, threads, repeats, number):
     mt.tune_malloc()  # as the parent reported
-    pt = load_lecture("tiny_lecture_on_torch")
+    pt = load_user_file("tiny_lecture_on_torch", "tiny_lecture.py")
     with torch_is_minitensor():
-        mn = load_lecture("tiny_lecture_on_minitensor")
+        mn = load_user_file("tiny_lecture_on_minitensor", "tiny_lecture.py")
     pt_params = pt.build()
     mn_params = mn.build()
     with mt.no_grad():
