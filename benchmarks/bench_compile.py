@@ -32,7 +32,6 @@ from benchmarks._timing import (  # noqa: E402
     load_user_file,
     per_round,
     per_thread_count,
-    processor,
     report_setup,
     round_ratios,
     run_options,
@@ -91,7 +90,7 @@ def cycling(step, data):
 
 def child(threads, repeats, number):
     mt.tune_malloc()
-    print(f"processor: {processor()}; BLAS threads: {threads}")
+    print(f"BLAS threads: {threads}")  # (report_setup printed the processor)
     for name, pair in (("tutorial GPT (client_gpt.py)", gpt_pair), ("small MLP", mlp_pair)):
         make, data = pair()
         losses = []
