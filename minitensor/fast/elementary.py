@@ -21,6 +21,7 @@ import numpy as np
 from ..nn.functional import CrossEntropy
 from ..ops._util import unbroadcast
 from ..ops.arithmetic import _power
+from ..ops.reduce import _count, _keep  # (the ops' own: which dims were summed, how many elements)
 from ..ops.softmax import functional_softmax as softmax
 
 _PLAIN = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the twins compute in
@@ -118,8 +119,7 @@ def sum_backward(ctx, g):
     if g._array.dtype not in _PLAIN:
         return type(ctx).backward(ctx, g)
     shape = x._array.shape
-    g = g._array if keepdim else g._array.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
-    return np.broadcast_to(g, shape), None, None
+    return np.broadcast_to(_keep(g._array, shape, dims, keepdim), shape), None, None
 
 
 def mean_backward(ctx, g):
@@ -128,9 +128,8 @@ def mean_backward(ctx, g):
     if g._array.dtype not in _PLAIN:
         return type(ctx).backward(ctx, g)
     shape = x._array.shape
-    scale = 1.0 / max(math.prod([shape[d] for d in dims]), 1)
-    g = g._array if keepdim else g._array.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
-    return np.multiply(np.broadcast_to(g, shape), scale), None, None
+    scale = 1.0 / max(_count(shape, dims), 1)
+    return np.multiply(np.broadcast_to(_keep(g._array, shape, dims, keepdim), shape), scale), None, None
 
 
 def reshape_backward(ctx, g):
