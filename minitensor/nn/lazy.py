@@ -201,7 +201,7 @@ class _LazyNormBase(LazyModuleMixin):
         if self.has_uninitialized_params():
             # the input checks the forward would make, first: a refused input leaves the layer uninitialised
             x = m._check_input_dim(_feature_dim(self, input, 1, "num_features"))
-            float_kernel(x, "instance_norm" if isinstance(self, _LazyInstanceNorm) else "batch_norm")
+            float_kernel(x, type(self).__name__)  # (the eager layer's batch_norm / instance_norm refusal)
             unbatched = input.ndim == m._dims[0] and isinstance(self, _LazyInstanceNorm)
             m.num_features = input.shape[0 if unbatched else 1]
             for t in (m.weight, m.bias, m.running_mean, m.running_var):
