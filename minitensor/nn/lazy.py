@@ -13,10 +13,11 @@ from typing import Any, cast
 import numpy as np
 
 from .. import _dtype
+from ..ops._util import float_kernel
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
 from .extras import BatchNorm3d, InstanceNorm3d
-from .layers import Linear
+from .layers import Linear, _tensor
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d
 from .parameter import Parameter
 
@@ -126,6 +127,24 @@ def _infer_parameters(module: Any, args: tuple[Any, ...]) -> None:
         module.__class__ = module.cls_to_become
 
 
+def _feature_dim(layer: Any, input: Any, dim: int, what: str) -> Tensor:
+    """The input as a tensor that has the dim a lazy layer reads its size from; an IndexError, as PyTorch's
+    (which reads the dim before any check), naming the layer and the shape when it has not."""
+    x = _tensor(layer, input)
+    if x.ndim < (dim + 1 if dim >= 0 else -dim):
+        raise IndexError(f"{type(layer).__name__}: the input of shape {tuple(x.shape)} has no dim {dim} to read "
+                         f"{what} from")
+    return x
+
+
+def _check_linear_input(layer: Any, input: Any) -> None:
+    """What Linear's forward refuses whatever its in_features: no last dim, or a dtype not its weight's."""
+    x = _feature_dim(layer, input, -1, "in_features")
+    if x.dtype != layer.weight.dtype:
+        raise RuntimeError(f"{type(layer).__name__}: mat1 and mat2 must have the same dtype, but got {x.dtype} "
+                           f"(the input of shape {tuple(x.shape)}) and {layer.weight.dtype} (the weight)")
+
+
 class LazyLinear(LazyModuleMixin, Linear):
     """Linear whose in_features is the last dim of its first input."""
 
@@ -145,6 +164,8 @@ class LazyLinear(LazyModuleMixin, Linear):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        if self.has_uninitialized_params():  # checked first: a refused input leaves the layer uninitialised
+            _check_linear_input(self, input)
         if self.in_features == 0:  # (also after a loaded state dict materialised the weight)
             self.in_features = input.shape[-1]
         if self.has_uninitialized_params():
@@ -178,6 +199,9 @@ class _LazyNormBase(LazyModuleMixin):
     def initialize_parameters(self, input: Tensor, *args: Any) -> None:
         m: Any = self
         if self.has_uninitialized_params():
+            # the input checks the forward would make, first: a refused input leaves the layer uninitialised
+            x = m._check_input_dim(_feature_dim(self, input, 1, "num_features"))
+            float_kernel(x, type(self).__name__)  # (the eager layer's batch_norm / instance_norm refusal)
             unbatched = input.ndim == m._dims[0] and isinstance(self, _LazyInstanceNorm)
             m.num_features = input.shape[0 if unbatched else 1]
             for t in (m.weight, m.bias, m.running_mean, m.running_var):

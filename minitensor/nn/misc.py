@@ -189,7 +189,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 
 # ---- resampling ----------------------------------------------------------------------------------
-_SPATIAL = {"linear": 1, "bilinear": 2}
+_SPATIAL = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_NEAREST = ("nearest", "nearest-exact")
 
 
 def _output_sizes(x, size, scale_factor, recompute_scale_factor, k):
@@ -229,18 +230,29 @@ def _linear_along(x, d, n_out, scale, align_corners):
     return lo * (1 - lam_t) + hi * lam_t
 
 
+def _nearest_source(n_out, n_in, scale, exact):
+    """The source index of each output index along one dim: floor(i s) ('nearest') or floor((i + 1/2) s)
+    ('nearest-exact', the pixel centres), clamped to the last entry; in float32, as PyTorch computes them."""
+    dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0.0))
+    return np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), n_in - 1)
+
+
 def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
     r"""Resize the spatial dims (2, ...) of (N, C, ...) to `size`, or by `scale_factor`.
-    mode 'nearest' (any of 1 or 2 spatial dims), 'linear' (N, C, L) or 'bilinear' (N, C, H, W); with
-    align_corners the corner pixels' centres line up, else their outer edges do.
+    mode 'nearest' or 'nearest-exact' (1, 2 or 3 spatial dims), 'linear' (N, C, L), 'bilinear' (N, C, H, W)
+    or 'trilinear' (N, C, D, H, W); with align_corners the corner pixels' centres line up, else their outer
+    edges do.
 
-    forward: nearest: out[i] = x[min(floor(i s), n_in - 1)];  linear: out[i] = (1 - l) x[i0] + l x[i0 + 1]
+    forward: nearest: out[i] = x[min(floor(i s), n_in - 1)];  nearest-exact: x[min(floor((i + 1/2) s), n_in - 1)]
+             linear: out[i] = (1 - l) x[i0] + l x[i0 + 1]
              with src = i s' (align_corners, s' = (n_in - 1)/(n_out - 1)) or max((i + 1/2) s - 1/2, 0),
-             i0 = floor(src), l = src - i0;  s = n_in / n_out (or 1 / scale_factor);  bilinear: both dims in turn
-    VJP:     each g[i] is added into the input entries that out[i] read, times their weights (1 for nearest)
+             i0 = floor(src), l = src - i0;  s = n_in / n_out (or 1 / scale_factor)
+             bilinear, trilinear: linear along each spatial dim in turn (the weights multiply: l_d l_h l_w)
+    VJP:     each g[i] is added into the input entries that out[i] read, times their weights (1 for nearest);
+             the ops it is built of (index_select, mul, add) give exactly that
     """
     op = "interpolate"
     x = tensor_input(input, op)
@@ -249,28 +261,28 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                          "defined")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if mode == "nearest":
+    if mode in _NEAREST:
         if align_corners is not None:
             raise ValueError("interpolate: align_corners option can only be set with the interpolating modes: "
-                             "linear | bilinear")
-        if x.ndim not in (3, 4):
-            raise NotImplementedError(f"interpolate: mode 'nearest' takes 3D or 4D inputs, got shape {tuple(x.shape)}")
+                             "linear | bilinear | trilinear")
+        if x.ndim not in (3, 4, 5):
+            raise NotImplementedError(f"interpolate: mode {mode!r} takes 3D, 4D or 5D inputs, got shape "
+                                      f"{tuple(x.shape)}")
     elif mode in _SPATIAL:
         if x.ndim != _SPATIAL[mode] + 2:
             raise NotImplementedError(f"interpolate: got {x.ndim}D input, but {mode} mode needs "
                                       f"{_SPATIAL[mode] + 2}D input")
     else:
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (only 'nearest', 'linear' and "
-                                  f"'bilinear')")
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (only 'nearest', 'nearest-exact', "
+                                  f"'linear', 'bilinear' and 'trilinear')")
     k = x.ndim - 2
     sizes, scales = _output_sizes(x, size, scale_factor, recompute_scale_factor, k)
     out = x
     for i in range(k):
         d = 2 + i
-        if mode == "nearest":
-            # float32 arithmetic, as PyTorch computes the nearest source index
-            src = np.floor(np.arange(sizes[i], dtype=np.float32) * np.float32(scales[i])).astype(np.int64)
-            out = out.index_select(d, Tensor._make(np.minimum(src, x.shape[d] - 1)))
+        if mode in _NEAREST:
+            src = _nearest_source(sizes[i], x.shape[d], scales[i], mode == "nearest-exact")
+            out = out.index_select(d, Tensor._make(src))
         else:
             out = _linear_along(out, d, sizes[i], scales[i], bool(align_corners))
     return out

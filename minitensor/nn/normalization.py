@@ -237,6 +237,17 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
 
+    _dims: tuple[int, ...] = ()  # the numbers of dims the input may have
+
+    def _check_input_dim(self, input: Tensor) -> Tensor:
+        """The input as a tensor of a number of dims this layer takes (a lazy one checks it before sizing
+        itself from it)."""
+        x = _tensor(self, input)
+        if x.ndim not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
+        return x
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             assert self.running_mean is not None and self.running_var is not None
@@ -260,18 +271,13 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    _dims: tuple[int, ...] = ()
-
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: DeviceLike | None = None, dtype: DTypeLike | None = None,
                  *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        x = _tensor(self, input)
-        if x.ndim not in self._dims:
-            want = " or ".join(f"{d}D" for d in self._dims)
-            raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
+        x = self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         tracked = self.num_batches_tracked if self.training and self.track_running_stats else None
         if tracked is not None:
@@ -301,18 +307,13 @@ class BatchNorm2d(_BatchNorm):
 
 
 class _InstanceNorm(_NormBase):
-    _dims: tuple[int, ...] = ()
-
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device: DeviceLike | None = None, dtype: DTypeLike | None = None,
                  *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        x = _tensor(self, input)
-        if x.ndim not in self._dims:
-            want = " or ".join(f"{d}D" for d in self._dims)
-            raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
+        x = self._check_input_dim(input)
         unbatched = x.ndim == self._dims[0]
         if unbatched:
             x = x.unsqueeze(0)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import TYPE_CHECKING
 
 from ..ops.shape import cat, stack
 from ..ops.unary import relu, sigmoid, tanh
@@ -211,8 +210,10 @@ class RNNBase(Module):
         """The state after one time step: a tuple (h,), or (h, c) for the LSTM; `w` as `_weights` gives it."""
         raise NotImplementedError
 
-    def forward(self, input: Tensor,
-                hx: Tensor | tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | tuple[Tensor, ...]]:
+    # (no `forward` here: as PyTorch's, a bare RNNBase is Module's, which raises NotImplementedError; RNN, GRU
+    # and LSTM each have one, all calling this shared driver)
+    def _forward(self, input: Tensor,
+                 hx: Tensor | tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | tuple[Tensor, ...]]:
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
         name = type(self).__name__
@@ -375,9 +376,9 @@ class RNN(RNNBase):
     def _step(self, x, state, w):
         return (rnn_cell(x, state[0], *w[:4], nonlinearity=self.nonlinearity),)
 
-    if TYPE_CHECKING:  # for a type checker: the state of an RNN is one tensor (RNNBase's forward serves all three)
-        def forward(self, input: Tensor, hx: Tensor | None = None  # type: ignore[override]
-                    ) -> tuple[Tensor, Tensor]: ...
+    def forward(self, input: Tensor, hx: Tensor | None = None
+                ) -> tuple[Tensor, Tensor]:
+        return self._forward(input, hx)  # type: ignore[return-value]
 
 
 class GRU(RNNBase):
@@ -401,9 +402,9 @@ class GRU(RNNBase):
     def _step(self, x, state, w):
         return (gru_cell(x, state[0], *w[:4]),)
 
-    if TYPE_CHECKING:  # for a type checker: the state of a GRU is one tensor
-        def forward(self, input: Tensor, hx: Tensor | None = None  # type: ignore[override]
-                    ) -> tuple[Tensor, Tensor]: ...
+    def forward(self, input: Tensor, hx: Tensor | None = None
+                ) -> tuple[Tensor, Tensor]:
+        return self._forward(input, hx)  # type: ignore[return-value]
 
 
 class LSTM(RNNBase):
@@ -432,9 +433,9 @@ class LSTM(RNNBase):
         h, c = state
         return lstm_cell(x, h, c, *w)
 
-    if TYPE_CHECKING:  # for a type checker: the state of an LSTM is the pair (h, c)
-        def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None  # type: ignore[override]
-                    ) -> tuple[Tensor, tuple[Tensor, Tensor]]: ...
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        return self._forward(input, hx)  # type: ignore[return-value]
 
 
 # ---- the cells -----------------------------------------------------------------------------------------
