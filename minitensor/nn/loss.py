@@ -280,8 +280,10 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """
     op = "hinge_embedding_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
-    far = where(target != 1, (margin - input).clamp(min=0), 0.0)
-    near = where(target != -1, input, 0.0)
+    if input.dtype.kind in "iu":  # PyTorch computes in the input's integers, the margin truncated to one
+        margin = int(margin)
+    far = where(target != 1, (margin - input).clamp(min=0), 0)  # (an int 0 keeps the input's dtype)
+    near = where(target != -1, input, 0)
     return _reduce(far + near, _legacy_reduction(size_average, reduce, reduction), op)
 
 
