@@ -136,9 +136,20 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _same_shape_or_broadcast(op, input, target)
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
+    input, target = _smooth_l1_operands(op, input, target)
     d = input - target
     a = d.abs()
     return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
+
+
+def _smooth_l1_operands(op, input, target):
+    """input and target in their promoted dtype, as PyTorch's kernel computes (a bool one beside floats
+    is 0s and 1s); that kernel has floats only: two integer or bool operands are its NotImplementedError."""
+    want = _dtype.result_dtype(input._array, target._array)
+    if want.kind in "biu":
+        raise NotImplementedError(f"{op}: not implemented for dtype {_dtype.public(want)} (input {input.dtype}, "
+                                  f"target {target.dtype}); it needs a floating point input or target")
+    return input.to(_dtype.public(want)), target.to(_dtype.public(want))
 
 
 def _into_input_dtype(op, input, target):
