@@ -217,10 +217,13 @@ def _bag_indices(op, input, weight, offsets, mode, scale_grad_by_freq, sparse, p
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"{op}: per_sample_weights was not None. per_sample_weights is only supported "
                                   f"for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
-    if idx.dtype not in (np.int32, np.int64):
-        raise RuntimeError(f"{op}: indices must be an int64 or int32 tensor, got {input.dtype}")
-    if offsets is not None and np.asarray(getattr(offsets, "_array", offsets)).dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: offsets must be an int64 or int32 tensor, got {offsets.dtype}")
+    # PyTorch promotes the indices and the offsets (a 2-D input's: in its dtype) to one dtype, int64 or int32
+    off = idx if offsets is None else np.asarray(getattr(offsets, "_array", offsets))
+    common = np.result_type(idx, off)
+    if common not in (np.int32, np.int64):
+        raise RuntimeError(f"{op}: indices and offsets must be int64 or int32 tensors, got {idx.dtype} and "
+                           f"{off.dtype} (as one dtype: {common})")
+    idx = idx.astype(common, copy=False)
     rows_n = weight.shape[0]
     bad = np.flatnonzero((idx.reshape(-1) < 0) | (idx.reshape(-1) >= rows_n))
     if bad.size:
