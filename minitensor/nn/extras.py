@@ -187,6 +187,52 @@ def _bags(op, idx, offsets, include_last_offset):
     return [(int(s), int(e)) for s, e in zip(starts, ends)], idx
 
 
+def _bag_indices(op, input, weight, offsets, mode, scale_grad_by_freq, sparse, per_sample_weights):
+    """embedding_bag's argument checks in PyTorch's order and classes (the shapes' ValueErrors, then the
+    mode's, then the indices' dtype and range, RuntimeErrors); the indices' array."""
+    idx = tensor_input(input, op)._array
+    tensor_input(weight, op, "weight")
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != idx.shape:
+        raise ValueError(f"{op}: per_sample_weights of shape {tuple(per_sample_weights.shape)} must have the "
+                         f"shape of input {idx.shape}")
+    if weight.ndim != 2:
+        raise ValueError(f"{op}: weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if idx.ndim == 2 and offsets is not None:
+        raise ValueError(f"{op}: if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                         "of fixed length sequences")
+    if idx.ndim == 2 and idx.dtype == np.bool_:  # (PyTorch's offsets of a 2-D input: an arange in its dtype)
+        raise NotImplementedError(f"{op}: bool indices of shape {idx.shape} are not supported (integer indices "
+                                  "only)")
+    if idx.ndim == 1 and (offsets is None or np.ndim(getattr(offsets, "_array", offsets)) != 1):
+        raise ValueError(f"{op}: offsets has to be a 1D Tensor but got "
+                         f"{'None' if offsets is None else f'shape {tuple(np.shape(offsets._array))}'}")
+    if idx.ndim not in (1, 2):
+        raise ValueError(f"{op}: input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim} "
+                         f"(shape {idx.shape})")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"{op}: mode has to be one of sum, mean or max, got {mode!r}")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(f"{op}: scale_grad_by_freq=True and sparse=True are not supported "
+                                  "(minitensor has no sparse gradients); leave both False")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"{op}: per_sample_weights was not None. per_sample_weights is only supported "
+                                  f"for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    # PyTorch promotes the indices and the offsets (a 2-D input's: in its dtype) to one dtype, int64 or int32
+    off = idx if offsets is None else np.asarray(getattr(offsets, "_array", offsets))
+    common = np.result_type(idx, off)
+    if common not in (np.int32, np.int64):
+        raise RuntimeError(f"{op}: indices and offsets must be int64 or int32 tensors, got {idx.dtype} and "
+                           f"{off.dtype} (as one dtype: {common})")
+    idx = idx.astype(common, copy=False)
+    rows_n = weight.shape[0]
+    bad = np.flatnonzero((idx.reshape(-1) < 0) | (idx.reshape(-1) >= rows_n))
+    if bad.size:
+        k = int(bad[0])
+        raise RuntimeError(f"{op}: index {k} of input takes value {int(idx.reshape(-1)[k])}, which is not in the "
+                           f"valid range [0, {rows_n}) of the table's rows")
+    return idx
+
+
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
@@ -201,28 +247,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     VJP:     gW[idx_k] += w_k g_b (sum), g_b / |bag b| (mean), g_b[d] to the row that held the max (max)
     """
     op = "embedding_bag"
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"{op}: mode has to be one of sum, mean or max, got {mode!r}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(f"{op}: scale_grad_by_freq=True and sparse=True are not supported "
-                                  "(minitensor has no sparse gradients); leave both False")
-    idx = tensor_input(input, op)._array
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: indices must be an integer tensor, got {idx.dtype}")
-    if per_sample_weights is not None:
-        if mode != "sum":
-            raise NotImplementedError(f"{op}: per_sample_weights was not None. per_sample_weights is only supported "
-                                      f"for mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
-        if tuple(per_sample_weights.shape) != idx.shape:
-            raise ValueError(f"{op}: per_sample_weights of shape {tuple(per_sample_weights.shape)} must have the "
-                             f"shape of input {idx.shape}")
-    rows_n = weight.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= rows_n):
-        raise IndexError(f"{op}: an index is out of range for a table of {rows_n} rows")
+    idx = _bag_indices(op, input, weight, offsets, mode, scale_grad_by_freq, sparse, per_sample_weights)
     bags, flat = _bags(op, idx, offsets, include_last_offset)
     if max_norm is not None:
         _renorm_rows(weight, flat, float(max_norm), float(norm_type))
-    keep = np.ones(flat.shape, dtype=bool) if padding_idx is None else flat != (padding_idx % rows_n)
+    keep = np.ones(flat.shape, dtype=bool) if padding_idx is None else flat != (padding_idx % weight.shape[0])
     picked = weight[flat]  # (K, dim)
     if per_sample_weights is not None:
         picked = picked * per_sample_weights.reshape(-1, 1)

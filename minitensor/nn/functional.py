@@ -297,6 +297,31 @@ def _reduce(loss, reduction, op, denom=None):
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _class_target_shapes(input, target, op):
+    """The checks of a class-index target against the input (N, C, d1, ...) or (C,), in PyTorch's order
+    and classes: the input's dims and the batch sizes (ValueError), the target's shape and then its
+    dtype (RuntimeError: int64 or uint8 indices, as PyTorch's kernels take)."""
+    tensor_input(target, op, "target")
+    if input.ndim < 1:
+        raise ValueError(f"{op}: expected an input of 1 or more dimensions, got a 0-d tensor")
+    tshape, ishape = tuple(target.shape), tuple(input.shape)
+    if input.ndim == 1:
+        if target.ndim > 1 or target.numel() != 1:
+            raise ValueError(f"{op}: for a 1-d input (one sample of {ishape[0]} classes) the target must be 0-d or "
+                             f"hold one class index, got shape {tshape}")
+    elif target.ndim == 0 or tshape[0] != ishape[0]:
+        raise ValueError(f"{op}: expected the input's batch size ({ishape[0]}, input of shape {ishape}) to match "
+                         f"the target's ({tshape[0] if tshape else 0}, target of shape {tshape})")
+    elif tshape != ishape[:1] + ishape[2:]:
+        raise RuntimeError(f"{op}: expected a target of shape {ishape[:1] + ishape[2:]} for input of shape "
+                           f"{ishape}, got {tshape}" + (" (multi-target is not supported)" if input.ndim == 2 else ""))
+    if target._array.dtype not in (np.int64, np.uint8):
+        hint = (f"; a float target holds class probabilities only with the input's shape {ishape}"
+                if op == "cross_entropy" and _dtype.kind(target.dtype) == "f" else "")
+        raise RuntimeError(f"{op}: expected target dtype to be int64 (class indices) or uint8, got {target.dtype}"
+                           f"{hint} (target.long() makes indices int64)")
+
+
 def _class_dim_last(input, op):
     """(N, C, d1, ...) -> (N*d1*..., C); a 1-D input is a single sample (C,)."""
     if input.ndim == 1:
@@ -343,6 +368,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     ignore_index = int_arg(ignore_index, "nll_loss", "ignore_index")  # (its type first, as PyTorch's parser)
     tensor_input(input, "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _class_target_shapes(input, target, "nll_loss")
+    float_kernel(input, "nll_loss")
     logp, rest = _class_dim_last(input, "nll_loss")
     n, c = logp.shape
     keep, safe_t = _kept_targets(_class_targets(input, logp, rest, target, "nll_loss"), c, ignore_index, "nll_loss")
@@ -449,16 +476,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
                            "got a 0-d tensor")
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
-    if isinstance(target, Tensor) and _dtype.kind(target.dtype) == "f":  # probabilities
+    if target.shape == input.shape:  # probabilities (PyTorch's rule: a target of the input's shape)
+        if _dtype.kind(target.dtype) != "f":
+            raise RuntimeError(f"cross_entropy: a target of the input's shape {tuple(input.shape)} holds class "
+                               f"probabilities and must be floating point, got {target.dtype}")
         if ignore_index >= 0:
             raise RuntimeError(f"cross_entropy: ignore_index is not supported for a floating point target "
                                f"(class probabilities), got ignore_index={ignore_index}")
         logp = log_softmax(input, dim=class_dim)
-        if target.shape != input.shape:
-            raise RuntimeError(
-                f"cross_entropy: a float target holds class probabilities and must have the input's shape "
-                f"{tuple(input.shape)}, got {tuple(target.shape)}; class indices must be an int64 tensor "
-                f"(target.long())")
         q = target * (1 - label_smoothing) + label_smoothing / c
         wshape = [1] * input.ndim
         wshape[class_dim] = c
@@ -467,6 +492,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _reduce(loss, reduction, "cross_entropy")
     if _dtype.kind(input.dtype) != "f":
         raise NotImplementedError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
+    _class_target_shapes(input, target, "cross_entropy")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     logits, rest = _class_dim_last(input, "cross_entropy")

@@ -136,9 +136,20 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _same_shape_or_broadcast(op, input, target)
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
+    input, target = _smooth_l1_operands(op, input, target)
     d = input - target
     a = d.abs()
     return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
+
+
+def _smooth_l1_operands(op, input, target):
+    """input and target in their promoted dtype, as PyTorch's kernel computes (a bool one beside floats
+    is 0s and 1s); that kernel has floats only: two integer or bool operands are its NotImplementedError."""
+    want = _dtype.result_dtype(input._array, target._array)
+    if want.kind in "biu":
+        raise NotImplementedError(f"{op}: not implemented for dtype {_dtype.public(want)} (input {input.dtype}, "
+                                  f"target {target.dtype}); it needs a floating point input or target")
+    return input.to(_dtype.public(want)), target.to(_dtype.public(want))
 
 
 def _into_input_dtype(op, input, target):
@@ -280,8 +291,10 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """
     op = "hinge_embedding_loss"
     input, target = tensor_input(input, op), tensor_input(target, op, "target")
-    far = where(target != 1, (margin - input).clamp(min=0), 0.0)
-    near = where(target != -1, input, 0.0)
+    if input.dtype.kind in "iu":  # PyTorch computes in the input's integers, the margin truncated to one
+        margin = int(margin)
+    far = where(target != 1, (margin - input).clamp(min=0), 0)  # (an int 0 keeps the input's dtype)
+    near = where(target != -1, input, 0)
     return _reduce(far + near, _legacy_reduction(size_average, reduce, reduction), op)
 
 

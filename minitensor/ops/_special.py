@@ -241,10 +241,16 @@ def igamma(a, x, upper=False):
     q_fraction = np.exp(log_front) * h
     p = np.where(series, p_series, 1 - q_fraction)
     q = np.where(series, 1 - p_series, q_fraction)
-    out = q if upper else p
-    out = np.where(x == 0, 1.0 if upper else 0.0, out)
-    out = np.where(np.isposinf(x) & (a > 0), 0.0 if upper else 1.0, out)
-    return np.where((a < 0) | (x < 0) | np.isnan(a) | np.isnan(x), np.nan, out)
+    out = np.where(np.isnan(a) | np.isnan(x), np.nan, q if upper else p)
+    # the edge cases as PyTorch (cephes) decides them, each rule above the ones after it: a or x < 0 is
+    # NaN; a = 0 is the limit P = 1 for x > 0 (NaN at x = 0); x = 0 gives P = 0; a = inf gives P = 0
+    # (NaN with x = inf too); x = inf gives P = 1. Applied from the weakest rule up.
+    lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)  # P's 0 and 1, as Q = 1 - P
+    out = np.where(np.isposinf(x), hi, out)
+    out = np.where(np.isposinf(a), np.where(np.isinf(x), np.nan, lo), out)
+    out = np.where(x == 0, lo, out)
+    out = np.where(a == 0, np.where(x > 0, hi, np.nan), out)
+    return np.where((a < 0) | (x < 0), np.nan, out)
 
 
 # ---- issue 29: the Bessel functions J, Y, K of orders 0 and 1, Airy's Ai, orthogonal polynomials ----

@@ -241,6 +241,18 @@ def no_bool(x, op, error=NotImplementedError):
         raise error(f"{op}: not implemented for bool tensors")
 
 
+def running_inplace_check(self, op, dim, *, dtype=None):
+    """`cumsum_`/`cumprod_`'s own checks, as PyTorch's order: the dim, then a `dtype` other than the
+    tensor's (its in-place form can't change the dtype), then a bool tensor, which its kernels lack (a
+    NotImplementedError, where the out-of-place op would count in int64)."""
+    tensor_input(self, op)
+    _wrap_dim(dim, self.ndim, op)
+    if dtype is not None and _dtype.as_dtype(dtype, op) != self._array.dtype:
+        raise RuntimeError(f"{op}: bad in-place call: the tensor's dtype {self.dtype} and the output dtype "
+                           f"{_dtype.public(_dtype.as_dtype(dtype))} should match")
+    no_bool(self, op)
+
+
 def integers_as_int64(x):
     """`x` in int64 if it holds integers or bools: sum and cumsum add them in int64, as PyTorch does
     (an int8 sum does not wrap at 127)."""

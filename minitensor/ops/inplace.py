@@ -114,8 +114,13 @@ def _named(op, compute, *args, **kwargs):
 def inplace_method(op: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """The in-place method `op` (e.g. `add_`) of the out-of-place op `fn`: `x.add_(y)` runs
     `add(x, y)` and writes the result into x (`inplace`). The op table derives one for each row
-    marked `inplace=True`; its signature and formulas are fn's."""
+    marked `inplace=True`; its signature and formulas are fn's. An op whose in-place form refuses more
+    than its result's dtype tells (`cumsum_` on bools) names the check as `fn.inplace_check`."""
+    check = getattr(fn, "inplace_check", None)
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if check is not None:
+            check(self, op, *args, **kwargs)
         return inplace(self, op, fn, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = op

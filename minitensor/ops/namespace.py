@@ -462,15 +462,16 @@ def as_subclass(self: Tensor, cls: Any) -> Tensor:
 
 
 def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
-    """How `load_state_dict` turns `other` into self's new value: other detached with assign, else a copy
-    into self's dtype (PyTorch's `self.copy_(other).detach()`, without changing self here).
+    """How `load_state_dict` turns `other` into self's new value: other detached with assign, else other
+    copied into a tensor of self's shape and dtype (PyTorch's `self.copy_(other).detach()`, with its
+    broadcasting and its errors, without changing self here).
 
-    forward: out = other, detached (in self's dtype unless assign)
+    forward: out = other, detached (broadcast to self's shape, in self's dtype, unless assign)
     VJP:     none (detached)
     """
     if assign:
         return other.detach()
-    return other.detach().to(self.dtype).clone()
+    return self.detach().clone().copy_(other.detach() if isinstance(other, Tensor) else other)
 
 
 def _layout(self: Tensor) -> Any:

@@ -14,7 +14,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
-from ._util import integers_as_int64, no_bool, tensor_input
+from ._util import integers_as_int64, no_bool, running_inplace_check, tensor_input
 from .indexing import where
 from .shape import cat
 
@@ -94,6 +94,8 @@ def cumprod(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tenso
     x = input if dtype is None else input.to(dtype)
     d = _wrap_dim(dim, x.ndim, "cumprod")
     return Cumprod.apply(integers_as_int64(x), d)
+
+cumprod.inplace_check = running_inplace_check  # (`cumprod_` on bools, and its dtype=)
 
 
 @with_formulas(Logcumsumexp)

@@ -77,6 +77,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """input with input[..., index[k], ...] = source[..., k, ...] along `dim` (an IndexPut node; with a
     repeated index, which copy lands is unspecified, as in PyTorch)."""
+    _copy_shapes(input, dim, index, source)
     key, x, src = _along_dim(input, dim, index, source, "index_copy")
     out = IndexPut.apply(x, key, src)
     return out.reshape(()) if input.ndim == 0 else out
@@ -322,6 +323,26 @@ def _check_flat(idx, n, op):
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx.min() if idx.min() < -n else idx.max()
         raise IndexError(f"{op}: out of range: tried to access index {int(bad)} on a tensor of {n} elements.")
+
+
+def _copy_shapes(input, dim, index, source):
+    """index_copy's shape checks, which PyTorch makes before the dtypes' and with an IndexError of their own
+    (index_add's and index_reduce's are `_along_dim`'s RuntimeError)."""
+    d = _wrap_dim(dim, input.ndim, "index_copy")
+    if not isinstance(index, Tensor) or not isinstance(source, Tensor):
+        return  # (`_along_dim` names the argument)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy: index must be a vector (at most 1-d), got shape {tuple(index.shape)}")
+    if source.ndim == 0 and index.numel() != 1:
+        raise IndexError(f"index_copy: source is 0-d (one value), so index should have one element, got "
+                         f"{index.numel()}")
+    if source.ndim and input.ndim and source.ndim != input.ndim:
+        raise IndexError(f"index_copy: source ({source.ndim}-d, shape {tuple(source.shape)}) must have as many "
+                         f"dims as input ({input.ndim}-d, shape {tuple(input.shape)})")
+    if source.ndim and input.ndim and source.shape[d] != index.numel() \
+            and source.shape[:d] + source.shape[d + 1:] == input.shape[:d] + input.shape[d + 1:]:
+        raise IndexError(f"index_copy: the number of indices ({index.numel()}) should be source's size along dim "
+                         f"{d} ({source.shape[d]})")
 
 
 def _along_dim(input, dim, index, source, op):

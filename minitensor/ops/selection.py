@@ -18,7 +18,7 @@ from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import integers_as_int64, no_bool
+from ._util import integers_as_int64, no_bool, running_inplace_check
 from .indexing import Index
 
 
@@ -98,6 +98,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor
     x = input if dtype is None else input.to(dtype)
     d = _wrap_dim(dim, x.ndim, "cumsum")
     return Cumsum.apply(integers_as_int64(x), d)
+
+cumsum.inplace_check = running_inplace_check  # (`cumsum_` on bools, and its dtype=)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

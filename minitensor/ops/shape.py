@@ -622,6 +622,21 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: i
     return x[(slice(None),) * d + (np.repeat(np.arange(n), counts),)]
 
 
+@with_formulas(Index)
+def repeat_interleave_method(self: Tensor, repeats: Tensor | int | None = None, dim: int | None = None, *,
+                             output_size: int | None = None) -> Tensor:
+    """`Tensor.repeat_interleave`: each element repeated `repeats` times (see `repeat_interleave`). The
+    counts-alone form is the function's only: as in PyTorch, the method wants `repeats`."""
+    if repeats is None:
+        raise TypeError(f"repeat_interleave(): Tensor.repeat_interleave needs repeats (an int or a tensor of "
+                        f"counts), got none for a tensor of shape {tuple(self.shape)}; "
+                        "minitensor.repeat_interleave(counts) is the counts-alone form")
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+repeat_interleave_method.__name__ = repeat_interleave_method.__qualname__ = "repeat_interleave"
+
+
 def _repeat_counts(repeats, n, op):
     """A tensor of repeat counts as an int64 array of n (a 0-d one is one count for all)."""
     r = repeats._array

@@ -331,7 +331,8 @@ OPS: list[Row] = [
     op("fliplr", S.fliplr),
     op("flipud", S.flipud),
     op("tile", S.tile),
-    op("repeat_interleave", S.repeat_interleave),
+    function("repeat_interleave", S.repeat_interleave),  # (h-errs30c: the method wants repeats)
+    method("repeat_interleave", S.repeat_interleave_method),
     op("ravel", S.ravel),
     op("narrow_copy", S.narrow_copy),
     op("select", S.select),
