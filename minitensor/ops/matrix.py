@@ -512,6 +512,9 @@ def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> T
     forward: out = \sum_i s_i
     VJP:     gA = g U Vh   (SVD's)
     """
+    if isinstance(dim, int):  # PyTorch reads one int as a 1-tuple: a dim out of range, else not two dims
+        _wrap_dim(dim, input.ndim, "nuclear_norm")
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
     return matrix_norm(input, "nuc", tuple(dim), keepdim)
 
 
