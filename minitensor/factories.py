@@ -348,15 +348,17 @@ class _LowNotGiven(int):
 _LOW_NOT_GIVEN = _LowNotGiven(0)
 
 
-def randint_like(input: Tensor, low: int = _LOW_NOT_GIVEN, high: int | None = None, *, generator: Generator | None = None,
-                 dtype: DTypeLike | None = None, layout: object = None, device: DeviceLike | None = None,
-                 pin_memory: bool = False, requires_grad: bool = False, memory_format: object = None) -> Tensor:
+def randint_like(input: Tensor, low: int = _LOW_NOT_GIVEN, high: int | None = None, *,
+                 generator: Generator | None = None, dtype: DTypeLike | None = None, layout: object = None,
+                 device: DeviceLike | None = None, pin_memory: bool = False, requires_grad: bool = False,
+                 memory_format: object = None) -> Tensor:
     """Integers uniform on [low, high) in input's shape and dtype: randint_like(x, high), randint_like(x, low, high)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"randint_like(): argument 'input' must be Tensor, not {type(input).__name__}")
     check_memory("randint_like", layout, pin_memory, memory_format)
     if high is None and low is _LOW_NOT_GIVEN:
-        raise TypeError("randint_like(): missing the bound: randint_like(input, high) or randint_like(input, low, high)")
+        raise TypeError("randint_like(): missing the bound: randint_like(input, high) or "
+                        "randint_like(input, low, high)")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=_like(input, dtype), device=device,
