@@ -788,7 +788,7 @@ def _scaled(op: str, input: TensorOrNumber, other: TensorOrNumber, alpha: Number
 def _bfloat16_addend(a, b):
     """PyTorch rounds a Python float added to or subtracted from a bfloat16 tensor to bfloat16 first (a
     factor or divisor it keeps in float32): (a, b) with such a float so rounded, else as they were."""
-    if not _dtype.has_bfloat16:
+    if not _dtype.has_bfloat16 or (type(a) is not float and type(b) is not float):
         return a, b
 
     def rounded(x, other):
