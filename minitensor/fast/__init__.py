@@ -46,7 +46,7 @@ twin registered), equal within noise.
 """  # noqa: E501 (the table's rows: a markdown table row can't be wrapped)
 import os
 
-from . import adam, elementary, kernels, rows, vjps
+from . import adam, elementary, inplace, kernels, rows, vjps
 from .adam import adam_step_flat  # noqa: F401
 from .replay import Replay as Replay  # noqa: F401  (re-exported: the trainer uses it)
 from .rows import add_rows  # noqa: F401
@@ -58,8 +58,9 @@ PLAIN_SWITCH = "MINITENSOR_PLAIN"
 def _slots():
     """(owner, slot, twin) for every slot the speed layer fills."""
     from ..nn.functional import CrossEntropy, LayerNorm, Linear
+    from ..ops import inplace as in_place_ops
     from ..ops.arithmetic import Add, Div, Mul, Pow, Sub
-    from ..ops.indexing import IndexAdd
+    from ..ops.indexing import Index, IndexAdd, Where
     from ..ops.linalg import Matmul
     from ..ops.reduce import Mean, Sum
     from ..ops.shape import Expand, Permute, Reshape
@@ -81,13 +82,16 @@ def _slots():
                 (Sum, elementary.sum_backward), (Mean, elementary.mean_backward),
                 (Reshape, elementary.reshape_backward), (Permute, elementary.permute_backward),
                 (Expand, elementary.expand_backward), (Matmul, elementary.matmul_backward),
-                (CrossEntropy, elementary.cross_entropy_backward)]]
+                (Index, elementary.index_backward), (Where, elementary.where_backward),  # (a user's GPT)
+                (CrossEntropy, elementary.cross_entropy_backward)]] + [
+            # issue 33: a hand-written update (`p.data += -lr * p.grad`) into the parameter's memory
+            (in_place_ops, "fast_in_place", inplace.arithmetic_in_place)]
 
 
 def plug_in() -> None:
     """Register every twin onto its op (and Adam's one-pass update): the speed layer is on."""
     for owner, slot, twin in _slots():
-        setattr(owner, slot, staticmethod(twin))
+        setattr(owner, slot, staticmethod(twin) if isinstance(owner, type) else twin)  # (a class's slot, or a module's)
 
 
 def plug_out() -> None:

@@ -34,6 +34,11 @@ from ._util import float_arg, operand, tensor_input
 from .conversion import cast
 from .indexing import IndexPut, _index_key, fill_value, where
 
+#: the speed layer's slot (minitensor/fast/inplace.py, registered by `fast.plug_in`; None: the plain path
+#: runs): `fast_in_place(self, op, args, kwargs)` writes op's result into self and returns True, when nothing
+#: records the op and the case is its own; else it returns False and touches nothing.
+fast_in_place: Callable[[Tensor, str, tuple[Any, ...], dict[str, Any]], bool] | None = None
+
 
 def _requires_grad(x):
     return isinstance(x, Tensor) and x._rg
@@ -72,6 +77,8 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
         old = Tensor._make(self._array.copy())  # the value before the change, with its history
         old.grad_fn, old._rg = self.grad_fn, self._rg
         result = _named(op, compute, old, *args, **kwargs)
+    elif fast_in_place is not None and fast_in_place(self, op, args, kwargs):  # (the speed layer: it wrote self)
+        return self
     else:  # (nothing it reads requires grad, or grad mode is off: computing records no node)
         result = _named(op, compute, self, *args, **kwargs)
     if result._array.shape != self._array.shape:

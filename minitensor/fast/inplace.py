@@ -1,0 +1,39 @@
+"""In-place arithmetic written straight into the tensor's memory, when nothing records it (the speed layer).
+
+`ops/inplace.py` computes an in-place op with the ordinary op (`x + y`: its wrapper, `Function.apply`,
+a fresh array) and copies the result into x. An optimizer step written by hand (`p.data += -lr * p.grad`,
+a learner's loop) does that for every parameter at every step, recording nothing. For the common case
+(x float32 or float64; y a tensor of x's dtype and shape, or a Python number) numpy's own ufunc with
+`out=x` computes the same numbers: elementwise arithmetic rounds each element once, wherever it is
+written, and numpy buffers an operand that overlaps x. tests/minitensor/fast/test_inplace.py proves
+it equal to the plain path, values and version counters, bit for bit.
+"""
+import numpy as np
+
+from ..autograd import grad_mode
+
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+_UFUNCS = {"__iadd__": np.add, "add_": np.add, "__isub__": np.subtract, "sub_": np.subtract,
+           "__imul__": np.multiply, "mul_": np.multiply}
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def arithmetic_in_place(self, op, args, kwargs):
+    """`op` (`+=`, `add_`, `-=`, `sub_`, `*=`, `mul_`) done into self's array; False (nothing done) outside
+    the common case, which the plain path then computes."""
+    ufunc = _UFUNCS.get(op)
+    if ufunc is None or kwargs or len(args) != 1 or grad_mode.modes.recorder is not None:
+        return False  # (a Replay recording the step must see the op's node)
+    x, other = self._array, args[0]
+    if x.dtype not in _PLAIN:
+        return False
+    if type(other) is float or (type(other) is int and _INT64[0] <= other <= _INT64[1]):
+        y = other
+    else:
+        y = getattr(other, "_array", None)
+        if type(y) is not np.ndarray or y.dtype != x.dtype or y.shape != x.shape:
+            return False
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN silently, as the ops' own forwards
+        ufunc(x, y, out=x)
+    self._bump_version()
+    return True
