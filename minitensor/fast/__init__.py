@@ -9,8 +9,8 @@ off (the default model's baseline 109.7M, noise +-0.12%; docs/performance.md).
 It plugs in from above: no module below it imports it. The layers below have empty slots, and
 `plug_in()` fills them: `Function.fast_forward` and `Function.fast_backward` on an op (the engine
 runs `fast_backward(ctx, g)` instead of the op's backward only when nothing records the backward;
-`Function.apply` and `Replay` run `fast_forward` instead of its forward), and
-`Adam.fast_update_group`. `minitensor/__init__.py` calls `plug_in_unless_plain()` once, at the end
+`Function.apply` and `Replay` run `fast_forward` instead of its forward),
+`Adam.fast_update_group`, and `ops/inplace.py`'s `fast_in_place` (asked only when nothing records). `minitensor/__init__.py` calls `plug_in_unless_plain()` once, at the end
 of the import, so users' code gets the speed unchanged. With MINITENSOR_PLAIN=1 in the environment
 it doesn't plug in, and minitensor runs the plain path only: every op's own forward and backward,
 Adam's loop (the same math; LayerNorm's row sums in another order, so its last bits may differ).
@@ -25,6 +25,7 @@ unless told `--no-replay`.
 | `vjps.ones_vector` (row sums as `rows @ ones`) | `.sum` over the normalised dims in LayerNorm's forward, row sums in the twins | `LayerNorm.fast_forward` (and inside the twins) | tests/minitensor/fast/test_vjps.py | 6.7% |
 | `vjps.linear_vjp` | Linear's backward in Tensor ops | `Linear.fast_backward` | tests/minitensor/fast/test_vjps.py | 5.3% |
 | `elementary.*_backward` (add, sub, mul, div, pow, neg, sum, mean, reshape, permute, expand, matmul, cross-entropy) | those ops' backwards in Tensor ops (matmul's: ten ops) | each op's `fast_backward` | tests/minitensor/test_ops.py (`test_speed_layer_twins_...`: every row of those ops, bit for bit) | learner's step (bench_tiny): 22.6% of its instructions (5.88M -> 4.55M) |
+| `inplace.arithmetic_in_place` | an in-place add/sub/mul computed by the out-of-place op and copied in, when nothing records it (`p.data += -lr * p.grad`) | `ops.inplace.fast_in_place` (a module's slot) | tests/minitensor/fast/test_inplace.py | learner's step: 5.4% of its instructions (4.53M -> 4.28M) |
 | `rows.add_rows` | `np.add.at` in an embedding's backward | `IndexAdd.fast_forward` | tests/minitensor/fast/test_rows.py | 4.1% |
 | `adam.adam_step_flat` | Adam's per-parameter loop | `Adam.fast_update_group` | tests/minitensor/optim/test_adam_flat.py | 2.25% |
 | `compile.compile_replaying` (`Recording`, a `Replay`) | a compiled module's or function's eager forward, keyed on shapes, dtypes, modes and parameters | the slot `minitensor.compile` hands the model to | tests/minitensor/fast/test_compile.py | instructions per step 0.956x on bench_client's GPT, 0.941x on a small MLP (docs/performance.md) |
@@ -34,6 +35,8 @@ unless told `--no-replay`.
 tests/minitensor/fast/test_layering.py checks that nothing below imports this package and that
 the plain path (MINITENSOR_PLAIN=1) gives a model the same gradients as the speed layer.
 
+Removed for measuring under 2% (2026-11-28, sixth session): numpy twins of Index's and Where's backwards
+(a user's GPT: 0.56% of its instructions, 138.69M -> 137.92M, with two core early outs).
 Removed for measuring under 2% (2026-11-28): the replayed step's own kernels and backward walk
 (`fuse.py`: 0.83% at first; with the elementary twins above, 108.24M with it and 108.89M without, 0.6%).
 Removed for measuring under 2% (2026-11-24): cross-entropy's numpy backward, a transposed-copy
@@ -60,7 +63,7 @@ def _slots():
     from ..nn.functional import CrossEntropy, LayerNorm, Linear
     from ..ops import inplace as in_place_ops
     from ..ops.arithmetic import Add, Div, Mul, Pow, Sub
-    from ..ops.indexing import Index, IndexAdd, Where
+    from ..ops.indexing import IndexAdd
     from ..ops.linalg import Matmul
     from ..ops.reduce import Mean, Sum
     from ..ops.shape import Expand, Permute, Reshape
@@ -82,7 +85,6 @@ def _slots():
                 (Sum, elementary.sum_backward), (Mean, elementary.mean_backward),
                 (Reshape, elementary.reshape_backward), (Permute, elementary.permute_backward),
                 (Expand, elementary.expand_backward), (Matmul, elementary.matmul_backward),
-                (Index, elementary.index_backward), (Where, elementary.where_backward),  # (a user's GPT)
                 (CrossEntropy, elementary.cross_entropy_backward)]] + [
             # issue 33: a hand-written update (`p.data += -lr * p.grad`) into the parameter's memory
             (in_place_ops, "fast_in_place", inplace.arithmetic_in_place)]

@@ -21,7 +21,6 @@ import numpy as np
 from ..nn.functional import CrossEntropy
 from ..ops._util import unbroadcast
 from ..ops.arithmetic import _power
-from ..ops.indexing import IndexAdd
 from ..ops.reduce import _count, _keep  # (the ops' own: which dims were summed, how many elements)
 from ..ops.softmax import functional_softmax as softmax
 
@@ -149,29 +148,6 @@ def expand_backward(ctx, g):
     if g._array.dtype not in _PLAIN:
         return type(ctx).backward(ctx, g)
     return unbroadcast(g._array, ctx.inputs[0]._array.shape), None
-
-
-# ---- indexing -----------------------------------------------------------------------------------
-
-def index_backward(ctx, g):
-    """Index's VJP: gx = zeros(x.shape) with g added at [key], by the forward IndexAdd.apply would run
-    (its twin `rows.add_rows` where registered; IndexAdd keeps nothing on its ctx)."""
-    if g._array.dtype not in _PLAIN:
-        return type(ctx).backward(ctx, g)
-    x, key = ctx.inputs
-    scatter = IndexAdd.fast_forward or IndexAdd.forward
-    return scatter(None, g, key, x._array.shape), None
-
-
-def where_backward(ctx, g):
-    """Where's VJP: ga = unbroadcast(where(cond, g, 0), a.shape);  gb = unbroadcast(where(cond, 0, g), b.shape)."""
-    if g._array.dtype not in _PLAIN:
-        return type(ctx).backward(ctx, g)
-    (cond, a, b), g = ctx.inputs, g._array
-    zero = np.zeros((), dtype=g.dtype)
-    _, need_a, need_b = ctx.needs_input_grad
-    return (None, unbroadcast(np.where(cond._array, g, zero), a._array.shape) if need_a else None,
-            unbroadcast(np.where(cond._array, zero, g), b._array.shape) if need_b else None)
 
 
 # ---- matrix products ----------------------------------------------------------------------------
