@@ -77,7 +77,8 @@ def _slots():
             (IndexAdd, "fast_forward", rows.index_add_forward),
             (Adam, "fast_update_group", adam.adam_step_flat),
             # issue 33 (h-client33): a user's composed GELU (tanh) and attention (softmax)
-            (Tanh, "fast_backward", kernels.tanh_backward), (Softmax, "fast_backward", kernels.softmax_backward)] + [
+            (Tanh, "fast_backward", kernels.tanh_backward), (Softmax, "fast_backward", kernels.softmax_backward),
+            (Softmax, "fast_forward", kernels.softmax_forward)] + [
             # issue 33: the elementary ops of a learner's step (benchmarks/bench_tiny.py)
             (op, "fast_backward", twin) for op, twin in [
                 (Add, elementary.add_backward), (Sub, elementary.sub_backward), (Mul, elementary.mul_backward),

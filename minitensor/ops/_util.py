@@ -182,10 +182,14 @@ def finite_max(x, axis, keep_posinf=False):
     """
     if x.size == 0:  # nothing to subtract from (and numpy's max of nothing is an error)
         return np.zeros(np.sum(x, axis=axis, keepdims=True).shape, x.dtype)
-    m = x.max(axis=axis, keepdims=True)
+    return finite_part(x.max(axis=axis, keepdims=True), keep_posinf)
+
+
+def finite_part(m, keep_posinf=False):
+    """`finite_max`'s second step: the maxima `m` with the non-finite ones (but +inf, with `keep_posinf`) 0."""
     if not np.isfinite(m).all():
         keep = np.isfinite(m) | (m == np.inf) if keep_posinf else np.isfinite(m)
-        m = np.where(keep, m, 0).astype(x.dtype, copy=False)
+        m = np.where(keep, m, 0).astype(m.dtype, copy=False)
     return m
 
 
