@@ -1,7 +1,5 @@
 """`minitensor.compile` replays a module's or a function's ops and trains exactly as eagerly, and runs
 eagerly (without an error) where a replay could differ, as PyTorch falls back at a graph break."""
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -10,11 +8,13 @@ import minitensor as mt
 import minitensor.nn as nn
 import minitensor.nn.functional as F
 from attention.lm import DecoderLM
+from benchmarks._timing import load_user_file
 from minitensor.fast.compile import OptimizedModule
 from minitensor.run import torch_is_minitensor
 
+from .test_replay import Encoder  # (PyTorch's own layers as a tutorial uses them; its VOCAB and D are these)
+
 VOCAB, T, D = 7, 5, 8
-ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def batches(n, batch=4, seed=1):
@@ -23,30 +23,10 @@ def batches(n, batch=4, seed=1):
             for _ in range(n)]
 
 
-class Encoder(nn.Module):
-    """The library's layers as a tutorial uses them: TransformerEncoder with a causal mask, MultiheadAttention."""
-
-    def __init__(self):
-        super().__init__()
-        self.tok = nn.Embedding(VOCAB, D)
-        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, 2, 2 * D, dropout=0.1, batch_first=True), 1)
-        self.att = nn.MultiheadAttention(D, 2, dropout=0.1, batch_first=True)
-        self.head = nn.Linear(D, VOCAB)
-
-    def forward(self, idx):
-        mask = nn.Transformer.generate_square_subsequent_mask(idx.shape[1])
-        h = self.enc(self.tok(idx), mask=mask, is_causal=True)
-        a, _ = self.att(h, h, h, need_weights=True)
-        return self.head(a)
-
-
 def client_gpt():
     """benchmarks/client_gpt.py, written for PyTorch, imported under minitensor.run's mapping (as bench_client)."""
-    spec = importlib.util.spec_from_file_location("client_gpt_compiled", ROOT / "benchmarks" / "client_gpt.py")
-    module = importlib.util.module_from_spec(spec)
     with torch_is_minitensor():
-        spec.loader.exec_module(module)
-    return module
+        return load_user_file("client_gpt_compiled", "client_gpt.py")
 
 
 def lm_loss(out, y):
@@ -55,7 +35,7 @@ def lm_loss(out, y):
 
 MODELS = {
     "attention's DecoderLM": lambda: DecoderLM(VOCAB, T, n_layer=1, n_head=2, d_model=D, dropout=0.1),
-    "TransformerEncoder + MultiheadAttention": Encoder,
+    "TransformerEncoder + MultiheadAttention": lambda: Encoder(layers=1),
 }
 
 
