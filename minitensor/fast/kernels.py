@@ -38,7 +38,8 @@ def softmax_forward(ctx, x, dim):
     transposed copy (the same maxima: a max doesn't depend on the order), the row sums as `rows @ ones`
     (one BLAS call; it rounds in another order than `.sum`, so the last bit may differ)."""
     a = x._array
-    if a.ndim == 0 or dim % a.ndim != a.ndim - 1 or not 1 < a.shape[-1] <= _SHORT_ROWS or a.dtype not in _PLAIN:
+    if (a.ndim == 0 or a.size == 0 or dim % a.ndim != a.ndim - 1 or not 1 < a.shape[-1] <= _SHORT_ROWS
+            or a.dtype not in _PLAIN):
         return Softmax.forward(ctx, x, dim)
     n = a.shape[-1]
     rows = a.reshape(-1, n)
@@ -58,7 +59,8 @@ def softmax_backward(ctx, g):
         return type(ctx).backward(ctx, g)
     gx = g._array * out
     n = out.shape[-1]
-    if dim % out.ndim == out.ndim - 1 and n <= _SHORT_ROWS and out.dtype in _PLAIN and gx.flags.c_contiguous:
+    if (dim % out.ndim == out.ndim - 1 and gx.size and n <= _SHORT_ROWS and out.dtype in _PLAIN
+            and gx.flags.c_contiguous):
         total = (gx.reshape(-1, n) @ np.ones(n, gx.dtype)).reshape(out.shape[:-1] + (1,))  # (see softmax_forward)
     else:
         total = gx.sum(axis=dim, keepdims=True)

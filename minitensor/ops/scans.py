@@ -95,7 +95,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tenso
     d = _wrap_dim(dim, x.ndim, "cumprod")
     return Cumprod.apply(integers_as_int64(x), d)
 
-cumprod.inplace_check = running_inplace_check  # (`cumprod_` on bools, and its dtype=)
+cumprod.inplace_check = running_inplace_check  # type: ignore[attr-defined]  # (`cumprod_` on bools, its dtype=)
 
 
 @with_formulas(Logcumsumexp)

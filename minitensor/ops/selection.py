@@ -99,7 +99,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor
     d = _wrap_dim(dim, x.ndim, "cumsum")
     return Cumsum.apply(integers_as_int64(x), d)
 
-cumsum.inplace_check = running_inplace_check  # (`cumsum_` on bools, and its dtype=)
+cumsum.inplace_check = running_inplace_check  # type: ignore[attr-defined]  # (`cumsum_` on bools, its dtype=)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
