@@ -9,11 +9,12 @@ off (the default model's baseline 109.7M, noise +-0.12%; docs/performance.md).
 It plugs in from above: no module below it imports it. The layers below have empty slots, and
 `plug_in()` fills them: `Function.fast_forward` and `Function.fast_backward` on an op (the engine
 runs `fast_backward(ctx, g)` instead of the op's backward only when nothing records the backward;
-`Function.apply` and `Replay` run `fast_forward` instead of its forward),
-`Adam.fast_update_group`, and `ops/inplace.py`'s `fast_in_place` (asked only when nothing records). `minitensor/__init__.py` calls `plug_in_unless_plain()` once, at the end
-of the import, so users' code gets the speed unchanged. With MINITENSOR_PLAIN=1 in the environment
-it doesn't plug in, and minitensor runs the plain path only: every op's own forward and backward,
-Adam's loop (the same math; LayerNorm's row sums in another order, so its last bits may differ).
+`Function.apply` and `Replay` run `fast_forward` instead of its forward), `Adam.fast_update_group`,
+and `ops/inplace.py`'s `fast_in_place` (asked only when nothing records). `minitensor/__init__.py`
+calls `plug_in_unless_plain()` once, at the end of the import, so users' code gets the speed unchanged.
+With MINITENSOR_PLAIN=1 in the environment it doesn't plug in, and minitensor runs the plain path
+only: every op's own forward and backward, Adam's loop (the same math; LayerNorm's and short-row
+softmax's sums in another order, so their last bits may differ).
 `plug_out()` and `plug_in()` switch within a process (the tests compare both paths). Besides the
 slots, `Function.apply` has one marked line for `Replay`'s recording, and the trainer uses `Replay`
 unless told `--no-replay`.

@@ -6,7 +6,10 @@ are written in Tensor ops, so that `create_graph=True` can record them: three op
 nodes' bookkeeping and three fresh arrays per call. When nothing records the backward (every
 training step), these compute the same formula on the arrays, in one buffer, and give the same
 numbers bit for bit (the same products and sums in the same order; only which array holds them
-changes). tests/minitensor/fast/test_kernels.py proves each equal to its op's own backward.
+changes), but where softmax runs along a short last dim: there it sums its rows as `rows @ ones`
+(numpy's reductions along a short last axis cost 4-8x that), forward (`softmax_forward`, also its row
+max over a transposed copy) and backward, so its last bits may differ from the op's own.
+tests/minitensor/fast/test_kernels.py proves each equal to its op's own: bit for bit, or within 4 ulp.
 """
 import numpy as np
 
