@@ -10,11 +10,14 @@ it equal to the plain path, values and version counters, bit for bit.
 """
 import numpy as np
 
+from .._fperr import quiet
 from ..autograd import grad_mode
 
 _PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
-_UFUNCS = {"__iadd__": np.add, "add_": np.add, "__isub__": np.subtract, "sub_": np.subtract,
-           "__imul__": np.multiply, "mul_": np.multiply}
+# inf and NaN silently, as the ops' own forwards make them (a ufunc's third argument is its `out`)
+_add, _subtract, _multiply = (quiet(ufunc, "over", "invalid") for ufunc in (np.add, np.subtract, np.multiply))
+_UFUNCS = {"__iadd__": _add, "add_": _add, "__isub__": _subtract, "sub_": _subtract,
+           "__imul__": _multiply, "mul_": _multiply}
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -33,7 +36,6 @@ def arithmetic_in_place(self, op, args, kwargs):
         y = getattr(other, "_array", None)
         if type(y) is not np.ndarray or y.dtype != x.dtype or y.shape != x.shape:
             return False
-    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN silently, as the ops' own forwards
-        ufunc(x, y, out=x)
+    ufunc(x, y, x)
     self._bump_version()
     return True
