@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..autograd.function import call_forward
 from ..nn.functional import CrossEntropy
 from ..ops._util import unbroadcast
 from ..ops.arithmetic import _power
@@ -178,12 +179,12 @@ def matmul_backward(ctx, g):
 
 def cross_entropy_backward(ctx, g):
     """CrossEntropy's VJP gx = r g (a p - q), with p = softmax(x) by the forward `softmax(x, dim=1)` runs
-    (for a float32/float64 x its wrapper only checks; Softmax keeps nothing on its ctx)."""
+    (`call_forward`, as `Function.apply` does; for a float32/float64 x its wrapper only checks)."""
     x, reduction = ctx.inputs[0], ctx.inputs[4]
     if not _same_float(g._array, x._array):
         return type(ctx).backward(ctx, g)
     a, q, r = CrossEntropy.vjp_terms(ctx)
-    p = (Softmax.fast_forward or Softmax.forward)(Softmax(), x, 1)
+    p = call_forward(Softmax, Softmax(), (x, 1))
     ap = p if a is None else np.multiply(p, a)
     rg = np.multiply(g._array.reshape(x._array.shape[0], 1) if reduction == "none" else g._array, r)
     return np.multiply(rg, np.subtract(ap, q)), None, None, None, None, None

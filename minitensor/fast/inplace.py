@@ -12,13 +12,14 @@ import numpy as np
 
 from .._fperr import quiet
 from ..autograd import grad_mode
+from ..ops.conversion import _in_one_dtype  # (the ops' own test: no promotion needed)
+from ..tensor import Tensor
+from .elementary import _PLAIN  # (the dtypes the twins compute in)
 
-_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
 # inf and NaN silently, as the ops' own forwards make them (a ufunc's third argument is its `out`)
 _add, _subtract, _multiply = (quiet(ufunc, "over", "invalid") for ufunc in (np.add, np.subtract, np.multiply))
 _UFUNCS = {"__iadd__": _add, "add_": _add, "__isub__": _subtract, "sub_": _subtract,
            "__imul__": _multiply, "mul_": _multiply}
-_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def arithmetic_in_place(self, op, args, kwargs):
@@ -28,14 +29,10 @@ def arithmetic_in_place(self, op, args, kwargs):
     if ufunc is None or kwargs or len(args) != 1 or grad_mode.modes.recorder is not None:
         return False  # (a Replay recording the step must see the op's node)
     x, other = self._array, args[0]
-    if x.dtype not in _PLAIN:
+    if x.dtype not in _PLAIN or not _in_one_dtype(self, other):  # other: a tensor of x's dtype, or a number
         return False
-    if type(other) is float or (type(other) is int and _INT64[0] <= other <= _INT64[1]):
-        y = other
-    else:
-        y = getattr(other, "_array", None)
-        if type(y) is not np.ndarray or y.dtype != x.dtype or y.shape != x.shape:
-            return False
-    ufunc(x, y, x)
+    if isinstance(other, Tensor) and other._array.shape != x.shape:
+        return False  # (broadcasting into x: the plain path's)
+    ufunc(x, other._array if isinstance(other, Tensor) else other, x)
     self._bump_version()
     return True

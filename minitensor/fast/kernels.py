@@ -16,8 +16,8 @@ import numpy as np
 from .._fperr import quietly
 from ..ops._util import finite_part
 from ..ops.softmax import Softmax
-
-_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+from .elementary import _PLAIN  # (the dtypes the twins compute in)
+from .vjps import ones_vector
 
 
 @quietly("over", "invalid")  # g inf or NaN: NaN and inf, silently as the op's own backward
@@ -35,21 +35,27 @@ def tanh_backward(ctx, g):
 _SHORT_ROWS = 64  # a last dim up to this long: numpy's reductions along it cost more than a copy and BLAS
 
 
+def _short_last_rows(a, dim):
+    """Whether softmax along `dim` of the array `a` runs along short rows the twins reduce fast: the last
+    dim, 2 to `_SHORT_ROWS` long, of a non-empty float32/float64 array."""
+    return a.ndim > 0 and a.size > 0 and dim % a.ndim == a.ndim - 1 and 1 < a.shape[-1] <= _SHORT_ROWS \
+        and a.dtype in _PLAIN
+
+
 @quietly("over", "invalid", "divide")  # as the op's own forward: a row of only -inf is 0/0 = NaN
 def softmax_forward(ctx, x, dim):
     """Softmax's forward along a short last dim, its two row reductions done fast: the row max over a
     transposed copy (the same maxima: a max doesn't depend on the order), the row sums as `rows @ ones`
     (one BLAS call; it rounds in another order than `.sum`, so the last bit may differ)."""
     a = x._array
-    if (a.ndim == 0 or a.size == 0 or dim % a.ndim != a.ndim - 1 or not 1 < a.shape[-1] <= _SHORT_ROWS
-            or a.dtype not in _PLAIN):
+    if not _short_last_rows(a, dim):
         return Softmax.forward(ctx, x, dim)
     n = a.shape[-1]
     rows = a.reshape(-1, n)
     m = finite_part(np.ascontiguousarray(rows.T).max(axis=0), keep_posinf=True)
     e = np.subtract(rows, m[:, None])
     np.exp(e, out=e)
-    e /= (e @ np.ones(n, e.dtype))[:, None]
+    e /= (e @ ones_vector(n, e.dtype))[:, None]
     return e.reshape(a.shape)
 
 
@@ -61,10 +67,9 @@ def softmax_backward(ctx, g):
     if out.dtype == np.float16 or out.ndim == 0:
         return type(ctx).backward(ctx, g)
     gx = g._array * out
-    n = out.shape[-1]
-    if (dim % out.ndim == out.ndim - 1 and gx.size and n <= _SHORT_ROWS and out.dtype in _PLAIN
-            and gx.flags.c_contiguous):
-        total = (gx.reshape(-1, n) @ np.ones(n, gx.dtype)).reshape(out.shape[:-1] + (1,))  # (see softmax_forward)
+    if _short_last_rows(gx, dim) and gx.flags.c_contiguous:  # (see softmax_forward)
+        n = gx.shape[-1]
+        total = (gx.reshape(-1, n) @ ones_vector(n, gx.dtype)).reshape(gx.shape[:-1] + (1,))
     else:
         total = gx.sum(axis=dim, keepdims=True)
     np.subtract(g._array, total, out=gx)
