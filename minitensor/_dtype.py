@@ -394,11 +394,7 @@ def kept_bfloat16(raw: Any, args: tuple[Any, ...]) -> Any:
     float64 and keeps that dtype, where PyTorch computes in float32 and rounds the result to bfloat16 once.
     The rule: a float32/float64 result of an op whose floating tensor arguments are all bfloat16 is
     rounded to bfloat16, unless a dtype is among the arguments (a conversion, `sum(dtype=...)`)."""
-    d = raw.dtype
-    if d is not float32 and d is not float64 and d not in (float32, float64):
-        return raw
-    first = getattr(args[0], "_array", None) if args else None
-    if first is not None and first.dtype is d:  # (the common case, decided without the loop: a float32 operand)
+    if raw.dtype not in (float32, float64):
         return raw
     seen = False
     for a in args:
