@@ -10,11 +10,11 @@ def release(node):
     """Free what the node kept for backward. A node that read no values may run again: its tensor
     inputs become stand-ins of the same shape and dtype that hold no memory."""
     if node.saves_values:
-        for name in [name for name in vars(node) if name not in _NODE_FIELDS]:
+        for name in vars(node).keys() - _NODE_FIELDS:
             delattr(node, name)  # whatever forward kept on ctx for backward (LayerNorm's xhat ...)
         node.inputs = None
     else:
-        node.inputs = tuple(_stand_in(a) if isinstance(a, Tensor) else a for a in node.inputs)
+        node.inputs = tuple([_stand_in(a) if isinstance(a, Tensor) else a for a in node.inputs])
     node.saved, node.versions = (), ()
 
 

@@ -145,7 +145,7 @@ class Function(NodeExtras):
                         needs[i] = True
         ctx.edges, ctx.needs_input_grad = tuple(edges), tuple(needs)
         if edges and cls.saves_values:  # 2. what backward will read, at its version now
-            ctx.versions = tuple((a, a._version_counter.value) for a in args if isinstance(a, Tensor))
+            ctx.versions = tuple([(a, a._version_counter.value) for a in args if isinstance(a, Tensor)])
         raw = call_forward(cls, ctx, args)  # 3. forward, on arrays, recording nothing
         if type(raw) is not np.ndarray:
             if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
