@@ -34,8 +34,8 @@ class TransformerModel(nn.Module):
     def init_weights(self) -> None:
         initrange = 0.1
         with torch.no_grad():
-            self.embedding.weight.copy_(
-                initrange * torch.sin(torch.arange(self.embedding.weight.numel()) * 1.37).view_as(self.embedding.weight))
+            weight = self.embedding.weight
+            weight.copy_(initrange * torch.sin(torch.arange(weight.numel()) * 1.37).view_as(weight))
             self.linear.bias.zero_()
             self.linear.weight.copy_(
                 initrange * torch.cos(torch.arange(self.linear.weight.numel()) * 0.83).view_as(self.linear.weight))
