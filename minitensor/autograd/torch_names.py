@@ -4,9 +4,8 @@ is `<Name>Backward0`. Error messages, `explain()` and `detect_anomaly` keep mini
 (`node.name()`: 'MulBackward'), which say which Function ran.
 
 One minitensor node may stand for several PyTorch nodes: the name given is that of the commonest
-call (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten`, `unsqueeze` and `squeeze`;
-Permute is PermuteBackward0, also for `t()` and `transpose`; Index is `x[0]`'s SelectBackward0;
-Matmul is `mm`'s MmBackward0).
+call (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten` and `squeeze`; Permute is
+PermuteBackward0, also for `x.T`; Matmul is `mm`'s MmBackward0).
 
 Two kinds of node are named by their call, as PyTorch's differ by call: indexing (`x[0]` is SelectBackward0,
 `x[:2]` SliceBackward0, `x[idx]` IndexBackward0, `x[None]` UnsqueezeBackward0), and Sum and Mean (the
@@ -14,6 +13,8 @@ whole-tensor overload `...Backward0`, over some dims or keeping them `...Backwar
 that PyTorch runs as one node names the last node it makes (`shown_as`): `F.mse_loss` is MseLossBackward0
 as it prints, though `explain()` shows the subtraction, the square and the mean it is made of.
 """
+from typing import Any
+
 import numpy as np
 
 TORCH_NODE_NAMES = {
@@ -27,9 +28,7 @@ TORCH_NODE_NAMES = {
 }
 
 
-
-
-def torch_node_name(node) -> str:
+def torch_node_name(node: Any) -> str:
     """PyTorch's name of `node`: the one its composite op gave it, else by its call, else by its class."""
     shown = node.__dict__.get("shown_as")
     if shown is not None:
@@ -40,14 +39,14 @@ def torch_node_name(node) -> str:
     return TORCH_NODE_NAMES.get(name, name + "Backward0")
 
 
-def shown_as(out, name: str):
+def shown_as(out: Any, name: str) -> Any:
     """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`."""
     if out.grad_fn is not None:
         out.grad_fn.shown_as = name
     return out
 
 
-def _indexing_name(x, key) -> str:
+def _indexing_name(x: Any, key: tuple[Any, ...]) -> str:
     """PyTorch indexes dim by dim, left to right, skipping slices that keep a whole dim: its node is the
     last step's (Select for an int, Slice, Unsqueeze for None), Alias when there is none, and Index as soon
     as an index is a tensor or list."""
@@ -69,8 +68,8 @@ def _indexing_name(x, key) -> str:
     return last
 
 
-def _reduction_name(stem: str):
-    def name(x, dims, keepdim) -> str:
+def _reduction_name(stem: str) -> Any:
+    def name(x: Any, dims: tuple[int, ...], keepdim: bool) -> str:
         whole = not keepdim and len(dims) == x.ndim
         return stem + ("Backward0" if whole else "Backward1")
     return name
