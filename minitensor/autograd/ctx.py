@@ -39,7 +39,7 @@ class NodeExtras:
 
     def torch_name(self) -> str:
         """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
-        return torch_node_name(type(self).__name__)
+        return torch_node_name(self)
 
     def __repr__(self) -> str:
         """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`."""

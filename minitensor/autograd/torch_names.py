@@ -4,10 +4,18 @@ is `<Name>Backward0`. Error messages, `explain()` and `detect_anomaly` keep mini
 (`node.name()`: 'MulBackward'), which say which Function ran.
 
 One minitensor node may stand for several PyTorch nodes: the name given is that of the commonest
-call (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten`, `unsqueeze` and `squeeze`;
-Permute is PermuteBackward0, also for `t()` and `transpose`; Index is `x[0]`'s SelectBackward0;
-Matmul is `mm`'s MmBackward0; Sum and Mean are the whole-tensor overloads, `...Backward0`).
+call (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten` and `squeeze`; Permute is
+PermuteBackward0, also for `x.T`; Matmul is `mm`'s MmBackward0).
+
+Two kinds of node are named by their call, as PyTorch's differ by call: indexing (`x[0]` is SelectBackward0,
+`x[:2]` SliceBackward0, `x[idx]` IndexBackward0, `x[None]` UnsqueezeBackward0), and Sum and Mean (the
+whole-tensor overload `...Backward0`, over some dims or keeping them `...Backward1`). And a composite op
+that PyTorch runs as one node names the last node it makes (`shown_as`): `F.mse_loss` is MseLossBackward0
+as it prints, though `explain()` shows the subtraction, the square and the mean it is made of.
 """
+from typing import Any
+
+import numpy as np
 
 TORCH_NODE_NAMES = {
     "Add": "AddBackward0", "Sub": "SubBackward0", "Mul": "MulBackward0", "Div": "DivBackward0",
@@ -20,5 +28,51 @@ TORCH_NODE_NAMES = {
 }
 
 
-def torch_node_name(class_name: str) -> str:
-    return TORCH_NODE_NAMES.get(class_name, class_name + "Backward0")
+def torch_node_name(node: Any) -> str:
+    """PyTorch's name of `node`: the one its composite op gave it, else by its call, else by its class."""
+    shown = node.__dict__.get("shown_as")
+    if shown is not None:
+        return shown
+    name = type(node).__name__
+    if name in NAMED_BY_CALL and node.inputs is not None:
+        return NAMED_BY_CALL[name](*node.inputs)
+    return TORCH_NODE_NAMES.get(name, name + "Backward0")
+
+
+def shown_as(out: Any, name: str) -> Any:
+    """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`."""
+    if out.grad_fn is not None:
+        out.grad_fn.shown_as = name
+    return out
+
+
+def _indexing_name(x: Any, key: tuple[Any, ...]) -> str:
+    """PyTorch indexes dim by dim, left to right, skipping slices that keep a whole dim: its node is the
+    last step's (Select for an int, Slice, Unsqueeze for None), Alias when there is none, and Index as soon
+    as an index is a tensor or list."""
+    if any(isinstance(k, np.ndarray) and (k.ndim or k.dtype == bool) for k in key):
+        return "IndexBackward0"
+    steps = sum(1 for k in key if k is not None and k is not Ellipsis)
+    dim, last = 0, "AliasBackward0"
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - steps
+        elif k is None:
+            last = "UnsqueezeBackward0"
+        elif isinstance(k, slice):
+            if k.indices(x.shape[dim]) != (0, x.shape[dim], 1):
+                last = "SliceBackward0"
+            dim += 1
+        else:
+            last, dim = "SelectBackward0", dim + 1
+    return last
+
+
+def _reduction_name(stem: str) -> Any:
+    def name(x: Any, dims: tuple[int, ...], keepdim: bool) -> str:
+        whole = not keepdim and len(dims) == x.ndim
+        return stem + ("Backward0" if whole else "Backward1")
+    return name
+
+
+NAMED_BY_CALL = {"Index": _indexing_name, "Sum": _reduction_name("Sum"), "Mean": _reduction_name("Mean")}

@@ -22,6 +22,7 @@ from .._fperr import log as _quiet_log, quietly
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..ops._half import computed_in_float32_for_half
 from ..ops._util import broadcast_shapes, finite_max, float_arg, float_kernel, int_arg, tensor_input, unbroadcast
 from ..ops.indexing import where
@@ -379,9 +380,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     picked = where(Tensor._make(keep), logp[np.arange(n), safe_t], 0.0)
     loss = -(picked * wt)
     if reduction == "none":
-        return loss.reshape(rest) if rest else loss.reshape(())
+        return shown_as(loss.reshape(rest) if rest else loss.reshape(()), "NllLossBackward0")
     total = float(wt._array.sum())
-    return _reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0)
+    return shown_as(_reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0), "NllLossBackward0")
 
 
 class CrossEntropy(Function):
@@ -527,7 +528,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         broadcast_shapes("mse_loss", input.shape, target.shape)
     input, target = _as_floats(input, target)  # a bool or integer target is promoted, as PyTorch (x - bool refuses)
     d = input - target
-    return _reduce_weighted(d * d, weight, reduction, "mse_loss")
+    return shown_as(_reduce_weighted(d * d, weight, reduction, "mse_loss"), "MseLossBackward0")
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -600,7 +601,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = loss * weight
     if loss.dtype != target.dtype:  # PyTorch computes the loss in place in a tensor made from the target
         loss = loss.to(target.dtype)
-    return _reduce(loss, reduction, op)
+    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyWithLogitsBackward0")
 
 
 class Pad(Function):

@@ -14,6 +14,7 @@ from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..ops._util import broadcast_shapes, float_arg, float_kernel, tensor_input
 from ..ops.arithmetic import minimum
 from ..ops.indexing import where
@@ -84,7 +85,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction, op)
+    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyBackward0")
 
 
 # ---- divergences and regression losses ------------------------------------------------------------
@@ -139,7 +140,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     input, target = _smooth_l1_operands(op, input, target)
     d = input - target
     a = d.abs()
-    return _reduce(where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta), reduction, op)
+    loss = where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
+    return shown_as(_reduce(loss, reduction, op), "SmoothL1LossBackward0")
 
 
 def _smooth_l1_operands(op, input, target):
@@ -182,7 +184,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
             raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} and input of shape "
                              f"{tuple(input.shape)} must have the same size")
         loss = loss * weight
-    return _reduce(loss, reduction, op)
+    return shown_as(_reduce(loss, reduction, op), "HuberLossBackward0")
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from ..types import Dims, SizeArg
 from ._util import fits_broadcast, int_arg, unbroadcast
@@ -209,7 +210,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim`."""
     d = _wrap_dim(dim, input.ndim + 1, "unsqueeze")
-    return input.reshape(input.shape[:d] + (1,) + input.shape[d:])
+    return shown_as(input.reshape(input.shape[:d] + (1,) + input.shape[d:]), "UnsqueezeBackward0")
 
 
 @with_formulas(Reshape)
@@ -248,7 +249,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         return input
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
-    return Permute.apply(input, tuple(dims))
+    return shown_as(Permute.apply(input, tuple(dims)), "TransposeBackward0")
 
 
 @with_formulas(Permute)
@@ -256,7 +257,7 @@ def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (0-d and 1-d tensors come back unchanged)."""
     if input.ndim > 2:
         raise RuntimeError(f"t: expects a tensor with <= 2 dims, got shape {tuple(input.shape)}")
-    return input if input.ndim < 2 else transpose(input, 0, 1)
+    return input if input.ndim < 2 else shown_as(transpose(input, 0, 1), "TBackward0")
 
 
 def reversed_dims(input: Tensor) -> Tensor:
@@ -387,7 +388,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise RuntimeError("stack: expects each tensor to be equal size, got shapes "
                            f"{[tuple(t.shape) for t in tensors]}")
     d = _wrap_dim(dim, tensors[0].ndim + 1, "stack")
-    return cat([t.unsqueeze(d) for t in tensors], d)
+    return shown_as(cat([t.unsqueeze(d) for t in tensors], d), "StackBackward0")
 
 
 @with_formulas(Index)
