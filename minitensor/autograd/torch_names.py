@@ -24,7 +24,7 @@ TORCH_NODE_NAMES = {
     "Permute": "PermuteBackward0", "Contiguous": "CloneBackward0", "Index": "SelectBackward0",
     "IndexPut": "IndexPutBackward0", "Dropout": "MulBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "CrossEntropy": "NllLossBackward0", "Pad": "ConstantPadNdBackward0", "Norm": "LinalgVectorNormBackward0",
-    "Logsumexp": "LogsumexpBackward0", "LogSoftmax": "LogSoftmaxBackward0",
+    "Logsumexp": "LogsumexpBackward0", "LogSoftmax": "LogSoftmaxBackward0", "Log1p": "Log1PBackward0",
 }
 
 
@@ -75,4 +75,38 @@ def _reduction_name(stem: str) -> Any:
     return name
 
 
-NAMED_BY_CALL = {"Index": _indexing_name, "Sum": _reduction_name("Sum"), "Mean": _reduction_name("Mean")}
+def _matmul_name(a: Any, b: Any) -> str:
+    """PyTorch's matmul dispatches by the operands' dims to mm, mv, dot, or a batched product it reshapes
+    back (UnsafeView; Clone when a matrix that needs a gradient meets a batch, as it copies that matrix)."""
+    dims = (a.ndim, b.ndim)
+    if max(dims) <= 2:
+        return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4"}.get(dims, "DotBackward0")
+    return "CloneBackward0" if a.ndim == 2 and a.requires_grad else "UnsafeViewBackward0"
+
+
+def _linear_name(x: Any, weight: Any, bias: Any) -> str:
+    """PyTorch's linear is addmm on a matrix; other inputs are flattened to one and viewed back (a 1-d input
+    without a bias is a matrix-vector product squeezed)."""
+    if x.ndim == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if bias is not None:
+        return "ViewBackward0"
+    return "SqueezeBackward4" if x.ndim == 1 else "UnsafeViewBackward0"
+
+
+def _pow_name(a: Any, b: Any) -> str:  # PyTorch's three overloads: a number exponent, two tensors, a number base
+    return "PowBackward2" if not hasattr(a, "ndim") else "PowBackward0" if not hasattr(b, "ndim") else "PowBackward1"
+
+
+def _rounding_name(x: Any, mode: str, decimals: int) -> str:
+    return "RoundBackward1" if decimals else mode.capitalize() + "Backward0"
+
+
+NAMED_BY_CALL = {
+    "Index": _indexing_name, "Sum": _reduction_name("Sum"), "Mean": _reduction_name("Mean"),
+    "Matmul": _matmul_name, "Linear": _linear_name, "Pow": _pow_name, "Round": _rounding_name,
+    "Sub": lambda a, b: "SubBackward0" if hasattr(a, "ndim") else "RsubBackward1",  # `1 - x` is PyTorch's rsub
+    "Div": lambda a, b: "DivBackward0" if hasattr(a, "ndim") else "MulBackward0",  # `2 / x`: 2 * reciprocal(x)
+    "Clamp": lambda x, lo, hi: "ClampBackward0" if hasattr(lo, "ndim") or hasattr(hi, "ndim") else "ClampBackward1",
+    "Prod": lambda x, dim, keepdim: "ProdBackward0" if dim is None else "ProdBackward1",
+}

@@ -17,6 +17,7 @@ import inspect
 from typing import Callable, TypeVar
 
 from .. import _dtype
+from ..autograd.torch_names import shown_as
 from ..ops._util import no_bool, norm_dims, tensor_input
 from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
@@ -69,7 +70,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     VJP:     gx = g where x > 0, else a g
     """
     x = _float_input(input, "leaky_relu")
-    return where(x > 0, x, x * negative_slope)
+    return shown_as(where(x > 0, x, x * negative_slope), "LeakyReluBackward0")
 
 
 def _elu(x, alpha, scale, input_scale):
@@ -84,7 +85,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     forward: out = x where x > 0, else alpha (e^x - 1)
     VJP:     gx = g where x > 0, else alpha e^x g
     """
-    return _elu(_float_input(input, "elu"), alpha, 1.0, 1.0)
+    return shown_as(_elu(_float_input(input, "elu"), alpha, 1.0, 1.0), "EluBackward0")
 
 
 @_honours_inplace("selu_")
@@ -94,7 +95,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     forward: out = s x where x > 0, else s alpha (e^x - 1)
     VJP:     gx = s g where x > 0, else s alpha e^x g
     """
-    return _elu(_float_input(input, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return shown_as(_elu(_float_input(input, "selu"), _SELU_ALPHA, _SELU_SCALE, 1.0), "EluBackward0")  # PyTorch's too
 
 
 @_honours_inplace("celu_")
@@ -107,7 +108,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _float_input(input, "celu")
     if alpha == 0:
         raise RuntimeError("celu: alpha must not be 0 (it divides x)")
-    return _elu(x, alpha, 1.0, 1.0 / alpha)
+    return shown_as(_elu(x, alpha, 1.0, 1.0 / alpha), "CeluBackward0")
 
 
 @_honours_inplace("mish_")
@@ -118,7 +119,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     VJP:     gx = g (tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x))
     """
     x = _float_input(input, "mish")
-    return x * tanh(softplus(x))
+    return shown_as(x * tanh(softplus(x)), "MishBackward0")
 
 
 @_honours_inplace("hardtanh_")
@@ -135,7 +136,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if x._array.dtype.kind in "iu":  # PyTorch's integer kernel: the bounds truncated to ints, the result an int
         min_val, max_val = int(min_val), int(max_val)
     inside = (x > min_val) & (x < max_val)
-    return where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
+    out = where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
+    return shown_as(out, "HardtanhBackward0")  # relu6's too, as PyTorch's relu6 is hardtanh
 
 
 @_honours_inplace("relu6_")
@@ -156,7 +158,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     VJP:     gx = g / 6 where -3 < x < 3, else 0
     """
     x = _float_input(input, "hardsigmoid")
-    return hardtanh(x / 6 + 0.5, 0.0, 1.0)
+    return shown_as(hardtanh(x / 6 + 0.5, 0.0, 1.0), "HardsigmoidBackward0")
 
 
 @_honours_inplace("hardswish_")
@@ -167,7 +169,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     VJP:     gx = 0, (2x + 3) / 6 g, g on those three pieces (so 0 at -3 and g at 3, as PyTorch)
     """
     x = _float_input(input, "hardswish")
-    return where(x <= -3, x * 0, where(x < 3, x * (x + 3) / 6, x))
+    return shown_as(where(x <= -3, x * 0, where(x < 3, x * (x + 3) / 6, x)), "HardswishBackward0")
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -184,7 +186,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"glu: halving dimension must be even, but dim {d} of shape {tuple(x.shape)} "
                            f"has size {x.shape[d]}")
     a, b = x.chunk(2, dim=d)
-    return a * sigmoid(b)
+    return shown_as(a * sigmoid(b), "GluBackward0")
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -193,7 +195,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     forward: out = -log(1 + e^{-x})
     VJP:     gx = g sigmoid(-x) = g (1 - sigmoid(x))
     """
-    return -softplus(-_float_input(input, "logsigmoid"))
+    return shown_as(-softplus(-_float_input(input, "logsigmoid")), "LogSigmoidBackward0")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -215,7 +217,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         a = weight.reshape(n)
     else:
         a = weight.reshape((1, n) + (1,) * (x.ndim - 2))
-    return where(x > 0, x, a * x)
+    return shown_as(where(x > 0, x, a * x), "PreluKernelBackward0")
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DTypeLike | None = None) -> Tensor:

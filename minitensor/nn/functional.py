@@ -103,7 +103,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     float_kernel(tensor_input(input, "silu"), "silu")  # (no integer kernel in PyTorch)
     if inplace:
         return _write_in_place(input, "silu", silu)
-    return input * sigmoid(input)
+    return shown_as(input * sigmoid(input), "SiluBackward0")
 
 
 @with_formulas(Relu)
@@ -122,7 +122,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     float_kernel(tensor_input(input, "softplus"), "softplus")  # (no integer kernel in PyTorch)
     z = input * beta
     safe = where(z > threshold, 0.0, z)
-    return where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
+    out = where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
+    return shown_as(out, "SoftplusBackward0")
 
 
 class Dropout(Function):
