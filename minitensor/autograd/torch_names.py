@@ -34,14 +34,17 @@ def torch_node_name(node: Any) -> str:
     if shown is not None:
         return shown
     name = type(node).__name__
-    if name in NAMED_BY_CALL and node.inputs is not None:
+    # (a node that kept values for backward has no inputs once backward freed it: it takes its commonest name;
+    # a user's Function of the same class name as one of minitensor's has other arguments)
+    if name in NAMED_BY_CALL and node.inputs is not None and type(node).__module__.startswith("minitensor."):
         return NAMED_BY_CALL[name](*node.inputs)
     return TORCH_NODE_NAMES.get(name, name + "Backward0")
 
 
-def shown_as(out: Any, name: str) -> Any:
-    """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`."""
-    if out.grad_fn is not None:
+def shown_as(out: Any, name: str, input: Any = None) -> Any:
+    """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`.
+    An op that may return its `input` itself (a 0-d sort) passes it: that tensor's node is not the op's."""
+    if out.grad_fn is not None and out is not input:
         out.grad_fn.shown_as = name
     return out
 
@@ -109,4 +112,6 @@ NAMED_BY_CALL = {
     "Div": lambda a, b: "DivBackward0" if hasattr(a, "ndim") else "MulBackward0",  # `2 / x`: 2 * reciprocal(x)
     "Clamp": lambda x, lo, hi: "ClampBackward0" if hasattr(lo, "ndim") or hasattr(hi, "ndim") else "ClampBackward1",
     "Prod": lambda x, dim, keepdim: "ProdBackward0" if dim is None else "ProdBackward1",
+    # with label smoothing PyTorch adds the smoothing term to nll_loss's
+    "CrossEntropy": lambda x, t, ignore, w, reduction, smoothing: "AddBackward0" if smoothing else "NllLossBackward0",
 }

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..ops._util import tensor_input
 from ..tensor import Tensor
 from ..types import DeviceLike, DTypeLike
@@ -141,6 +142,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, op):
         out = out + bias.reshape(1, o, *(1,) * k)
     if nd == 1:
         out = out.squeeze(2)
+    out = shown_as(out, "ConvolutionBackward0")  # PyTorch's one node (an unbatched input's is its squeeze)
     return out.squeeze(0) if unbatched else out
 
 

@@ -259,7 +259,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if padding_idx is not None:
         pad = Tensor._make((idx == (padding_idx % n))[..., None])
         out = where(pad, out.detach(), out)
-    return out
+    return shown_as(out, "EmbeddingBackward0")
 
 
 def _renorm_rows(weight, idx, max_norm, norm_type):
@@ -491,7 +491,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         wshape[class_dim] = c
         terms = logp * q if weight is None else logp * q * weight.reshape(wshape)
         loss = -terms.sum(dim=class_dim)
-        return _reduce(loss, reduction, "cross_entropy")
+        last = {"mean": "DivBackward1", "sum": "NegBackward0"}.get(reduction)  # PyTorch's: -sum, then / n
+        out = _reduce(loss, reduction, "cross_entropy")
+        return out if last is None else shown_as(out, last)
     if _dtype.kind(input.dtype) != "f":
         raise NotImplementedError(f"cross_entropy: expected a floating point tensor, got dtype {input.dtype}")
     _class_target_shapes(input, target, "cross_entropy")

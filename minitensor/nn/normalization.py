@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
+from ..autograd.torch_names import shown_as
 from ..ops._util import float_kernel, tensor_input
 from ..tensor import Tensor, check_device
 from ..types import DeviceLike, DTypeLike
@@ -92,7 +93,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError("batch_norm: running_mean and running_var must be given outside training")
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
         out = (x - mean) * (var + eps).rsqrt()
-    return _affine(out, weight, bias, shape)
+    return shown_as(_affine(out, weight, bias, shape), "NativeBatchNormBackward0")  # PyTorch's one kernel
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
@@ -127,7 +128,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         _update_running(running_mean, mean.mean(dim=0).reshape(-1), momentum)
     if running_var is not None:
         _update_running(running_var, (var * (n / (n - 1))).mean(dim=0).reshape(-1), momentum)
-    return _affine(out, weight, bias, shape)
+    return shown_as(_affine(out, weight, bias, shape), "ViewBackward0")  # PyTorch's batch_norm, viewed back
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -145,7 +146,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     float_kernel(x, "group_norm")  # (PyTorch's kernel: floating dtypes only)
     grouped = x.reshape(x.shape[0], num_groups, -1)
     out = _normalize(grouped, (2,), eps)[0].reshape(tuple(x.shape))
-    return _affine(out, weight, bias, _channel_shape(x))
+    return shown_as(_affine(out, weight, bias, _channel_shape(x)), "NativeGroupNormBackward0")  # PyTorch's one kernel
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,

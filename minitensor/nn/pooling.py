@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..autograd.torch_names import shown_as
 from ..ops._util import float_kernel, no_bool, tensor_input
 from ..ops.shape import cat
 from ..random import _gen
@@ -60,10 +61,11 @@ def _as_2d(input, nd, op):
     if nd == 1:
         x = x.unsqueeze(2)
 
-    def undo(t):
-        if nd == 1:
+    def undo(t, name=None):
+        if nd == 1:  # (PyTorch's 1-d pools too run as 2-d ones: their last node is this squeeze)
             t = t.squeeze(2)
-        return t.squeeze(0) if unbatched else t
+        t = t.squeeze(0) if unbatched else t
+        return shown_as(t, name) if name is not None and nd > 1 else t  # PyTorch's one node
     return x, undo
 
 
@@ -85,7 +87,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     nd = len(k)
     starts = [(np.arange(sizes[i]) * s[i] - p[i]).reshape([-1 if j == i else 1 for j in range(nd)]) for i in range(nd)]
     out, idx = _window_max(win, x, sizes, k, starts, d)
-    return (undo(out), undo(idx)) if return_indices else undo(out)
+    name = f"MaxPool{nd}DWithIndicesBackward0"
+    return (undo(out, name), undo(idx)) if return_indices else undo(out, name)
 
 
 def _window_max(win, x, sizes, k, starts, d):
@@ -143,12 +146,12 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     win, sizes = _windows(x, k, s, p, d, ceil_mode, 0.0, op)
     total = win.sum(dim=tuple(range(-len(k), 0)))
     if divisor_override:
-        return undo(total / divisor_override)
+        return undo(total / divisor_override, f"AvgPool{len(k)}DBackward0")
     div = np.ones((), dtype=np.int64)
     for i in range(len(k)):  # the window's count is the product of its extents along each dim
         div = np.multiply.outer(div, _divisors(x.shape[2 + i], k[i], s[i], p[i], sizes[i], ceil_mode,
                                                count_include_pad))
-    return undo(total / Tensor._make(div.astype(x._array.dtype)))
+    return undo(total / Tensor._make(div.astype(x._array.dtype)), f"AvgPool{len(k)}DBackward0")
 
 
 def avg_pool2d(input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
@@ -209,7 +212,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] |
     x, undo = _as_2d(input, 2, "adaptive_avg_pool2d")
     oh, ow = _adaptive_sizes(x, output_size, 2, "adaptive_avg_pool2d")
     dt = x._array.dtype
-    return undo(_averaging_matrix(x.shape[2], oh, dt) @ x @ _averaging_matrix(x.shape[3], ow, dt).mT)
+    out = _averaging_matrix(x.shape[2], oh, dt) @ x @ _averaging_matrix(x.shape[3], ow, dt).mT
+    return undo(out, "MeanBackward1" if (oh, ow) == (1, 1) else "AdaptiveAvgPool2DBackward0")  # as PyTorch's
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
@@ -242,9 +246,10 @@ def _adaptive_max(input, output_size, return_indices, nd, op):
         idxs.append(np.ravel_multi_index([lo[i] + offsets[i] for i in range(len(lo))], x.shape[2:]))
     n, c = x.shape[:2]
     out = cat(outs, dim=-1).reshape(n, c, *sizes)
+    name = f"AdaptiveMaxPool{nd}DBackward0"
     if not return_indices:
-        return undo(out)
-    return undo(out), undo(Tensor._make(np.concatenate(idxs, axis=-1).reshape(n, c, *sizes).astype(np.int64)))
+        return undo(out, name)
+    return undo(out, name), undo(Tensor._make(np.concatenate(idxs, axis=-1).reshape(n, c, *sizes).astype(np.int64)))
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None] | None,

@@ -22,6 +22,7 @@ from .. import _dtype
 from .._fperr import divide as _divide, quiet, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor
 from ..types import DType, Number, TensorOrNumber
 from ._util import (
@@ -488,7 +489,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g t2);  gt2 = unbroadcast(v g t1)
     """
     want, (x, t1, t2) = _ternary_dtype("addcmul", input, tensor1, tensor2)
-    return x + (value if _dtype.kind(want) == "f" else int(value)) * t1 * t2
+    return shown_as(x + (value if _dtype.kind(want) == "f" else int(value)) * t1 * t2, "AddcmulBackward0")
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -502,7 +503,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
         raise RuntimeError("addcdiv: integer division with addcdiv is not supported; convert tensor1 or tensor2 "
                            "to a floating dtype")
     _, (x, t1, t2) = _ternary_dtype("addcdiv", input, tensor1, tensor2)
-    return x + value * t1 / t2
+    return shown_as(x + value * t1 / t2, "AddcdivBackward0")
 
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _raw as raw, check_device, device as device_type
 from ..types import DeviceLike, DType, DTypeLike
 
@@ -84,7 +85,7 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 @with_formulas(Cast)
 def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
     """A copy with its own memory; gradients flow through it unchanged (every memory format is row-major here)."""
-    return Cast.apply(input, input.dtype, True)
+    return shown_as(Cast.apply(input, input.dtype, True), "CloneBackward0")
 
 
 # ---- the operands of a binary op, in its result dtype -------------------------------------------

@@ -16,6 +16,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _wrap_dim
 from ..types import DType, Index as IndexKey, Number, TensorOrNumber
 from ._util import broadcast_shapes, operand, raw, unbroadcast
@@ -141,23 +142,25 @@ def where(condition: Tensor, input: TensorOrNumber | None = None,
 def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     """`value` where `mask` is True, `input` elsewhere, of the broadcast shape of mask and input."""
     m = _fill_mask(input, mask, value, "masked_fill")
+    name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"  # PyTorch's overloads
     if isinstance(value, Tensor):  # PyTorch reads a 0-d value as a number: it must fit input's dtype
         _dtype.scalar_to(value.item(), input.dtype, "masked_fill")
     value = fill_value(value, input._array.dtype, "masked_fill")
     # the user's mask tensor itself, so that the node sees it changed in place before backward
-    return where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
+    out = where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
+    return shown_as(out, name)
 
 
 @with_formulas(Where)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-    return _tri(input, diagonal, False, "tril")
+    return shown_as(_tri(input, diagonal, False, "tril"), "TrilBackward0")
 
 
 @with_formulas(Where)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
-    return _tri(input, diagonal, True, "triu")
+    return shown_as(_tri(input, diagonal, True, "triu"), "TriuBackward0")
 
 
 @with_formulas(Index)
@@ -184,7 +187,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     grids = list(np.indices(lines.shape, sparse=True))
     grids[d] = lines
     out = getitem(x, tuple(grids))
-    return out.reshape(idx.shape) if out.shape != idx.shape else out  # a 0-d index reads one element
+    out = out.reshape(idx.shape) if out.shape != idx.shape else out  # a 0-d index reads one element
+    return shown_as(out, "GatherBackward0")
 
 
 @with_formulas(Index)
@@ -204,8 +208,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if input.ndim == 0:  # a 0-d tensor has one entry to select, and stays 0-d (as in PyTorch)
         if idx.size != 1:
             raise RuntimeError(f"index_select: the index into a 0-d tensor can have only 1 value, got {idx.size}")
-        return input.reshape(1)[idx.reshape(-1)].reshape(())
-    return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
+        return shown_as(input.reshape(1)[idx.reshape(-1)].reshape(()), "IndexSelectBackward0")
+    return shown_as(getitem(input, (slice(None),) * d + (idx.reshape(-1),)), "IndexSelectBackward0")
 
 
 @overload

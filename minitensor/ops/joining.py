@@ -123,7 +123,7 @@ def tensor_split(input: Tensor, tensor_indices_or_sections: Tensor | int | Seque
         if k <= 0:
             raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        return split(input, sizes, d)
+        points = np.cumsum(sizes)[:-1].tolist()  # where those sizes cut: slices, as PyTorch's tensor_split
     bounds = [0] + [_clip(int(p), n) for p in points] + [n]
     return tuple(input[(slice(None),) * d + (slice(a, max(a, b)),)] for a, b in zip(bounds, bounds[1:]))
 

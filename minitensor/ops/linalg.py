@@ -10,6 +10,7 @@ import numpy as np
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor
 from ._util import no_bool, operand, raw, unbroadcast
 
@@ -97,7 +98,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError("bmm: expects (B, n, k) and (B, k, m), got shapes "
                            f"{tuple(input.shape)} and {tuple(mat2.shape)}")
-    return matmul(input, mat2)
+    return shown_as(matmul(input, mat2), "BmmBackward0")
 
 
 @with_formulas(Matmul)
@@ -503,7 +504,7 @@ def trace(input: Tensor) -> Tensor:
                            f"(shape {tuple(input.shape)})")
     no_bool(input, "trace")  # (PyTorch's kernel has no bool form)
     i = np.arange(min(input.shape))
-    return input[i, i].sum()
+    return shown_as(input[i, i].sum(), "TraceBackward0")
 
 
 # ---- edge cases and argument checks of the products, named ---------------------------------------
@@ -517,8 +518,10 @@ def _scaled_sum(op, input, product, beta, alpha):
                            f"{tuple(product.shape)}")
     out = product if alpha == 1 else product * alpha
     if beta == 0:  # PyTorch ignores input then: its NaNs and infs don't propagate
-        return out.expand(product.shape) if isinstance(out, Tensor) else out
-    return out + (input if beta == 1 else input * beta)
+        out = out.expand(product.shape) if isinstance(out, Tensor) else out
+    else:
+        out = out + (input if beta == 1 else input * beta)
+    return shown_as(out, op.capitalize() + "Backward0") if isinstance(out, Tensor) else out  # AddmmBackward0 ...
 
 
 def _check_ndim(op, *checks):

@@ -16,6 +16,7 @@ from .. import _dtype
 from .._fperr import log as _quiet_log, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _wrap_dim
 from ..types import Dims, DTypeLike
 from ._half import computed_in_float32_for_half
@@ -232,7 +233,8 @@ def sum(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype:
     """Sum over `dim` (all dims when None)."""
     x = input if dtype is None else input.to(dtype)
     dims = norm_dims(dim, x.ndim, "sum")
-    return Sum.apply(integers_as_int64(x), dims, keepdim)
+    out = Sum.apply(integers_as_int64(x), dims, keepdim)
+    return out if dim is None or keepdim or len(dims) < x.ndim else shown_as(out, "SumBackward1")  # dims given
 
 
 @with_formulas(Mean)
@@ -243,7 +245,8 @@ def mean(input: Tensor, dim: Dims | None = None, keepdim: bool = False, *, dtype
     x = input if dtype is None else input.to(dtype)
     dims = norm_dims(dim, x.ndim, "mean")
     float_only(x, "mean")
-    return Mean.apply(x, dims, keepdim)
+    out = Mean.apply(x, dims, keepdim)
+    return out if dim is None or keepdim or len(dims) < x.ndim else shown_as(out, "MeanBackward1")  # dims given
 
 
 @with_formulas(Var)
@@ -334,7 +337,7 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
         if input._array.size == 0 and (not dims or builtins.any(input.shape[d] == 0 for d in dims)):
             raise RuntimeError(f"norm: the inf norm of an empty tensor (shape {tuple(input.shape)}) has no value")
         # the largest |x|; a NaN counts as the largest, as in PyTorch (its gradient sign(NaN) * g is 0)
-        return Amax.apply(input.abs(), dims, keepdim, True)
+        return shown_as(Amax.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0")
     if p == 0:  # the number of non-zeros: a step function, whose gradient is 0 (PyTorch's too)
         return CountNonzero.apply(input, dims, keepdim)
     p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
@@ -349,7 +352,7 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
         a = a ** p
     s = a.sum(dim=dims, keepdim=keepdim)
     s_zero = Tensor._make(s._array == 0)
-    return where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p))
+    return shown_as(where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0")
 
 
 class max_result(NamedTuple):
@@ -606,8 +609,9 @@ def _extreme(input, dim, keepdim, other, reduce, arg, result, elementwise, op):
     _check_not_empty(input, dims, reduce.__name__.lower())  # (the message names amax or amin)
     # the gradient of a NaN max goes to the NaN elements (PyTorch's max, unlike its amax)
     values = reduce.apply(input, dims, keepdim and dim is not None, True)
-    if dim is None:
-        return values
+    if dim is None:  # PyTorch's max() is its overload 1, max(dim) overload 0
+        return shown_as(values, op.capitalize() + "Backward1")
+    shown_as(values, op.capitalize() + "Backward0")
     # bool has an order (False < True) for max and min; only argmax refuses bool, so its indices come from uint8
     index_source = input.to(_dtype.uint8) if input._array.dtype == np.bool_ else input
     return result(values, arg(index_source, dim, keepdim))

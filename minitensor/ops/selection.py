@@ -14,6 +14,7 @@ from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
@@ -67,7 +68,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     if input.ndim == 0:
         return sort_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
     idx = Tensor._make(_order(input._array, d, descending))
-    return sort_result(input.gather(d, idx), idx)
+    return sort_result(shown_as(input.gather(d, idx), "SortBackward0"), idx)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -88,7 +89,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         return topk_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
     idx = _order(input._array, d, largest)
     idx = Tensor._make(np.take(idx, np.arange(k), axis=d))
-    return topk_result(input.gather(d, idx), idx)
+    return topk_result(shown_as(input.gather(d, idx), "TopkBackward0"), idx)
 
 
 @with_formulas(Cumsum)

@@ -221,7 +221,9 @@ def squeeze(input: Tensor, dim: Dims | None = None) -> Tensor:
     else:
         dims = {_wrap_dim(d, input.ndim, "squeeze") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
         dims = {d for d in dims if d < input.ndim and input.shape[d] == 1}  # a 0-d tensor's dim 0 is no dim
-    return input.reshape(tuple(n for i, n in enumerate(input.shape) if i not in dims))
+    out = input.reshape(tuple(n for i, n in enumerate(input.shape) if i not in dims))
+    overload = 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1  # PyTorch's squeeze, squeeze.dim, .dims
+    return shown_as(out, f"SqueezeBackward{overload}", input)
 
 
 @with_formulas(Permute)
@@ -433,7 +435,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     for s in sizes:
         out.append(narrow(input, d, start, s))
         start += s
-    return tuple(out)
+    name = "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0"
+    return tuple([shown_as(t, name, input) for t in out])  # PyTorch's one node of several outputs
 
 
 @with_formulas(Index)
@@ -459,7 +462,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, as a tuple (each one `input[..., i, ...]`, an Index node)."""
     d = _wrap_dim(dim, input.ndim, "unbind")
-    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+    return tuple(shown_as(input[(slice(None),) * d + (i,)], "UnbindBackward0") for i in range(input.shape[d]))
 
 
 @with_formulas(Index)
@@ -471,7 +474,7 @@ def flip(input: Tensor, dims: Dims) -> Tensor:
         d = _wrap_dim(d, input.ndim, "flip")
         if input.ndim:  # (a 0-d tensor's dim 0 or -1 is its one element: nothing to reverse, as in PyTorch)
             key[d] = slice(None, None, -1)
-    return input[tuple(key)].clone()  # a copy, as PyTorch's flip (numpy's reversed slice is a view)
+    return shown_as(input[tuple(key)].clone(), "FlipBackward0")  # a copy, as PyTorch's flip (numpy's is a view)
 
 
 # ---- edge cases and argument checks, named ------------------------------------------------------
@@ -536,7 +539,7 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] =
     if dims is None or (isinstance(dims, (tuple, list)) and not dims):  # (PyTorch's default is (), None taken too)
         if len(shifts) != 1:
             raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
-        return roll(input.reshape(-1), shifts[0], 0).reshape(input.shape)
+        return shown_as(roll(input.reshape(-1), shifts[0], 0).reshape(input.shape), "RollBackward0")
     dims = [dims] if isinstance(dims, int) else list(dims)
     if not shifts or len(shifts) != len(dims):
         raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must have the same (non-zero) length")
@@ -547,7 +550,7 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] =
         if n == 0 or s % n == 0 or input.ndim == 0:
             continue
         out = out[(slice(None),) * d + ((np.arange(n) - s) % n,)]
-    return out if out is not input else input.clone()  # a new tensor, as PyTorch's roll
+    return shown_as(out if out is not input else input.clone(), "RollBackward0")  # a new tensor, as PyTorch's
 
 
 @with_formulas(Index)
@@ -694,7 +697,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if d1 == d2:
         raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}")
     x = movedim(input, (d1, d2), (-2, -1))
-    return x[(Ellipsis,) + _diagonal_key(x.shape[-2], x.shape[-1], offset)]
+    return shown_as(x[(Ellipsis,) + _diagonal_key(x.shape[-2], x.shape[-1], offset)], "DiagonalBackward0")
 
 
 _diagonal_of = diagonal  # (for diag, whose argument `diagonal` hides the function)
@@ -719,7 +722,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     m = x.shape[-1] + abs(offset)
     zeros = Tensor._make(np.zeros(x.shape[:-1] + (m, m), x._array.dtype))
     out = IndexPut.apply(zeros, (Ellipsis,) + _diagonal_key(m, m, offset), x)
-    return movedim(out, (-2, -1), (d1, d2))
+    return shown_as(movedim(out, (-2, -1), (d1, d2)), "DiagEmbedBackward0")
 
 
 @with_formulas(Index)
@@ -727,8 +730,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-d input: the square matrix with it on diagonal `diagonal`. A 2-d input: that diagonal, as a 1-d tensor."""
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
-    if input.ndim == 2:
-        return _diagonal_of(input, diagonal)
+    if input.ndim == 2:  # (PyTorch 2.13 names its node after the copying diagonal it runs)
+        return shown_as(_diagonal_of(input, diagonal), "DiagonalBackward0_copy")
     raise RuntimeError(f"diag: expected a 1-d or 2-d input, got shape {tuple(input.shape)}")
 
 
@@ -754,7 +757,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"unfold: step is {step} but must be > 0")
     windows = np.arange((n - size) // step + 1)[:, None] * step + np.arange(size)
     out = movedim(x[(slice(None),) * d + (windows,)], d + 1, -1)
-    return out.reshape(out.shape[1:]) if input.ndim == 0 else out
+    return shown_as(out.reshape(out.shape[1:]) if input.ndim == 0 else out, "UnfoldBackward0")
 
 
 @with_formulas(Index)

@@ -20,6 +20,7 @@ from .. import _dtype
 from .._fperr import exp as _exp, log as _log, quiet, quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
@@ -525,7 +526,7 @@ def square(input: Tensor) -> Tensor:
     """
     if isinstance(input, Tensor) and input._array.dtype == _dtype.bool_:
         input = cast(input, _dtype.int64)
-    return input * input
+    return shown_as(input * input, "PowBackward0")  # PyTorch's square is x ** 2
 
 
 def reciprocal(input: Tensor) -> Tensor:
@@ -534,7 +535,7 @@ def reciprocal(input: Tensor) -> Tensor:
     forward: out = 1 / x
     VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
     """
-    return 1 / input
+    return shown_as(1 / input, "ReciprocalBackward0")
 
 
 @with_formulas(Gelu)
