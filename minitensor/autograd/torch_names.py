@@ -3,15 +3,16 @@ them (`grad_fn=<MulBackward0>`), so a script prints what its tutorial shows. A n
 is `<Name>Backward0`. Error messages, `explain()` and `detect_anomaly` keep minitensor's own names
 (`node.name()`: 'MulBackward'), which say which Function ran.
 
-One minitensor node may stand for several PyTorch nodes: the name given is that of the commonest
-call (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten` and `squeeze`; Permute is
-PermuteBackward0, also for `x.T`; Matmul is `mm`'s MmBackward0).
+One minitensor node may stand for several PyTorch nodes: the table gives the commonest call's name
+(Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten`; Permute is PermuteBackward0, also for `x.T`).
 
-Two kinds of node are named by their call, as PyTorch's differ by call: indexing (`x[0]` is SelectBackward0,
-`x[:2]` SliceBackward0, `x[idx]` IndexBackward0, `x[None]` UnsqueezeBackward0), and Sum and Mean (the
-whole-tensor overload `...Backward0`, over some dims or keeping them `...Backward1`). And a composite op
-that PyTorch runs as one node names the last node it makes (`shown_as`): `F.mse_loss` is MseLossBackward0
-as it prints, though `explain()` shows the subtraction, the square and the mean it is made of.
+Where PyTorch's node differs by call, `NAMED_BY_CALL` reads the node's arguments: indexing (`x[0]` is
+SelectBackward0, `x[:2]` SliceBackward0, `x[idx]` IndexBackward0), Sum, Mean and Prod (whole
+`...Backward0`, over dims `...Backward1`), Matmul and Linear (by the operands' dims: Mm, Mv, Dot, Addmm,
+UnsafeView ...), Sub and Div with a number first (`1 - x` RsubBackward1), Pow, Round, Clamp. A node that
+kept values for backward loses its arguments there and falls back to the table. And a composite op that
+PyTorch runs as one node names the last node it makes (`shown_as`): `F.mse_loss` is MseLossBackward0 as it
+prints, `F.silu` SiluBackward0, though `explain()` shows the nodes they are made of.
 """
 from typing import Any
 

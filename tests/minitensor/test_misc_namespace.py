@@ -266,7 +266,9 @@ def test_grad_fn_is_named_as_in_pytorch_and_explain_keeps_its_names():
     y = (x * 2).sum()
     assert repr(y) == "tensor(4., grad_fn=<SumBackward0>)"
     assert repr(y.grad_fn) == f"<SumBackward0 object at {id(y.grad_fn):#x}>" and y.grad_fn.name() == "SumBackward"
-    assert re.fullmatch(r"<MmBackward0 object at 0x[0-9a-f]+>", repr((x @ mt.ones(2, 2)).grad_fn))
+    assert re.fullmatch(r"<MmBackward0 object at 0x[0-9a-f]+>", repr((x[None] @ mt.ones(2, 2)).grad_fn))
+    # a vector times a matrix: PyTorch's matmul makes it a matrix product and squeezes it back
+    assert re.fullmatch(r"<SqueezeBackward4 object at 0x[0-9a-f]+>", repr((x @ mt.ones(2, 2)).grad_fn))
 
 
 def test_a_long_row_wraps_at_80_columns_and_a_big_tensor_is_summarized():
