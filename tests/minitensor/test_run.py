@@ -33,15 +33,7 @@ def run_on_minitensor(script, *args):
 
 def run_on_torch(script, *args):
     """The same script with the real PyTorch, in this process; its printed output."""
-    pytest.importorskip("torch")
-    out, argv = io.StringIO(), sys.argv
-    sys.argv = [str(script), *map(str, args)]
-    try:
-        with contextlib.redirect_stdout(out):
-            runpy.run_path(str(script), run_name="__main__")
-    finally:
-        sys.argv = argv
-    return out.getvalue()
+    return run_in_process(script, False, *args)[0]
 
 
 def assert_same_output(ours, theirs, rel=2e-5):
@@ -60,7 +52,6 @@ LONGER_TRAINING = {"gru_seq2seq_attention.py": 1e-4}
 
 
 @pytest.mark.slow  # runs each script with minitensor and with PyTorch
-@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")  # PyTorch's own, on its side
 @pytest.mark.parametrize("script, uses_dir", [
     ("gpt_manual_attention.py", False),
     ("mlp_dataloader_checkpoint.py", True),
@@ -81,19 +72,19 @@ def test_tutorial_scripts_print_what_pytorch_prints(script, uses_dir, tmp_path):
                        rel=LONGER_TRAINING.get(script, 2e-5))
 
 
-def run_in_process(script, on_minitensor):
+def run_in_process(script, on_minitensor, *args):
     """The script's printed output and its warnings' messages, run here (no interpreter to start): with
     `torch` as minitensor (the runner's own `run`), or with the real PyTorch."""
     if not on_minitensor:
         pytest.importorskip("torch")
-    out, argv = io.StringIO(), sys.argv
+    out, argv, args = io.StringIO(), sys.argv, [str(a) for a in args]
     try:
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
             warnings.simplefilter("always")
             if on_minitensor:
-                runner.run(str(script))
+                runner.run(str(script), args)
             else:
-                sys.argv = [str(script)]
+                sys.argv = [str(script), *args]
                 runpy.run_path(str(script), run_name="__main__")
     finally:
         sys.argv = argv
