@@ -12,6 +12,8 @@
 5. `_release`: unless `retain_graph`, free what each node kept for its backward once it has run.
 6. `store_grad` (leaves.py): the leaves' gradients are accumulated into `.grad` (or, for `autograd.grad`, returned).
 """
+import contextlib
+
 import numpy as np
 
 from .. import _dtype
@@ -24,6 +26,8 @@ from .hooks import run_hooks as _run_hooks
 from .leaves import store_grad
 from .messages import freed_message, modified_message
 from .pruning import leads_to, needed_nodes
+
+_as_it_is = contextlib.nullcontext()
 
 
 def _count_consumers(roots):
@@ -53,10 +57,7 @@ def _call_backward(node, g):
             raise RuntimeError(modified_message(node, "an input", t, version))
     twin = node.fast_backward
     backward = node.backward if twin is None or grad_mode.modes.grad_enabled else twin
-    if node.sums_broadcast_gradients:  # a user's Function: numpy warns as the user set it
-        with as_the_user_set():
-            grads = backward(node, g)
-    else:
+    with as_the_user_set() if node.sums_broadcast_gradients else _as_it_is:  # a user's Function: numpy as set
         grads = backward(node, g)
     if not isinstance(grads, tuple):
         grads = (grads,)
@@ -91,16 +92,8 @@ def _check_gradient(node, i, shape, dtype, g):
 
 
 def accumulate(pending, key, g):
-    """Gradients into one node or leaf are summed: a value used twice gets both contributions. Inside
-    the backward pass, unless `create_graph` records it, that sum is numpy's: no graph needs it (the
-    two have the input's shape and dtype, checked)."""
-    modes = grad_mode.modes
-    if key not in pending:
-        pending[key] = g
-    elif modes.in_backward and not modes.grad_enabled:
-        pending[key] = Tensor._make(np.asarray(pending[key]._array + g._array))  # (0-d: a numpy scalar)
-    else:
-        pending[key] = pending[key] + g
+    """Gradients into one node or leaf are summed: a value used twice gets both contributions."""
+    pending[key] = g if key not in pending else pending[key] + g
 
 
 def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, fill_retained=True,
@@ -133,8 +126,7 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
                     leads_to(c, needed, capture_ids) for _, c, _, _ in node.edges)
                 grads = (None,) * len(node.needs_input_grad)
                 if g is not None:  # (a node nothing flowed into still counts down its inputs)
-                    if node.hooks:
-                        g = _run_hooks(node.hooks, g)
+                    g = _run_hooks(node.hooks, g)
                     if node.retain and fill_retained and node._out() is not None:
                         store_grad(node._out(), g, create_graph)
                     if node in capture_nodes:
