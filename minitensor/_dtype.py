@@ -399,14 +399,14 @@ def kept_bfloat16(raw: Any, args: tuple[Any, ...]) -> Any:
     seen = False
     for a in args:
         d = getattr(a, "_array", a)
-        if isinstance(d, np.dtype) or isinstance(d, type):
+        if isinstance(d, (np.ndarray, np.generic)):  # (first: every op runs this, and a Tensor comes first)
+            k = d.dtype.kind
+            if k == "V" and d.dtype == bfloat16:
+                seen = True
+            elif k not in "biu":
+                return raw  # a float of another dtype among the arguments
+        elif isinstance(d, (np.dtype, type, PublicDType)):  # (asked after arrays: slow for a numpy dtype)
             return raw
-        d = getattr(d, "dtype", None)
-        if d is None or d.kind in "biu":
-            continue
-        if d != bfloat16:
-            return raw
-        seen = True
     return raw.astype(bfloat16) if seen else raw
 
 
