@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _dtype
-from .._fperr import log as _quiet_log, quietly
+from .._fperr import quietly
 from ..autograd import grad_mode
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -350,11 +350,12 @@ def _kept_targets(t, c, ignore_index, op):
     """(keep, safe_t) for flat class indices t among c classes: keep = t != ignore_index, and t with
     ignored entries set to class 0 (so they can index); an index out of range is an error."""
     keep = t != ignore_index
-    bad = keep & ((t < 0) | (t >= c))
-    if bad.any():
+    safe_t = np.where(keep, t, 0)
+    if safe_t.size and (safe_t.min() < 0 or safe_t.max() >= c):  # (two reductions; which one only on failure)
+        bad = keep & ((t < 0) | (t >= c))
         raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes "
                          f"(ignore_index={ignore_index})")
-    return keep, np.where(keep, t, 0)
+    return keep, safe_t
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
@@ -398,7 +399,7 @@ class CrossEntropy(Function):
          (without weights a_i = 1 and q_i is the smoothed one-hot target: gx_i = r_i keep_i (p_i - q_i))"""
 
     @staticmethod
-    @quietly("over", "invalid")  # a row of NaN, only -inf or holding +inf: NaN, silently as in PyTorch
+    @quietly("over", "invalid", "divide")  # a row of NaN, only -inf or holding +inf: NaN, silently as in PyTorch
     def forward(ctx, x, target, ignore_index, weight, reduction, eps):
         """x: the (N, C) logits; target: the flat class indices (N,) (a Tensor, read here so that a
         replayed step reads the new ones); weight: an array or None; the rest plain numbers."""
@@ -410,19 +411,23 @@ class CrossEntropy(Function):
         z = xd - finite_max(xd, -1, keep_posinf=True)
         e = np.exp(z)
         s = e.sum(axis=1)  # >= 1
-        lse = _quiet_log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
+        lse = np.log(s)  # a row of only -inf: log 0 = -inf (nan loss), as log_softmax
         flat = np.arange(0, n * c, c) + t  # the flat index of each row's target logit
-        wt = keep.astype(xd.dtype) if weight is None else (weight[t] * keep).astype(xd.dtype)
         loss = lse - np.take(z.reshape(-1), flat)  # -logp at the target
-        loss *= wt
+        if weight is not None:
+            loss *= weight[t].astype(xd.dtype, copy=False)
         if eps:
             w_sum = c if weight is None else float(weight.sum())
             smooth = lse * w_sum - (z.sum(axis=1) if weight is None else z @ weight.astype(xd.dtype))
-            smooth *= keep
             loss *= 1 - eps
             loss += smooth * (eps / c)  # \sum_c w_c (-logp_c) = W lse - \sum_c w_c z_c
-        loss[~keep] = 0  # an ignored row counts for nothing, NaN logits included (0 * NaN is NaN)
-        total = float(wt.sum()) if reduction == "mean" else 1.0
+        loss = np.where(keep, loss, 0)  # an ignored row counts for nothing, NaN logits included
+        if reduction != "mean":
+            total = 1.0
+        elif weight is None:
+            total = float(np.count_nonzero(keep))
+        else:
+            total = float((weight[t] * keep).astype(xd.dtype).sum())  # (summed as it always was: the same bits)
         ctx.t, ctx.keep, ctx.flat, ctx.denom = t, keep, flat, (total if total > 0 else 1.0)  # for the backward
         if reduction == "none":
             return loss
