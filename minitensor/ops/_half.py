@@ -25,7 +25,7 @@ def computed_in_float32_for_half(fn: _F) -> _F:
     back), so gradients are the float32 computation's, rounded, too. Other dtypes go straight to `fn`."""
     @functools.wraps(fn)
     def op(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("dtype") is not None or not (_any_half(args) or _any_half(kwargs.values())):
+        if kwargs.get("dtype") is not None or not (_any_half(args) or (kwargs and _any_half(kwargs.values()))):
             return fn(*args, **kwargs)
         out = fn(*[_widened(a) for a in args], **{k: _widened(v) for k, v in kwargs.items()})
         return _rounded(out, _half_dtype(args, kwargs))
@@ -33,12 +33,18 @@ def computed_in_float32_for_half(fn: _F) -> _F:
     return cast(_F, op)
 
 
+_HALVES = frozenset(d for d in (_dtype.float16, _dtype.bfloat16) if _dtype.computes_in_float32(d))
+
+
 def _is_half(x: Any) -> bool:
-    return isinstance(x, Tensor) and _dtype.computes_in_float32(x._array.dtype)
+    return isinstance(x, Tensor) and x._array.dtype in _HALVES
 
 
 def _any_half(values: Any) -> bool:
-    return any(_is_half(v) for v in values)
+    for v in values:  # (a loop and a set: every sum, mean and softmax asks this, `any` over a generator costs 3x)
+        if _is_half(v):
+            return True
+    return False
 
 
 def _widened(x: Any) -> Any:
