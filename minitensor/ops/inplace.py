@@ -40,8 +40,11 @@ from .indexing import IndexPut, _index_key, fill_value, where
 fast_in_place: Callable[[Tensor, str, tuple[Any, ...], dict[str, Any]], bool] | None = None
 
 
-def _requires_grad(x):
-    return isinstance(x, Tensor) and x._rg
+def _any_requires_grad(values):
+    for x in values:  # (a loop: `any` over a generator costs twice as much, and an optimizer's step runs this)
+        if isinstance(x, Tensor) and x._rg:
+            return True
+    return False
 
 
 def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
@@ -53,8 +56,7 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
             f"{tuple(self.shape)}, an expanded view) refers to a single memory location; clone() it first"
         )
     grad_on = grad_mode.modes.grad_enabled
-    records = grad_on and (
-        self._rg or any(_requires_grad(a) for a in args) or any(_requires_grad(a) for a in kwargs.values()))
+    records = grad_on and (self._rg or _any_requires_grad(args) or _any_requires_grad(kwargs.values()))
     if grad_on and self._base is not None and not records and self._base._rg:
         raise RuntimeError(
             f"{op}: a view of a tensor that requires grad, taken under no_grad (so it is not part of the "
