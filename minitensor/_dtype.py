@@ -415,6 +415,14 @@ def computes_in_float32(dtype: Any) -> _b.bool:
     return dtype == float16 or (has_bfloat16 and dtype == bfloat16)
 
 
+def names_device(arg: object) -> bool:
+    """Whether `.to(arg)` means a device: PyTorch reads every string there as one ('cpu', 'cuda:0', 'meta'),
+    minitensor also takes dtype names ('float64'), so a string is a device unless it names a dtype."""
+    if type(arg).__name__ == "device":
+        return True
+    return isinstance(arg, str) and arg.replace("torch.", "").replace("minitensor.", "") not in _ALIASES
+
+
 def shown_as() -> str:
     """The library name reprs print: 'torch' under `python -m minitensor.run`, else 'minitensor'."""
     from .tensor import Size  # (tensor.py imports this module)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _dtype
 from .torch_names import torch_node_name
 
 
@@ -42,5 +43,9 @@ class NodeExtras:
         return torch_node_name(self)
 
     def __repr__(self) -> str:
-        """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`."""
-        return f"<{self.torch_name()} object at {id(self):#x}>"
+        """As PyTorch prints a node: `<MulBackward0 object at 0x7f...>`, a user's Function's with the module
+        PyTorch makes its node class in (`<torch.autograd.function.LinearFunctionBackward object at 0x7f...>`)."""
+        name = self.torch_name()
+        if not type(self).__module__.startswith("minitensor."):
+            name = f"{_dtype.shown_as()}.autograd.function.{name}"
+        return f"<{name} object at {id(self):#x}>"

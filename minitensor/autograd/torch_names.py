@@ -1,7 +1,7 @@
 """PyTorch's names for minitensor's graph nodes, as `repr(tensor.grad_fn)` and a tensor's repr show
 them (`grad_fn=<MulBackward0>`), so a script prints what its tutorial shows. A node class not listed
-is `<Name>Backward0`. Error messages, `explain()` and `detect_anomaly` keep minitensor's own names
-(`node.name()`: 'MulBackward'), which say which Function ran.
+is `<Name>Backward0`, and a user's Function's `<Name>Backward` (as in PyTorch). Error messages, `explain()`
+and `detect_anomaly` keep minitensor's own names (`node.name()`: 'MulBackward'), which say which Function ran.
 
 One minitensor node may stand for several PyTorch nodes: the table gives the commonest call's name
 (Reshape is `view`/`reshape`'s ViewBackward0, also for `flatten`; Permute is PermuteBackward0, also for `x.T`).
@@ -37,7 +37,9 @@ def torch_node_name(node: Any) -> str:
     name = type(node).__name__
     # (a node that kept values for backward has no inputs once backward freed it: it takes its commonest name;
     # a user's Function of the same class name as one of minitensor's has other arguments)
-    if name in NAMED_BY_CALL and node.inputs is not None and type(node).__module__.startswith("minitensor."):
+    if not type(node).__module__.startswith("minitensor."):
+        return name + "Backward"  # a user's autograd.Function: PyTorch adds no overload number
+    if name in NAMED_BY_CALL and node.inputs is not None:
         return NAMED_BY_CALL[name](*node.inputs)
     return TORCH_NODE_NAMES.get(name, name + "Backward0")
 

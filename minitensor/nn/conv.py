@@ -138,10 +138,15 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, op):
     cols = cols.reshape(n, groups, math.prod(sizes), cg * ksize)
     wmat = w.reshape(groups, o // groups, cg * ksize).mT
     out = (cols @ wmat).permute(0, 1, 3, 2).reshape(n, o, *sizes)  # (N, O, *out)
-    if bias is not None:
-        out = out + bias.reshape(1, o, *(1,) * k)
     if nd == 1:
         out = out.squeeze(2)
+    # PyTorch's output is row-major memory of its own: `.view(n, -1)` may follow, and so may an in-place
+    # activation (nn.ReLU(inplace=True)), which a view of our matmul's result would refuse
+    out = out.contiguous()
+    if bias is not None:
+        out = out + bias.reshape(1, o, *(1,) * nd)
+    elif out._base is not None:
+        out = out.clone()
     out = shown_as(out, "ConvolutionBackward0")  # PyTorch's one node (an unbatched input's is its squeeze)
     return out.squeeze(0) if unbatched else out
 

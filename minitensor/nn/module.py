@@ -411,8 +411,8 @@ class Module:
     def to(self, *args: Any, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **kwargs: Any) -> Self:
         """Cast floating-point parameters and buffers in place (`.to(float64)`); devices are 'cpu' only."""
         for a in args:
-            if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps") or type(a).__name__ == "device":
-                check_device(a, "Module.to")
+            if _dtype.names_device(a):
+                check_device(a, "Module.to")  # (the CPU passes; 'cuda', 'meta' ... say minitensor runs on the CPU only)
             else:
                 dtype = a
         check_device(device, "Module.to")

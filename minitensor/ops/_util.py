@@ -261,3 +261,16 @@ def integers_as_int64(x):
     """`x` in int64 if it holds integers or bools: sum and cumsum add them in int64, as PyTorch does
     (an int8 sum does not wrap at 127)."""
     return x.to(_dtype.int64) if x._array.dtype.kind in "biu" else x
+
+
+def return_type(cls: Any, name: str) -> None:
+    """Name a (values, indices)-style NamedTuple as PyTorch names its result, and print it as PyTorch does:
+    `torch.return_types.max(` then each field on its own line (`values=tensor(...)`), then `)`, with
+    "minitensor" for "torch" outside the runner (see `Size.shown_as`)."""
+    cls.__name__ = cls.__qualname__ = name
+
+    def __repr__(self: Any) -> str:
+        fields = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"{_dtype.shown_as()}.return_types.{name}(\n{fields})"
+
+    cls.__repr__ = __repr__

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from ._util import return_type
 
 
 class histogramdd_result(NamedTuple):
@@ -21,7 +22,7 @@ class histogramdd_result(NamedTuple):
     bin_edges: tuple[Tensor, ...]
 
 
-histogramdd_result.__name__ = histogramdd_result.__qualname__ = "histogramdd"
+return_type(histogramdd_result, "histogramdd")
 _dims = range  # (the parameter `range` hides the builtin inside histogramdd)
 
 

@@ -46,8 +46,8 @@ def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | 
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, (str, device_type)) and str(a).split(":")[0] in ("cpu", "cuda", "mps"):
-            check_device(a, "to")
+        elif isinstance(a, device_type) or _dtype.names_device(a):
+            check_device(a, "to")  # (the CPU passes; 'cuda', 'meta' ... say minitensor runs on the CPU only)
         else:
             dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
     check_device(device, "to")

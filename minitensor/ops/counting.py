@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike, Number
-from ._util import int_arg
+from ._util import int_arg, return_type
 from .indexing import nonzero
 
 
@@ -122,7 +122,7 @@ class histogram_result(NamedTuple):
     bin_edges: Tensor
 
 
-histogram_result.__name__ = histogram_result.__qualname__ = "histogram"
+return_type(histogram_result, "histogram")
 
 
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Sequence[float] | None = None,

@@ -20,7 +20,7 @@ from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import unbroadcast
+from ._util import return_type, unbroadcast
 from .indexing import tril, triu, where
 from .shape import cat
 
@@ -273,11 +273,11 @@ class lu_factor_result(NamedTuple):
     pivots: Tensor
 
 
-slogdet_result.__name__ = slogdet_result.__qualname__ = "slogdet"
-qr_result.__name__ = qr_result.__qualname__ = "qr"
-svd_result.__name__ = svd_result.__qualname__ = "svd"
-eigh_result.__name__ = eigh_result.__qualname__ = "eigh"
-lu_factor_result.__name__ = lu_factor_result.__qualname__ = "lu_factor"
+return_type(slogdet_result, "slogdet")
+return_type(qr_result, "qr")
+return_type(svd_result, "svd")
+return_type(eigh_result, "eigh")
+return_type(lu_factor_result, "lu_factor")
 
 
 @with_formulas(Det)

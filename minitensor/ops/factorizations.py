@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..tensor import Tensor
+from ._util import return_type
 from .decompositions import LinAlgError, lu_factor, matrix_float, square_float
 from .indexing import tril
 from .linalg import matmul
@@ -41,9 +42,9 @@ class ldl_factor_ex_result(NamedTuple):
     info: Tensor
 
 
-lu_factor_ex_result.__name__ = lu_factor_ex_result.__qualname__ = "linalg_lu_factor_ex"
-ldl_factor_result.__name__ = ldl_factor_result.__qualname__ = "linalg_ldl_factor"
-ldl_factor_ex_result.__name__ = ldl_factor_ex_result.__qualname__ = "linalg_ldl_factor_ex"
+return_type(lu_factor_ex_result, "linalg_lu_factor_ex")
+return_type(ldl_factor_result, "linalg_ldl_factor")
+return_type(ldl_factor_ex_result, "linalg_ldl_factor_ex")
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> lu_factor_ex_result:

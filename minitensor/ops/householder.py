@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..tensor import Tensor
+from ._util import return_type
 from .decompositions import matrix_float
 from .factorizations import householder_product
 from .indexing import tril
@@ -30,7 +31,7 @@ class geqrf_result(NamedTuple):
     tau: Tensor
 
 
-geqrf_result.__name__ = geqrf_result.__qualname__ = "geqrf"
+return_type(geqrf_result, "geqrf")
 
 
 def geqrf(input: Tensor) -> geqrf_result:

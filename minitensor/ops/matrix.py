@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
-from ._util import broadcast_shapes as _broadcast_shapes, no_bool, tensor_input
+from ._util import broadcast_shapes as _broadcast_shapes, no_bool, return_type, tensor_input
 from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
@@ -198,6 +198,14 @@ class lu_result(NamedTuple):
     P: Tensor
     L: Tensor
     U: Tensor
+
+
+# printed under PyTorch's names: torch.return_types.linalg_inv_ex(inverse=..., info=...)
+return_type(lstsq_result, "linalg_lstsq")
+return_type(inv_ex_result, "linalg_inv_ex")
+return_type(solve_ex_result, "linalg_solve_ex")
+return_type(cholesky_ex_result, "linalg_cholesky_ex")
+return_type(lu_result, "linalg_lu")
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> inv_ex_result:
@@ -429,7 +437,7 @@ class svd_uv_result(NamedTuple):
     V: Tensor
 
 
-svd_uv_result.__name__ = svd_uv_result.__qualname__ = "svd"
+return_type(svd_uv_result, "svd")
 
 
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> svd_uv_result:
@@ -459,6 +467,9 @@ def torch_lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
 class triangular_solve_result(NamedTuple):
     solution: Tensor
     cloned_coefficient: Tensor
+
+
+return_type(triangular_solve_result, "triangular_solve")
 
 
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,

@@ -25,7 +25,7 @@ from .._layout import strided
 from ..random import Generator, _gen
 from ..tensor import Tensor, _size_arg, _wrap_dim
 from . import decompositions as D, joining as J, shape as S
-from ._util import float_arg, int_arg
+from ._util import float_arg, int_arg, return_type
 from .decompositions import pivots_to_permutation
 from .indexing import tril, triu, where
 from .inplace import _filled, inplace
@@ -235,6 +235,9 @@ class lu_unpack_result(NamedTuple):
     P: Tensor
     L: Tensor
     U: Tensor
+
+
+return_type(lu_unpack_result, "lu_unpack")  # printed as PyTorch prints it
 
 
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,

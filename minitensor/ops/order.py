@@ -12,12 +12,17 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor, _wrap_dim
-from ._util import no_bool
+from ._util import no_bool, return_type
 from .selection import _order
 from .shape import stack
 
 
 class median_result(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class nanmedian_result(NamedTuple):
     values: Tensor
     indices: Tensor
 
@@ -32,9 +37,10 @@ class mode_result(NamedTuple):
     indices: Tensor
 
 
-median_result.__name__ = median_result.__qualname__ = "median"
-kthvalue_result.__name__ = kthvalue_result.__qualname__ = "kthvalue"
-mode_result.__name__ = mode_result.__qualname__ = "mode"
+return_type(median_result, "median")
+return_type(nanmedian_result, "nanmedian")
+return_type(kthvalue_result, "kthvalue")
+return_type(mode_result, "mode")
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
@@ -159,7 +165,7 @@ def _median(input, dim, keepdim, op, skip_nan):
     else:
         k = np.where(nans > 0, n - nans, (n - 1) // 2)  # the first NaN, or the lower median
     idx = np.take_along_axis(order, k, axis=d)
-    return median_result(*_picked(input, x, d, idx, keepdim))
+    return (nanmedian_result if skip_nan else median_result)(*_picked(input, x, d, idx, keepdim))
 
 
 def _quantile(input, q, dim, keepdim, interpolation, op, skip_nan):

@@ -20,7 +20,7 @@ from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _wrap_dim
 from ..types import Dims, DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import finite_max, float_only, integers_as_int64, norm_dims
+from ._util import finite_max, float_only, integers_as_int64, norm_dims, return_type
 from .arithmetic import Maximum, Minimum, maximum, minimum
 from .indexing import where
 
@@ -370,8 +370,8 @@ class min_result(NamedTuple):
 
 
 # printed under PyTorch's names: max(values=..., indices=...)
-max_result.__name__ = max_result.__qualname__ = "max"
-min_result.__name__ = min_result.__qualname__ = "min"
+return_type(max_result, "max")
+return_type(min_result, "min")
 
 
 @numpy_names
@@ -449,7 +449,7 @@ class aminmax_result(NamedTuple):
     max: Tensor
 
 
-aminmax_result.__name__ = aminmax_result.__qualname__ = "aminmax"
+return_type(aminmax_result, "aminmax")
 
 
 @numpy_names

@@ -14,7 +14,7 @@ from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
-from ._util import integers_as_int64, no_bool, running_inplace_check, tensor_input
+from ._util import integers_as_int64, no_bool, return_type, running_inplace_check, tensor_input
 from .indexing import where
 from .shape import cat
 
@@ -84,8 +84,8 @@ class cummin_result(NamedTuple):
     indices: Tensor
 
 
-cummax_result.__name__ = cummax_result.__qualname__ = "cummax"
-cummin_result.__name__ = cummin_result.__qualname__ = "cummin"
+return_type(cummax_result, "cummax")
+return_type(cummin_result, "cummin")
 
 
 @with_formulas(Cumprod)

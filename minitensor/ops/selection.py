@@ -19,7 +19,7 @@ from ..random import Generator, _gen
 from ..tensor import Tensor, _wrap_dim
 from ..types import DTypeLike
 from ._half import computed_in_float32_for_half
-from ._util import integers_as_int64, no_bool, running_inplace_check
+from ._util import integers_as_int64, no_bool, return_type, running_inplace_check
 from .indexing import Index
 
 
@@ -57,8 +57,8 @@ class topk_result(NamedTuple):
 
 
 # printed under PyTorch's names: sort(values=..., indices=...)
-sort_result.__name__ = sort_result.__qualname__ = "sort"
-topk_result.__name__ = topk_result.__qualname__ = "topk"
+return_type(sort_result, "sort")
+return_type(topk_result, "topk")
 
 
 @with_formulas(Index)

@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from ..types import TensorOrNumber
 from ._erf import erf as _np_erf
 from ._half import computed_in_float32_for_half
-from ._util import broadcast_shapes, float_kernel, raw, tensor_input, unbroadcast
+from ._util import broadcast_shapes, float_kernel, raw, return_type, tensor_input, unbroadcast
 from .conversion import cast, clone
 from .indexing import where
 
@@ -683,6 +683,9 @@ def clamp_max(input: Tensor, max: TensorOrNumber) -> Tensor:
 class Frexp(NamedTuple):
     mantissa: Tensor
     exponent: Tensor
+
+
+return_type(Frexp, "frexp")  # printed as PyTorch prints it
 
 
 def frexp(input: Tensor) -> Frexp:
