@@ -49,7 +49,7 @@ def to(self: Tensor, *args: DTypeLike | DeviceLike | Tensor, dtype: DTypeLike | 
         elif isinstance(a, device_type) or _dtype.names_device(a):
             check_device(a, "to")  # (the CPU passes; 'cuda', 'meta' ... say minitensor runs on the CPU only)
         else:
-            dtype = a  # type: ignore[assignment]  # (a device's str is always one of those names)
+            dtype = a  # a dtype, or a string naming one
     check_device(device, "to")
     if dtype is None:
         return clone(self) if copy else self
