@@ -225,3 +225,12 @@ def torch_sweep():
     """The harness above, as a namespace: torch_sweep.tensors(shape), .check(name, fn, operands, seed) ..."""
     pytest.importorskip("torch")
     return types.SimpleNamespace(**{k: v for k, v in globals().items() if not k.startswith("_")})
+
+
+@pytest.fixture
+def as_torch():
+    """Reprs as under `python -m minitensor.run`: the library named `torch` (`dtype=torch.float64`,
+    `torch.return_types.max(`), as the PyTorch they are compared with prints them."""
+    old, minitensor.Size.shown_as = minitensor.Size.shown_as, "torch"
+    yield
+    minitensor.Size.shown_as = old

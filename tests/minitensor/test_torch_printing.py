@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from minitensor.tensor import Size
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -29,13 +28,6 @@ ARRAYS = {
     "large ints": np.arange(3000), "float16": np.array([0.1, 2.0], np.float16), "uint8": np.array([1, 255], np.uint8),
     "negative zero": np.array([-0.0, 1.5], F32), "big whole": np.array([123456789.0, 1.0]),
 }
-
-
-@pytest.fixture
-def as_torch():
-    old, Size.shown_as = Size.shown_as, "torch"
-    yield
-    Size.shown_as = old
 
 
 @pytest.mark.parametrize("name", ARRAYS)

@@ -3,7 +3,6 @@ under the runner's naming: a tutorial's `print(q.max(1))` or `print(torch.topk(x
 import pytest
 
 import minitensor as mt
-from minitensor.tensor import Size
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -32,13 +31,6 @@ CASES = {
     "linalg.lu": lambda t: t.linalg.lu(t.tensor(SQUARE)),
     "lu_unpack": lambda t: t.lu_unpack(*t.linalg.lu_factor(t.tensor(SQUARE))),
 }
-
-
-@pytest.fixture
-def as_torch():
-    old, Size.shown_as = Size.shown_as, "torch"
-    yield
-    Size.shown_as = old
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -4,7 +4,6 @@ also when the class shares a name with one of minitensor's ops."""
 import pytest
 
 import minitensor as mt
-from minitensor.tensor import Size
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -38,17 +37,13 @@ def user_functions(lib):
 
 
 @pytest.mark.parametrize("which", [0, 1])
-def test_user_function_nodes_print_as_pytorchs(which):
-    old, Size.shown_as = Size.shown_as, "torch"
-    try:
-        reprs = []
-        for lib in (mt, torch):
-            fn = user_functions(lib)[which]
-            x = lib.ones(2, 2, requires_grad=True)
-            out = fn.apply(x, lib.ones(2, 2))
-            reprs.append((repr(out), repr(out.grad_fn).split(" object")[0]))
-            out.sum().backward()
-        assert reprs[0] == reprs[1]
-        assert reprs[0][1] == "<torch.autograd.function." + ("LinearFunctionBackward", "AddBackward")[which]
-    finally:
-        Size.shown_as = old
+def test_user_function_nodes_print_as_pytorchs(which, as_torch):
+    reprs = []
+    for lib in (mt, torch):
+        fn = user_functions(lib)[which]
+        x = lib.ones(2, 2, requires_grad=True)
+        out = fn.apply(x, lib.ones(2, 2))
+        reprs.append((repr(out), repr(out.grad_fn).split(" object")[0]))
+        out.sum().backward()
+    assert reprs[0] == reprs[1]
+    assert reprs[0][1] == "<torch.autograd.function." + ("LinearFunctionBackward", "AddBackward")[which]
