@@ -217,8 +217,57 @@ def linspace(start: float, end: float, steps: int, *, dtype: DTypeLike | None = 
     dtype = _float_dtype(dtype)
     if dtype == _dtype.bool_ and steps > 1:  # (0 or 1 steps need no kernel in PyTorch: start, or nothing)
         raise RuntimeError("linspace: not implemented for dtype bool")
-    values = np.linspace(float(start), float(end), steps)
-    return _finish(values.astype(dtype), requires_grad, device, "linspace", layout, pin_memory)
+    return _finish(_linspace_values(start, end, steps, dtype), requires_grad, device, "linspace", layout, pin_memory)
+
+
+def _linspace_values(start, end, steps, dtype):
+    """PyTorch's CPU values to the last bit (tutorials build data from linspace, and a sum that cancels
+    to 0 there should cancel here): the step in the dtype itself (in double for integers), the first half
+    of the values `start + step * i`, the second half `end - step * (steps - 1 - i)`, so the range is
+    symmetric, each computed as one fused multiply-add rounded once (as PyTorch's compiled kernel does).
+    numpy's linspace (`start + i * step` throughout, in double) differs in the last bit on about a third
+    of the values. In float16 and bfloat16 every step is rounded to the dtype, as PyTorch's half types do."""
+    kind = _dtype.kind(dtype)
+    if steps < 2 or kind not in "fiu":
+        return np.linspace(float(start), float(end), steps).astype(dtype)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    i = np.arange(steps, dtype=np.float64)
+    half = i < steps // 2
+    from_end = np.where(half, i, steps - 1 - i)  # how many steps from its end of the range a value is
+    with np.errstate(invalid="ignore", over="ignore"):
+        if kind == "f" and dtype.itemsize < 4:  # PyTorch's half types round every step to the dtype
+            first, last = (np.asarray(v).astype(dtype) for v in (start, end))
+            step = ((last - first) / np.asarray(steps - 1).astype(dtype)).astype(dtype)
+            offset = (step * from_end.astype(dtype)).astype(dtype)
+            return np.where(half, first + offset, last - offset).astype(dtype)
+        wide = np.float32 if dtype == np.float32 else np.float64
+        first, last = (np.asarray(v).astype(dtype).astype(wide) for v in (start, end))  # (the ends in the dtype)
+        step = wide((last - first) / wide(steps - 1))
+        if dtype == np.float32:  # a float32 times an int below 2**29 is exact in float64: so, rounded once
+            values = np.where(half, np.float64(first), np.float64(last)) + (
+                np.where(half, 1.0, -1.0) * np.float64(step) * from_end)
+        else:
+            values = _fused_multiply_add(np.where(half, step, -step), from_end, np.where(half, first, last))
+        return values.astype(dtype)
+
+
+def _fused_multiply_add(a, b, c):
+    """a * b + c rounded once, in float64 (numpy has no fma): the product split exactly into p + p_err
+    (Dekker's TwoProduct), then p + c with its rounding error (TwoSum), the errors added last."""
+    def split(x):  # x = hi + lo, each half of the bits (Veltkamp)
+        big = 134217729.0 * x  # 2**27 + 1
+        hi = big - (big - x)
+        return hi, x - hi
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a * b
+        (ah, al), (bh, bl) = split(a), split(b)
+        p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        t = p + c
+        bv = t - p
+        t_err = (p - (t - bv)) + (c - bv)
+        out = t + (t_err + p_err)
+    return np.where(np.isfinite(out), out, p + c)  # (inf or nan on the way: the plain result)
 
 
 def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None, layout: object = None,

@@ -128,6 +128,12 @@ class OutputOf(Function):
     def name(self) -> str:
         return f"{self.edges[0][1].name()}[output {self.slot}]"
 
+    def torch_name(self) -> str:
+        return self.edges[0][1].torch_name()  # PyTorch's outputs share the Function's node: they print as it
+
+    def __repr__(self) -> str:
+        return repr(self.edges[0][1])
+
     @staticmethod
     def backward(ctx, g):
         node, (a, b) = ctx.edges[0][1], ctx.span

@@ -340,8 +340,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     dim = max(x1.ndim, x2.ndim) - 1
     d = x1 - x2 + eps
     if dim < 0:  # two 0-d tensors: the distance of two numbers
-        return d.abs()
-    return d.norm(p, dim=dim, keepdim=keepdim)
+        return shown_as(d.abs(), "NormBackward1")
+    return shown_as(d.norm(p, dim=dim, keepdim=keepdim), "NormBackward1")  # (PyTorch's torch.norm over a dim)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,

@@ -751,9 +751,10 @@ def _key_errors(strict, missing, unexpected):
 
 
 def _raise_load_errors(module, errors, changed=False):
+    # PyTorch's first line as it is (scripts print it), then the problems, and last what became of the values
     said = "the values were loaded" if changed else "nothing was changed"
-    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__} ({said}):\n\t"
-                       + "\n\t".join(errors))
+    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t"
+                       + "\n\t".join(errors) + f"\n\t({said})")
 
 
 def _zero_grad(p, set_to_none):

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _dtype
+from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
 from ._util import broadcast_shapes as _broadcast_shapes, no_bool, return_type, tensor_input
@@ -535,7 +536,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     forward: out = |a - b|_p
     VJP:     ga = g d|x|_p/dx at x = a - b;  gb = -ga
     """
-    return R.norm(input - other, p=p)
+    return shown_as(R.norm(input - other, p=p), "DistBackward0")  # PyTorch's one kernel
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -552,7 +553,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
             raise RuntimeError(f"cdist: only floating-point dtypes are supported, {name} got {t.dtype}")
     if p < 0:
         raise RuntimeError(f"cdist: cdist only supports non-negative p values, got {p}")
-    return R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1)
+    return shown_as(R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1), "CdistBackward0")
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
@@ -564,7 +565,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"pdist: pdist only supports 2D tensors, got: {input.ndim}D")
     i, j = np.triu_indices(input.shape[0], 1)
-    return R.norm(input[i] - input[j], p=p, dim=-1)
+    return shown_as(R.norm(input[i] - input[j], p=p, dim=-1), "PdistBackward0")
 
 
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,

@@ -112,6 +112,13 @@ def run_in_process(script, on_minitensor, *args):
     "lr_schedulers.py",               # torch.optim: How to adjust learning rate
     "func_jacobians_hessians.py",     # torch.func: Jacobians, Hessians, hvp, vhp; Per-sample-gradients
     "nanogpt_generate_sampling.py",   # nanoGPT's generate and top-k / top-p sampling
+    # the third sweep (h-tut9)
+    "fgsm_adversarial.py",            # Adversarial Example Generation (FGSM)
+    "style_transfer_lbfgs.py",        # Neural Transfer Using PyTorch (gram matrix, LBFGS with a closure)
+    "transfer_learning_finetune.py",  # Transfer Learning for Computer Vision (frozen backbone, new head)
+    "module_hooks_introspection.py",  # the Modules note: hooks, named_modules, load_state_dict(strict=False)
+    "distillation_contrastive.py",    # Knowledge Distillation Tutorial, an InfoNCE loss, nn.init
+    "custom_function_double_backward.py",  # Extending PyTorch, Double Backward with Custom Functions, WGAN-GP
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)

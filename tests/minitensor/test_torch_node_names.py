@@ -76,6 +76,12 @@ CASES = {  # name: f(lib, F, x) -> a tensor made from x
     "norm": lambda lib, F, x: x.norm(), "norm_dim": lambda lib, F, x: x.norm(dim=1),
     "norm_p1": lambda lib, F, x: x.norm(p=1), "linalg_norm": lambda lib, F, x: lib.linalg.norm(x),
     "logsumexp": lambda lib, F, x: x.logsumexp(1), "sum_keepdim": lambda lib, F, x: x.sum(1, keepdim=True),
+    # distances: PyTorch's one node each (h-tut9)
+    "pairwise_distance": lambda lib, F, x: F.pairwise_distance(x, x.detach().flip(0)),
+    "pairwise_distance_p1": lambda lib, F, x: F.pairwise_distance(x, x.detach() * 0, p=1, keepdim=True),
+    "pairwise_distance_0d": lambda lib, F, x: F.pairwise_distance(x[0, 0], x.detach()[1, 1]),
+    "dist": lambda lib, F, x: lib.dist(x, x.detach()[0]), "pdist": lambda lib, F, x: lib.pdist(x),
+    "cdist": lambda lib, F, x: lib.cdist(x, x.detach()[:2]), "cdist_p1": lambda lib, F, x: lib.cdist(x, x[:1], p=1),
     "mean_dims": lambda lib, F, x: x.mean((0, 1)),
     # shapes and views
     "squeeze": lambda lib, F, x: x[None].squeeze(), "squeeze_dim": lambda lib, F, x: x[None].squeeze(0),

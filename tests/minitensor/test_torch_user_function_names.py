@@ -47,3 +47,26 @@ def test_user_function_nodes_print_as_pytorchs(which, as_torch):
         out.sum().backward()
     assert reprs[0] == reprs[1]
     assert reprs[0][1] == "<torch.autograd.function." + ("LinearFunctionBackward", "AddBackward")[which]
+
+
+def test_each_output_of_a_function_with_several_prints_as_its_node(as_torch):
+    """PyTorch's outputs share the Function's one node; minitensor's each have a node leading to it, which
+    prints as that node does (it showed `OutputOfBackward0`)."""
+    def sinh_with_parts(lib):
+        class Sinh(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                expx, expnegx = lib.exp(x), lib.exp(-x)
+                return (expx - expnegx) / 2, expx, expnegx
+
+            @staticmethod
+            def backward(ctx, g, g_exp, g_negexp):
+                return g
+        return Sinh
+
+    seen = []
+    for lib in (mt, torch):
+        outs = sinh_with_parts(lib).apply(lib.ones(2, requires_grad=True))
+        seen.append([repr(o) for o in outs] + [repr(o.grad_fn).split(" object")[0] for o in outs]
+                    + [len({repr(o.grad_fn) for o in outs})])
+    assert seen[0] == seen[1] and seen[0][3] == "<torch.autograd.function.SinhBackward"
