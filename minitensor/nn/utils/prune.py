@@ -97,8 +97,8 @@ class BasePruningMethod(ABC):
         try:
             mask = hook.compute_mask(importance_scores, default_mask=default_mask)
         except Exception:
-            if hook is old:
-                hook._pruning_methods = hook._pruning_methods[:-1]  # type: ignore[attr-defined]
+            if isinstance(hook, PruningContainer) and hook is old:  # take the failed method back out
+                hook._pruning_methods = hook._pruning_methods[:-1]
             raise
         if old is None:
             module.register_parameter(name + "_orig", orig)  # (a TypeError for a buffer: only parameters prune)
@@ -443,8 +443,10 @@ def _channel_norms(t: Tensor, n: Any, dim: int) -> Tensor:
     gives it."""
     dims = [d for d in range(t.dim()) if d != dim % t.dim()]
     with no_grad():
-        if isinstance(n, str) and n == "nuc":
-            return matrix_norm(t, "nuc", dim=tuple(dims))
+        if isinstance(n, str) and n == "nuc":  # (the sum of singular values: t needs 3 dims)
+            if len(dims) != 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+            return matrix_norm(t, "nuc", dim=(dims[0], dims[1]))
         if isinstance(n, numbers.Real) and n < 0:
             # written out here: minitensor's norm takes p < 0 as if it were in (0, 1)
             a = t.abs()

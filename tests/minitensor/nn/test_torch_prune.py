@@ -214,6 +214,7 @@ ERRORS = {
     "amount > channels": (lambda L, P, ms: P.ln_structured(ms["lin"], "weight", amount=5, n=1, dim=1), ValueError),
     "not an attribute": (lambda L, P, ms: P.l1_unstructured(ms["lin"], "weights", amount=1), AttributeError),
     "structured on 1-D": (lambda L, P, ms: P.random_structured(ms["lin"], "bias", amount=1, dim=0), ValueError),
+    "nuc of a matrix's rows": (lambda L, P, ms: P.ln_structured(ms["lin"], "weight", 1, n="nuc", dim=0), RuntimeError),
     "dim out of range": (lambda L, P, ms: P.ln_structured(ms["lin"], "weight", amount=1, n=2, dim=2), IndexError),
     "scores of another shape": (lambda L, P, ms: P.l1_unstructured(ms["lin"], "weight", 1,
                                                                    importance_scores=_t(L, np.ones(3))),
