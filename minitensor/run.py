@@ -97,6 +97,8 @@ MODULES = {
     "torch.distributions.utils": "minitensor.distributions.utils",
     # ---- h-nnrest: packed sequences (minitensor/nn/utils/rnn.py)
     "torch.nn.utils.rnn": "minitensor.nn.utils.rnn",
+    # ---- h-prune: pruning (minitensor/nn/utils/prune.py)
+    "torch.nn.utils.prune": "minitensor.nn.utils.prune",
     # ---- h-modules: whole-model checkpoints, module hooks, and modules scripts import at the top
     "torch.serialization": "minitensor.serialization",
     "torch.nn.modules": "minitensor.nn",

@@ -155,3 +155,7 @@ from ._reparam import (  # noqa: E402, F401
     spectral_norm,
     weight_norm,
 )
+
+# ---- h-prune: torch.nn.utils.prune (minitensor/nn/utils/prune.py) ---------------------------------------------
+# isort: split
+from . import prune  # noqa: E402, F401
