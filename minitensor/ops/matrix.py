@@ -29,8 +29,6 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
     r"""(\sum |x|^ord)^(1/ord) over dim (all dims when None); ord inf: max |x|, -inf: min |x|, 0: the non-zeros."""
     x = x if dtype is None else x.to(dtype)
     _float_input(x, "linalg.vector_norm")
-    if ord == float("-inf"):
-        return R.amin(x.abs(), dim=() if dim is None else dim, keepdim=keepdim)
     if dim is None and keepdim and x.ndim:  # PyTorch keeps every dim as size 1
         return vector_norm(x, ord, tuple(range(x.ndim)), True)
     return R.norm(x, p=ord, dim=dim, keepdim=keepdim)

@@ -324,8 +324,10 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
          dtype: DTypeLike | None = None) -> Tensor:
     r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
 
-    forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = 0: the number of non-zeros)
-    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = inf: Amax's;  p = 0: CountNonzero's)
+    forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = -inf: min |x|;  p = 0: the number of
+             non-zeros;  p < 0: 0 where the slice holds a zero, whose |0|^p is inf)
+    VJP:     gx = expand(g) * sign(x) |x|^(p-1) / out^(p-1), 0 where out = 0 (p = +-inf: Amax's, Amin's;
+             p = 0: CountNonzero's)
     """
     if dtype is not None:  # PyTorch's: the input is cast first, the norm computed in dtype
         input = input.to(dtype)
@@ -333,11 +335,15 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
-    if p in (float("inf"), "inf"):
+    if p in (float("inf"), "inf", float("-inf"), "-inf") or (p != 0 and p < 0):
         if input._array.size == 0 and (not dims or builtins.any(input.shape[d] == 0 for d in dims)):
-            raise RuntimeError(f"norm: the inf norm of an empty tensor (shape {tuple(input.shape)}) has no value")
+            raise RuntimeError(f"norm: the {p} norm of an empty tensor (shape {tuple(input.shape)}) has no value "
+                               "(the reduction has no identity)")
+    if p in (float("inf"), "inf"):
         # the largest |x|; a NaN counts as the largest, as in PyTorch (its gradient sign(NaN) * g is 0)
         return shown_as(Amax.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0")
+    if p in (float("-inf"), "-inf"):  # the smallest |x| (a NaN counts as the smallest, as in PyTorch)
+        return shown_as(Amin.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0")
     if p == 0:  # the number of non-zeros: a step function, whose gradient is 0 (PyTorch's too)
         return CountNonzero.apply(input, dims, keepdim)
     p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
@@ -351,8 +357,11 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
     else:
         a = a ** p
     s = a.sum(dim=dims, keepdim=keepdim)
-    s_zero = Tensor._make(s._array == 0)
-    return shown_as(where(s_zero, 0.0, where(s_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0")
+    if p < 0:  # a zero in the slice: its |0|^p is inf, so the sum is inf and the norm 0 (gradient 0, as PyTorch)
+        out_zero = Tensor._make(zero._array.any(axis=dims, keepdims=keepdim))
+    else:
+        out_zero = Tensor._make(s._array == 0)
+    return shown_as(where(out_zero, 0.0, where(out_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0")
 
 
 class max_result(NamedTuple):

@@ -317,3 +317,31 @@ def test_torch_linalg_is_importable_through_run():
     from minitensor.run import MODULES
 
     assert MODULES["torch.linalg"] == "minitensor.linalg"
+
+
+NORM_INPUTS = {"a zero": [0.0, 2.0, 3.0], "no zero": [2.0, -3.0], "all zeros": [0.0, 0.0], "nan": [float("nan"), 2.0],
+               "tiny": [1e-30, 2.0], "matrix with a zero": [[0.0, 2.0], [3.0, 4.0]], "matrix": [[1.0, -2.0], [-3.0, 4.0]]}
+
+
+@pytest.mark.parametrize("p", [-1.0, -2.0, -0.5, float("-inf"), float("inf"), 0.5, 3.0])
+@pytest.mark.parametrize("name", NORM_INPUTS)
+def test_vector_norms_of_every_order_match_pytorch_with_zeros_and_nan(name, p):
+    """Negative and -inf orders: a zero in the slice makes |0|^p = inf, so the norm is 0 with gradient 0, and
+    -inf is the smallest |x| (both were wrong: the zeros were skipped, and torch.norm's -inf gave 0)."""
+    results = []
+    for lib in (mt, torch):
+        x = lib.tensor(NORM_INPUTS[name], dtype=lib.float64, requires_grad=True)
+        whole, by_dim = lib.linalg.vector_norm(x, ord=p), lib.norm(x, p=p, dim=0)
+        kept = lib.linalg.vector_norm(x, ord=p, dim=0, keepdim=True)
+        weight = lib.arange(1.0, by_dim.numel() + 1, dtype=lib.float64).reshape(by_dim.shape)
+        (whole + (by_dim * weight).sum() + 3 * kept.sum()).backward()
+        results.append([t.detach().numpy() for t in (whole, by_dim, kept, x.grad)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("p", [-1.0, float("-inf")])
+def test_a_negative_order_norm_of_nothing_is_an_error_as_in_pytorch(p):
+    for lib in (mt, torch):
+        with pytest.raises(RuntimeError, match="norm"):
+            lib.linalg.vector_norm(lib.zeros(0), ord=p)
