@@ -97,6 +97,9 @@ MODULES = {
     "torch.distributions.utils": "minitensor.distributions.utils",
     # ---- h-nnrest: packed sequences (minitensor/nn/utils/rnn.py)
     "torch.nn.utils.rnn": "minitensor.nn.utils.rnn",
+    # ---- h-param: parametrizations (minitensor/nn/utils/parametrize.py, parametrizations.py)
+    "torch.nn.utils.parametrize": "minitensor.nn.utils.parametrize",
+    "torch.nn.utils.parametrizations": "minitensor.nn.utils.parametrizations",
     # ---- h-modules: whole-model checkpoints, module hooks, and modules scripts import at the top
     "torch.serialization": "minitensor.serialization",
     "torch.nn.modules": "minitensor.nn",
