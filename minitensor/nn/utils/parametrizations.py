@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from ... import _dtype
 from ...autograd.grad_mode import no_grad
+from ...autograd.torch_names import shown_as
 from ...factories import eye, randn, zeros_like
 from ...ops.compare import allclose
 from ...ops.decompositions import matrix_exp, solve
@@ -185,7 +186,10 @@ class _WeightNorm(Module):
         self.dim = -1 if dim is None else dim
 
     def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:
-        return weight_v * (weight_g / _norm_except(weight_v, self.dim))
+        out = weight_v * (weight_g / _norm_except(weight_v, self.dim))
+        if self.dim in (0, weight_v.ndim - 1):  # PyTorch's one fused node for the first or last dim
+            shown_as(out, "WeightNormInterfaceBackward0")
+        return out
 
     def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
         return _norm_except(weight, self.dim), weight
@@ -216,6 +220,10 @@ class _SpectralNorm(Module):
 
     At registration u and v start from normal draws and take 15 power steps, so they are close to the top
     singular vectors; after that each read in training mode takes `n_power_iterations` more steps."""
+
+    _u: Tensor
+    _v: Tensor
+    n_power_iterations: int
 
     def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12) -> None:
         super().__init__()

@@ -20,7 +20,7 @@ import collections.abc
 import contextlib
 import copy
 import copyreg
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> N
         module.register_buffer(name, value)
 
 
-def _apply_right_inverses(parametrizations: Sequence[Module], value: Any, *, skip_missing: bool) -> Any:
+def _apply_right_inverses(parametrizations: Iterable[Module], value: Any, *, skip_missing: bool) -> Any:
     """value passed through each right_inverse, last parametrization first (the inverse of the chain).
 
     At registration a parametrization without one (or one raising NotImplementedError) counts as the
@@ -202,6 +202,16 @@ class ParametrizationList(ModuleList):
         return x
 
 
+def _parametrizations(module: Module) -> ModuleDict:
+    """module.parametrizations, typed for the checker."""
+    return cast(ModuleDict, module.parametrizations)
+
+
+def _plist(module: Module, tensor_name: str) -> ParametrizationList:
+    """module.parametrizations[tensor_name], typed for the checker."""
+    return cast(ParametrizationList, _parametrizations(module)[tensor_name])
+
+
 def _size(shape: Any) -> Size:
     """A shape as `torch.Size` prints it, for the error messages."""
     return Size(tuple(shape))
@@ -247,7 +257,7 @@ def _add_property(module: Module, tensor_name: str) -> None:
         raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
 
     def get_parametrized(self: Module) -> Tensor:
-        parametrization = self.parametrizations[tensor_name]
+        parametrization = _plist(self, tensor_name)
         if not _cache_depth:
             return parametrization()
         key = (id(self), tensor_name)
@@ -257,7 +267,7 @@ def _add_property(module: Module, tensor_name: str) -> None:
         return value
 
     def set_original(self: Module, value: Tensor) -> None:
-        self.parametrizations[tensor_name].right_inverse(value)
+        _plist(self, tensor_name).right_inverse(value)
 
     setattr(type(module), tensor_name, property(get_parametrized, set_original))
 
@@ -281,7 +291,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     if is_parametrized(module, tensor_name):
         if not unsafe:
             _check_chained(module, tensor_name, parametrization)
-        plist = module.parametrizations[tensor_name]
+        plist = _plist(module, tensor_name)
         plist.append(parametrization)
         plist.unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
@@ -292,7 +302,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             _swap_class(module)
             module.parametrizations = ModuleDict()
         _add_property(module, tensor_name)
-        module.parametrizations[tensor_name] = plist
+        _parametrizations(module)[tensor_name] = plist
     else:
         raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
                          f"with name '{tensor_name}'")
@@ -343,7 +353,7 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
     """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
-    plist = module.parametrizations[tensor_name]
+    plist = _plist(module, tensor_name)
     if plist.is_tensor:
         original = plist.original
         if leave_parametrized:
@@ -357,7 +367,7 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
         value = getattr(module, tensor_name)
         original = Parameter(value.detach()) if value.requires_grad else value
     delattr(type(module), tensor_name)
-    del module.parametrizations[tensor_name]
+    del _parametrizations(module)[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)
     if not is_parametrized(module):
         delattr(module, "parametrizations")
@@ -377,14 +387,14 @@ def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
     to_module lacks is created first (a Parameter holding from_module's parametrized value)."""
     if not is_parametrized(from_module):
         return to_module
-    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    names = list(_parametrizations(from_module)) if tensor_name is None else [tensor_name]
     for name in names:
         if not hasattr(to_module, name):
             setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
-        source = from_module.parametrizations[name]
+        source = _plist(from_module, name)
         for parametrization in source:
             register_parametrization(to_module, name, parametrization)
-        target = to_module.parametrizations[name]
+        target = _plist(to_module, name)
         if hasattr(source, "original"):
             target.original = source.original
         else:
