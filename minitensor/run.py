@@ -99,6 +99,9 @@ MODULES = {
     "torch.nn.utils.rnn": "minitensor.nn.utils.rnn",
     # ---- h-prune: pruning (minitensor/nn/utils/prune.py)
     "torch.nn.utils.prune": "minitensor.nn.utils.prune",
+    # ---- h-param: parametrizations (minitensor/nn/utils/parametrize.py, parametrizations.py)
+    "torch.nn.utils.parametrize": "minitensor.nn.utils.parametrize",
+    "torch.nn.utils.parametrizations": "minitensor.nn.utils.parametrizations",
     # ---- h-modules: whole-model checkpoints, module hooks, and modules scripts import at the top
     "torch.serialization": "minitensor.serialization",
     "torch.nn.modules": "minitensor.nn",

@@ -27,6 +27,7 @@ TORCH_NODE_NAMES = {
     "CrossEntropy": "NllLossBackward0", "Pad": "ConstantPadNdBackward0", "Norm": "LinalgVectorNormBackward0",
     "Logsumexp": "LogsumexpBackward0", "LogSoftmax": "LogSoftmaxBackward0", "Log1p": "Log1PBackward0",
 }
+TORCH_NODE_NAMES["MatrixExp"] = "LinalgMatrixExpBackward0"  # (h-param: torch.matrix_exp is linalg's op)
 
 
 def torch_node_name(node: Any) -> str:

@@ -80,3 +80,8 @@ from .sampling import *  # noqa: E402, F401, F403
 
 __all__ += _sampling.MODULES
 # ---- end of the nnconv helper's block ----
+
+# ---- h-param: torch.nn.utils.parametrize and .parametrizations (they need ModuleDict, so they load after it) ----
+# isort: split
+from .utils import parametrizations as _parametrizations, parametrize as _parametrize  # noqa: E402, F401
+# ---- end of the h-param block ----

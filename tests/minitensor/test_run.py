@@ -121,6 +121,7 @@ def run_in_process(script, on_minitensor, *args):
     "custom_function_double_backward.py",  # Extending PyTorch, Double Backward with Custom Functions, WGAN-GP
     # h-prune
     "pruning_tutorial.py",            # Pruning Tutorial (torch.nn.utils.prune)
+    "parametrizations_tutorial.py",   # Parametrizations Tutorial (h-param), and nn.utils.parametrizations
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)
@@ -151,7 +152,7 @@ def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
     ("import torch.nn.functional as F; F.scaled_mm(torch.ones(1))", "torch.nn.functional.scaled_mm"),
     ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
     ("from torch.utils.data import DistributedSampler", "torch.utils.data.DistributedSampler"),
-    ("from torch.nn.utils.parametrize import cached", "torch.nn.utils.parametrize"),  # an unmapped module
+    ("from torch.nn.utils.stateless import functional_call", "torch.nn.utils.stateless"),  # an unmapped module
 ])
 def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):
     script = tmp_path / "s.py"
