@@ -27,7 +27,7 @@ from .functional import (  # (_legacy_reduction: PyTorch's deprecated size_avera
     l1_loss,
     softplus,
 )
-from .layers import _Loss, _tensor, _WeightedLoss  # noqa: F401  (the bases: PyTorch keeps them here)
+from .layers import _Loss as _Loss, _tensor, _WeightedLoss as _WeightedLoss  # (the bases, kept importable here)
 from .module import Module
 
 

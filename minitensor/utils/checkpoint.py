@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import warnings
-from typing import Any, Callable, ContextManager, Iterable
+from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
@@ -73,8 +73,8 @@ def set_device_states(devices: list[int], states: list[Any], *, device_type: str
 
 
 class DefaultDeviceType:
-    """The device type whose RNG state checkpointing saves when no tensor is on an accelerator ('cuda' by
-    default, as PyTorch's; only recorded here, since nothing is recomputed)."""
+    """The device type whose RNG state checkpointing saves when no tensor is on an accelerator: the
+    accelerator's, or 'cpu' without one (as here); only recorded, since nothing is recomputed."""
 
     _default_device_type: str | None = None
 
@@ -84,11 +84,13 @@ class DefaultDeviceType:
 
     @staticmethod
     def get_device_type() -> str:
-        return DefaultDeviceType._default_device_type or "cuda"
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"
+        return DefaultDeviceType._default_device_type
 
 
 @contextlib.contextmanager
-def set_checkpoint_early_stop(enable: bool):
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
     """PyTorch's switch for stopping a recomputation early once it has what backward needs (no recomputation here)."""
     global _early_stop
     previous, _early_stop = _early_stop, enable
@@ -99,7 +101,7 @@ def set_checkpoint_early_stop(enable: bool):
 
 
 @contextlib.contextmanager
-def set_checkpoint_debug_enabled(enabled: bool | None):
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
     """PyTorch's switch for the recomputation's debug trace (None: each checkpoint's own `debug`); nothing to trace."""
     global _debug_enabled
     previous, _debug_enabled = _debug_enabled, enabled

@@ -119,6 +119,8 @@ def run_in_process(script, on_minitensor, *args):
     "module_hooks_introspection.py",  # the Modules note: hooks, named_modules, load_state_dict(strict=False)
     "distillation_contrastive.py",    # Knowledge Distillation Tutorial, an InfoNCE loss, nn.init
     "custom_function_double_backward.py",  # Extending PyTorch, Double Backward with Custom Functions, WGAN-GP
+    # h-mods: modules the runner maps since (swa_utils, utils.checkpoint, cuda.amp, testing, nn.modules.loss)
+    "swa_checkpoint_amp.py",          # torch.optim's SWA recipe, activation checkpointing, the old AMP spelling
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)

@@ -1,8 +1,7 @@
 """`torch.nn.modules.activation`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import (  # noqa: F401
+from ..activation import (
     CELU,
     ELU,
-    GELU,
     GLU,
     SELU,
     Hardshrink,
@@ -11,25 +10,20 @@ from .. import (  # noqa: F401
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
-    LogSoftmax,
     Mish,
-    MultiheadAttention,
     PReLU,
-    ReLU,
     ReLU6,
     RReLU,
-    Sigmoid,
-    SiLU,
-    Softmax,
-    Softmax2d,
     Softmin,
     Softplus,
     Softshrink,
     Softsign,
-    Tanh,
     Tanhshrink,
     Threshold,
 )
+from ..extras import Softmax2d
+from ..layers import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from ..multihead import MultiheadAttention
 
 __all__ = [
     "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish",

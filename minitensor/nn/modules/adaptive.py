@@ -1,4 +1,4 @@
 """`torch.nn.modules.adaptive`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from ..adaptive import AdaptiveLogSoftmaxWithLoss
 
 __all__ = ["AdaptiveLogSoftmaxWithLoss"]

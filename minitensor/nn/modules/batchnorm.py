@@ -2,7 +2,8 @@
 
 SyncBatchNorm: not in minitensor.
 """
-from .. import BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: F401
-from ..normalization import _BatchNorm, _NormBase  # noqa: F401  (the base classes subclasses are written on)
+from ..extras import BatchNorm3d
+from ..lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
+from ..normalization import BatchNorm1d, BatchNorm2d, _BatchNorm, _NormBase  # noqa: F401  (_BatchNorm, _NormBase: the bases subclasses are written on)
 
 __all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d", "LazyBatchNorm3d"]

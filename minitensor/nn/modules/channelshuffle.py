@@ -1,4 +1,4 @@
 """`torch.nn.modules.channelshuffle`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import ChannelShuffle  # noqa: F401
+from ..misc import ChannelShuffle
 
 __all__ = ["ChannelShuffle"]

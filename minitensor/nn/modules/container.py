@@ -1,4 +1,6 @@
 """`torch.nn.modules.container`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from ..extras import Container
+from ..layers import ModuleDict, ModuleList, ParameterList, Sequential
+from ..misc import ParameterDict
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]

@@ -1,5 +1,5 @@
 """`torch.nn.modules.conv`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import (  # noqa: F401
+from ..conv import (  # noqa: F401  (_ConvNd, _ConvTransposeNd: the bases subclasses are written on)
     Conv1d,
     Conv2d,
     Conv3d,
@@ -12,8 +12,9 @@ from .. import (  # noqa: F401
     LazyConvTranspose1d,
     LazyConvTranspose2d,
     LazyConvTranspose3d,
+    _ConvNd,
+    _ConvTransposeNd,
 )
-from ..conv import _ConvNd, _ConvTransposeNd  # noqa: F401  (the base classes subclasses are written on)
 
 __all__ = [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",

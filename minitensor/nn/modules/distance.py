@@ -1,4 +1,4 @@
 """`torch.nn.modules.distance`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import CosineSimilarity, PairwiseDistance  # noqa: F401
+from ..loss import CosineSimilarity, PairwiseDistance
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]

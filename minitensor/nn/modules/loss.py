@@ -1,30 +1,31 @@
 """`torch.nn.modules.loss`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import (  # noqa: F401
+from ..ctc import CTCLoss
+from ..extras import MultiLabelMarginLoss, NLLLoss2d, TripletMarginWithDistanceLoss
+from ..layers import (  # noqa: F401  (_Loss, _WeightedLoss: the bases subclasses are written on)
+    CrossEntropyLoss,
+    MSELoss,
+    NLLLoss,
+    _Loss,
+    _WeightedLoss,
+)
+from ..linear_ce import LinearCrossEntropyLoss
+from ..loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
-    CrossEntropyLoss,
-    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
-    LinearCrossEntropyLoss,
     MarginRankingLoss,
-    MSELoss,
-    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
-    NLLLoss,
-    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
-    TripletMarginWithDistanceLoss,
 )
-from ..loss import _Loss, _WeightedLoss  # noqa: F401  (the base classes subclasses are written on)
 
 __all__ = [
     "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",

@@ -1,5 +1,5 @@
 """`torch.nn.modules.pooling`: the same classes as `minitensor.nn`, under the path PyTorch defines them in."""
-from .. import (  # noqa: F401
+from ..pooling import (  # noqa: F401  (_LPPoolNd, _MaxPoolNd, _MaxUnpoolNd: the bases subclasses are written on)
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,
@@ -20,8 +20,10 @@ from .. import (  # noqa: F401
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
+    _LPPoolNd,
+    _MaxPoolNd,
+    _MaxUnpoolNd,
 )
-from ..pooling import _LPPoolNd, _MaxPoolNd, _MaxUnpoolNd  # noqa: F401  (the base classes subclasses are written on)
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool1d", "AvgPool2d",
