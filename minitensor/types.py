@@ -7,8 +7,9 @@ count as a `float` to a type checker, so `Number` is spelled out only for the re
 The methods of `Tensor` are declared for checkers in `tensor.pyi` beside `tensor.py` (the ops
 attach most of them to the class at import time, which a checker cannot see).
 """
+import os
 from types import EllipsisType
-from typing import Any, Sequence, Union
+from typing import IO, Any, Sequence, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,5 +49,12 @@ Index = Union[None, int, slice, EllipsisType, Tensor, Sequence[Any], NDArray[Any
 ArrayLike = Any
 """Data a tensor can be built from: nested lists or tuples of numbers, a number, a numpy array, a tensor."""
 
+# ---- h-mods: the rest of `torch.types`' public aliases (its `Storage` class has no minitensor counterpart)
+Device = Union[device, str, int, None]
+"""What a `device=` argument takes in PyTorch's annotations: a device, its name, a GPU index, or None."""
+
+FileLike = Union[str, os.PathLike[str], IO[bytes]]
+"""Where `save`/`load` read and write: a path, or a binary file object."""
+
 __all__ = ["Number", "TensorOrNumber", "DType", "PublicDType", "DTypeLike", "DeviceLike", "Dims", "SizeArg", "Index",
-           "ArrayLike"]
+           "ArrayLike", "Device", "FileLike"]

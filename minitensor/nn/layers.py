@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections.abc
 import math
 import operator
+import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, overload
 
 import numpy as np
@@ -264,15 +265,38 @@ class LogSoftmax(Softmax):
         return F.log_softmax(_tensor(self, input), self.dim)
 
 
-class CrossEntropyLoss(Module):
+class _Loss(Module):
+    """The base of the loss modules, as PyTorch's: it keeps `reduction` ('none', 'mean' or 'sum'), read from
+    the deprecated `size_average` / `reduce` flags when either is given (with PyTorch's warning). A custom
+    loss subclasses it and reads `self.reduction` in its `forward`."""
+
+    reduction: str
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce, reduction)
+            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                          "instead.", UserWarning, stacklevel=3)
+        self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    """A loss with per-class weights: `weight` is a buffer (in the state dict when given), as PyTorch's."""
+
     weight: Tensor | None
 
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__()
-        self.register_buffer("weight", weight)  # (a buffer, in the state dict when given, as PyTorch's)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")
@@ -280,25 +304,20 @@ class CrossEntropyLoss(Module):
                                label_smoothing=self.label_smoothing)
 
 
-class NLLLoss(Module):
-    weight: Tensor | None
-
+class NLLLoss(_WeightedLoss):
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, ignore_index: int = -100,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__()
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
-class MSELoss(Module):
+class MSELoss(_Loss):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _tensor(self, input), _tensor(self, target, "target")

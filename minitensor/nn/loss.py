@@ -27,7 +27,7 @@ from .functional import (  # (_legacy_reduction: PyTorch's deprecated size_avera
     l1_loss,
     softplus,
 )
-from .layers import _tensor
+from .layers import _Loss as _Loss, _tensor, _WeightedLoss as _WeightedLoss  # (the bases, kept importable here)
 from .module import Module
 
 
@@ -426,25 +426,6 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 
 # ---- the Modules -------------------------------------------------------------------------------
-class _Loss(Module):
-    reduction: str
-
-    def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = _legacy_reduction(size_average, reduce, reduction)
-
-
-class _WeightedLoss(_Loss):
-    """A loss with per-class weights: `weight` is a buffer (in the state dict when given), as PyTorch's."""
-
-    weight: Tensor | None
-
-    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None, reduce: bool | None = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-
-
 class L1Loss(_Loss):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)

@@ -20,14 +20,16 @@ both `rtol` and `atol`, and `check_dtype=False`.
 """
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["assert_close", "default_tolerances"]
+__all__ = ["assert_close", "assert_allclose", "default_tolerances", "make_tensor"]
 
 _TOLERANCES = {
     np.dtype(np.float16): (1e-3, 1e-5),
@@ -87,8 +89,10 @@ def _fmt_index(idx, ndim):
     return f" at index {idx}" if ndim else ""
 
 
-def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False, check_dtype: bool = True, msg: str | None = None) -> None:
+def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, rtol: float | None = None,
+                 atol: float | None = None, equal_nan: bool = False, check_device: bool = True,
+                 check_dtype: bool = True, check_layout: bool = True, check_stride: bool = False,
+                 msg: str | None = None) -> None:
     """Raise AssertionError unless `actual` and `expected` are close elementwise.
 
     actual, expected: minitensor Tensors, numpy arrays, numbers or nested lists. A number or list
@@ -98,6 +102,9 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol:
         the loosest of the two sides' dtypes; integers and bool must match exactly.
     equal_nan: NaN equals NaN (at the same position) when True.
     check_dtype: the dtypes must be equal (only checked when both sides carry a dtype).
+    check_stride: two Tensors must have the same strides too.
+    allow_subclasses, check_device, check_layout: PyTorch's, accepted: every minitensor Tensor is a dense CPU
+        tensor of one class, so they always agree.
     msg: a string put in front of the generated message, or a callable that receives the
         generated message and returns the one to raise.
 
@@ -123,6 +130,9 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol:
     if check_dtype and a_dtype is not None and e_dtype is not None and a.dtype != e.dtype:
         fail(f"assert_close: the dtypes differ: actual {a.dtype} vs expected {e.dtype} (shape {tuple(a.shape)}); "
              "pass check_dtype=False to compare the values anyway")
+    if check_stride and _is_tensor(actual) and _is_tensor(expected) and actual.stride() != expected.stride():
+        fail(f"assert_close: the strides differ: actual {actual.stride()} vs expected {expected.stride()} "
+             f"(shape {tuple(a.shape)}); pass check_stride=False to compare the values only")
     if rtol is None:
         rtol, atol = default_tolerances(a.dtype, e.dtype)
 
@@ -165,3 +175,97 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol:
                      f"allowed); actual {af.reshape(-1)[k]:.10g}, expected {ef.reshape(-1)[k]:.10g}")
     lines.append(f"(shape {tuple(a.shape)}, dtypes {a.dtype} and {e.dtype}, rtol={rtol:g}, atol={atol:g})")
     fail("\n".join(lines))
+
+
+# ---- h-mods: the rest of `torch.testing` -----------------------------------------------------------------------------
+
+_ALLCLOSE_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (1e-4, 1e-5),
+                        np.dtype(np.float64): (1e-5, 1e-8)}
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+                    equal_nan: bool = True, msg: str = "") -> None:
+    """The deprecated forerunner of assert_close (PyTorch's FutureWarning): looser default tolerances, NaN
+    equal to NaN, and the dtypes not compared (`expected` is read in `actual`'s dtype when not a Tensor)."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    from ..factories import tensor
+    if not _is_tensor(actual):
+        actual = tensor(actual)
+    if not _is_tensor(expected):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol = atol = 0.0
+        for d in (actual._array.dtype, expected._array.dtype):
+            r, a = _ALLCLOSE_TOLERANCES.get(np.dtype(d), (0.0, 0.0))
+            rtol, atol = max(rtol, r), max(atol, a)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None)
+
+
+def make_tensor(*shape: Any, dtype: Any, device: Any, low: float | None = None, high: float | None = None,
+                requires_grad: bool = False, noncontiguous: bool = False, exclude_zero: bool = False,
+                memory_format: Any = None) -> Tensor:
+    """A tensor of `shape` with values drawn uniformly from [low, high) (PyTorch's defaults per dtype: bool
+    [0, 2), unsigned [0, 10), signed integers [-9, 10), floats [-9, 9)). `exclude_zero` replaces zeros by 1
+    (bool, integers) or the dtype's smallest normal number; `noncontiguous` gives a strided view (more than one
+    element). The draws come from minitensor's generator, so the values are not PyTorch's."""
+    from .. import _dtype
+    from ..factories import empty, randint
+    from ..tensor import check_device
+    check_device(device, "make_tensor")
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    shape = tuple(int(n) for n in shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+                         f"noncontiguous={noncontiguous} and memory_format={memory_format}")
+    d = np.dtype(_dtype.as_dtype(dtype, "make_tensor"))
+    if requires_grad and d.kind in "biu":
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+                         f"dtype={dtype}")
+    noncontiguous = noncontiguous and int(np.prod(shape)) > 1
+    drawn_shape = (*shape[:-1], 2 * shape[-1]) if noncontiguous else shape
+    if d.kind == "b":
+        lo, hi = _low_high(low, high, 0, 2, 0, 2, integral=True, dtype=dtype)
+    elif d.kind in "iu":
+        info = np.iinfo(d)
+        lo, hi = _low_high(low, high, info.min, info.max + (d != np.int64), 0 if d.kind == "u" else -9, 10,
+                           integral=True, dtype=dtype)
+    elif d.kind == "f":
+        fi = np.finfo(d)
+        lo, hi = _low_high(low, high, float(fi.min), float(fi.max), -9, 9, integral=False, dtype=dtype)
+    else:
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). "
+                        "To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
+    if d.kind == "f":
+        result = empty(drawn_shape, dtype=dtype).uniform_(lo, hi)
+    else:
+        result = randint(int(lo), int(hi), drawn_shape, dtype=dtype)
+    if noncontiguous:
+        result = result[..., 1::2]
+    if exclude_zero:
+        tiny = 1 if d.kind in "biu" else np.finfo(d).tiny
+        result._array[result._array == 0] = tiny
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _low_high(low, high, lowest, highest, default_low, default_high, *, integral, dtype):
+    """make_tensor's [low, high): the defaults for the dtype, checked, clamped into what the dtype holds."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if math.isnan(low) or math.isnan(high):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low == high and not integral:
+        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is "
+                      "deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+                      FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), but {dtype} only "
+                         f"supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    return (math.ceil(low), math.ceil(high)) if integral else (low, high)

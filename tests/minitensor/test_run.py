@@ -122,6 +122,8 @@ def run_in_process(script, on_minitensor, *args):
     # h-prune
     "pruning_tutorial.py",            # Pruning Tutorial (torch.nn.utils.prune)
     "parametrizations_tutorial.py",   # Parametrizations Tutorial (h-param), and nn.utils.parametrizations
+    # h-mods: modules the runner maps since (swa_utils, utils.checkpoint, cuda.amp, testing, nn.modules.loss)
+    "swa_checkpoint_amp.py",          # torch.optim's SWA recipe, activation checkpointing, the old AMP spelling
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)
