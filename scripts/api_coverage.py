@@ -45,8 +45,8 @@ TABLE_HEADING = "### Out of scope"
 NAMESPACES = [
     "torch", "torch.Tensor", "torch.autograd", "torch.autograd.functional", "torch.func", "torch.linalg",
     "torch.special", "torch.distributions", "torch.random", "torch.nn", "torch.nn.functional", "torch.nn.init",
-    "torch.nn.utils", "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
-    # h-mods: namespaces the runner now maps that hold public API
+    "torch.nn.utils", "torch.nn.utils.rnn", "torch.nn.utils.prune", "torch.nn.utils.parametrize",
+    "torch.nn.utils.parametrizations", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
     "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it

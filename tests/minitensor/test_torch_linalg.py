@@ -320,7 +320,8 @@ def test_torch_linalg_is_importable_through_run():
 
 
 NORM_INPUTS = {"a zero": [0.0, 2.0, 3.0], "no zero": [2.0, -3.0], "all zeros": [0.0, 0.0], "nan": [float("nan"), 2.0],
-               "tiny": [1e-30, 2.0], "matrix with a zero": [[0.0, 2.0], [3.0, 4.0]], "matrix": [[1.0, -2.0], [-3.0, 4.0]]}
+               "tiny": [1e-30, 2.0], "matrix with a zero": [[0.0, 2.0], [3.0, 4.0]],
+               "matrix": [[1.0, -2.0], [-3.0, 4.0]]}
 
 
 @pytest.mark.parametrize("p", [-1.0, -2.0, -0.5, float("-inf"), float("inf"), 0.5, 3.0])
