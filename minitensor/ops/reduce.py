@@ -335,7 +335,7 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
-    if p in (float("inf"), "inf", float("-inf"), "-inf") or (p != 0 and p < 0):
+    if p in ("inf", "-inf") or (not isinstance(p, str) and p < 0) or p == float("inf"):
         if input._array.size == 0 and (not dims or builtins.any(input.shape[d] == 0 for d in dims)):
             raise RuntimeError(f"norm: the {p} norm of an empty tensor (shape {tuple(input.shape)}) has no value "
                                "(the reduction has no identity)")
@@ -358,7 +358,7 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
         a = a ** p
     s = a.sum(dim=dims, keepdim=keepdim)
     if p < 0:  # a zero in the slice: its |0|^p is inf, so the sum is inf and the norm 0 (gradient 0, as PyTorch)
-        out_zero = Tensor._make(zero._array.any(axis=dims, keepdims=keepdim))
+        out_zero = Tensor._make(np.asarray(zero._array.any(axis=dims, keepdims=keepdim)))
     else:
         out_zero = Tensor._make(s._array == 0)
     return shown_as(where(out_zero, 0.0, where(out_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0")
