@@ -22,6 +22,7 @@ from ..types import Dims, DTypeLike
 from ._half import computed_in_float32_for_half
 from ._util import finite_max, float_only, integers_as_int64, norm_dims, return_type
 from .arithmetic import Maximum, Minimum, maximum, minimum
+from .decompositions import svdvals
 from .indexing import where
 
 
@@ -322,7 +323,8 @@ def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
 @computed_in_float32_for_half
 def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim: bool = False,
          dtype: DTypeLike | None = None) -> Tensor:
-    r"""The 2-norm (p=2 or 'fro') over `dim`; other p are composed from abs, pow and sum:
+    r"""The 2-norm (p=2 or 'fro') over `dim`; 'nuc' the sum of singular values over two dims; other p are
+    composed from abs, pow and sum:
 
     forward: out = (\sum_{dims} |x|^p)^(1/p)   (p = inf: max |x|;  p = -inf: min |x|;  p = 0: the number of
              non-zeros;  p < 0: 0 where the slice holds a zero, whose |0|^p is inf)
@@ -335,6 +337,13 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
     dims = norm_dims(dim, input.ndim, "norm")
     if p in ("fro", 2, 2.0):
         return Norm.apply(input, dims, keepdim)
+    if p == "nuc":  # the sum of the singular values of the matrices over the two dims
+        if input.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        if len(dims) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+        out = svdvals(input.movedim(dims, (-2, -1))).sum(dim=-1)
+        return out.reshape(out.shape + (1, 1)).movedim((-2, -1), dims) if keepdim else out
     if p in ("inf", "-inf") or (not isinstance(p, str) and p < 0) or p == float("inf"):
         if input._array.size == 0 and (not dims or builtins.any(input.shape[d] == 0 for d in dims)):
             raise RuntimeError(f"norm: the {p} norm of an empty tensor (shape {tuple(input.shape)}) has no value "

@@ -346,3 +346,25 @@ def test_a_negative_order_norm_of_nothing_is_an_error_as_in_pytorch(p):
     for lib in (mt, torch):
         with pytest.raises(RuntimeError, match="norm"):
             lib.linalg.vector_norm(lib.zeros(0), ord=p)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": [1, 2]}, {"dim": (2, 0), "keepdim": True}])
+def test_torch_norm_nuc_over_two_dims_matches_pytorch(kwargs):
+    """torch.norm(x, p='nuc') is the nuclear matrix norm over two dims (it raised a TypeError)."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4)) if not kwargs else rng.standard_normal((2, 3, 4))
+    results = []
+    for lib in (mt, torch):
+        a = lib.tensor(x, requires_grad=True)
+        out = lib.norm(a, p="nuc", **kwargs)
+        (out * lib.arange(1.0, out.numel() + 1, dtype=lib.float64).reshape(out.shape)).sum().backward()
+        results.append((out.detach().numpy(), a.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, dim", [((2, 3, 4), None), ((3,), None), ((2, 3, 4), [0])])
+def test_torch_norm_nuc_needs_two_dims_as_in_pytorch(shape, dim):
+    for lib in (mt, torch):
+        with pytest.raises(RuntimeError, match="linalg.matrix_norm"):
+            lib.norm(lib.ones(*shape), p="nuc", dim=dim)

@@ -26,7 +26,6 @@ from typing import Any, Iterator
 
 from ...autograd.grad_mode import no_grad
 from ...factories import ones_like, rand, rand_like, zeros_like
-from ...linalg import matrix_norm
 from ...ops.order import kthvalue
 from ...ops.reduce import norm as _norm
 from ...tensor import Tensor
@@ -443,16 +442,6 @@ def _channel_norms(t: Tensor, n: Any, dim: int) -> Tensor:
     gives it."""
     dims = [d for d in range(t.dim()) if d != dim % t.dim()]
     with no_grad():
-        if isinstance(n, str) and n == "nuc":  # (the sum of singular values: t needs 3 dims)
-            if len(dims) != 2:
-                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-            return matrix_norm(t, "nuc", dim=(dims[0], dims[1]))
-        if isinstance(n, numbers.Real) and n < 0:
-            # written out here: minitensor's norm takes p < 0 as if it were in (0, 1)
-            a = t.abs()
-            if n == float("-inf"):
-                return a.amin(dim=dims)
-            return (a ** float(n)).sum(dim=dims) ** (1.0 / float(n))
         return _norm(t, p=n, dim=dims)
 
 
