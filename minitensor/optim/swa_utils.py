@@ -152,9 +152,10 @@ class AveragedModel(Module):
             self.n_averaged.add_(1)
 
     def _average(self, pairs: list[tuple[Tensor, Tensor]]) -> None:
-        if self.avg_fn is not None and self.multi_avg_fn is None:
+        if self.multi_avg_fn is None:  # tensor by tensor: the user's avg_fn, or the running mean
+            avg_fn = self.avg_fn if self.avg_fn is not None else get_swa_avg_fn()
             for p_avg, p_model in pairs:
-                p_avg.copy_(self.avg_fn(p_avg, p_model, self.n_averaged))
+                p_avg.copy_(avg_fn(p_avg, p_model, self.n_averaged))
             return
         groups: dict[Any, tuple[list[Tensor], list[Tensor]]] = {}  # dtype -> (averaged, current), PyTorch's grouping
         for p_avg, p_model in pairs:
@@ -162,12 +163,7 @@ class AveragedModel(Module):
             mine.append(p_avg)
             theirs.append(p_model)
         for mine, theirs in groups.values():
-            if self.multi_avg_fn is not None:
-                self.multi_avg_fn(mine, theirs, self.n_averaged)
-            else:
-                swa = get_swa_avg_fn()
-                for p_avg, p_model in zip(mine, theirs):
-                    p_avg.copy_(swa(p_avg, p_model, self.n_averaged))
+            self.multi_avg_fn(mine, theirs, self.n_averaged)
 
 
 @grad_mode.no_grad()
