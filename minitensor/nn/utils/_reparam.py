@@ -91,6 +91,13 @@ def remove_weight_norm(module: _M, name: str = "weight") -> _M:
     return module
 
 
+def weight_as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """W as the matrix spectral norm measures: dim `dim` (moved first) its rows, the other dims flattened."""
+    if dim != 0:
+        weight = weight.movedim(dim, 0)
+    return weight.reshape(weight.shape[0], -1)
+
+
 def _normalize(a: np.ndarray, eps: float) -> np.ndarray:
     return a / max(float(np.sqrt(np.dot(a, a))), eps)
 
@@ -102,9 +109,7 @@ class _SpectralNorm:
         self.name, self.n_power_iterations, self.dim, self.eps = name, n_power_iterations, dim, eps
 
     def as_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:  # the dim that becomes the rows goes first
-            weight = weight.movedim(self.dim, 0)
-        return weight.reshape(weight.shape[0], -1)
+        return weight_as_matrix(weight, self.dim)
 
     def compute_weight(self, module: Any, do_power_iteration: bool) -> Tensor:
         weight = getattr(module, self.name + "_orig")

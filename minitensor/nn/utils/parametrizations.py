@@ -34,7 +34,7 @@ from .. import functional as F
 from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from . import parametrize
-from ._reparam import _norm_except_dim
+from ._reparam import _norm_except_dim, weight_as_matrix
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -237,19 +237,13 @@ class _SpectralNorm(Module):
         self.eps = eps
         if ndim > 1:
             self.n_power_iterations = n_power_iterations
-            weight_mat = self._reshape_weight_to_matrix(weight)
+            weight_mat = weight_as_matrix(weight, self.dim)
             h, w = weight_mat.shape
             u = weight_mat.new_empty(h).normal_(0, 1)
             v = weight_mat.new_empty(w).normal_(0, 1)
             self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
             self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(weight_mat, 15)
-
-    def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        """W as a matrix whose rows are dim `dim` (moved first), the other dims flattened into columns."""
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.ndim) if d != self.dim))
-        return weight.flatten(1)
 
     def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
         """u <- normalize(W v), v <- normalize(W^H u), written into the buffers (no graph)."""
@@ -261,7 +255,7 @@ class _SpectralNorm(Module):
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
             return F.normalize(weight, dim=0, eps=self.eps)
-        weight_mat = self._reshape_weight_to_matrix(weight)
+        weight_mat = weight_as_matrix(weight, self.dim)
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
         u, v = self._u.clone(), self._v.clone()  # copies: the next power step must not change this graph's u, v
