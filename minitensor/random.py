@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -34,6 +35,20 @@ def initial_seed() -> int:
 def _gen(generator: Generator | None = None) -> Any:
     """The generator a random op draws from: the one passed as `generator=`, else the global one."""
     return _generator if generator is None else generator
+
+
+def kept_mask(shape: tuple[int, ...], p: float) -> Any:
+    """A bool array of `shape`, each element False with probability p, independently (dropout's mask).
+
+    Each element compares a uniform 32-bit integer with p 2^32, two integers cut from each 64-bit
+    draw of the global generator: half the draws of comparing one uniform float per element, and
+    the probability is p to within 2^-33."""
+    n = math.prod(shape)
+    words = _generator.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    threshold = round(p * 2 ** 32)
+    if threshold >= 2 ** 32:  # p within 2^-33 of 1: nothing is kept (no uint32 reaches 2^32)
+        return np.zeros(shape, dtype=bool)
+    return (words >= threshold).reshape(shape)
 
 
 def get_rng_state() -> Mapping[str, Any]:

@@ -29,7 +29,7 @@ from ..ops.indexing import where
 from ..ops.inplace import inplace as _write_in_place
 from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
 from ..ops.unary import Gelu, Relu, gelu as _gelu, relu as _relu, sigmoid, tanh  # noqa: F401
-from ..random import _gen
+from ..random import kept_mask
 from ..tensor import Tensor
 
 
@@ -132,9 +132,9 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, x, p):
-        keep = _gen().random(x.shape) >= p  # drawn here, in the op, so each call (and a replay) draws anew
+        keep = kept_mask(x.shape, p)  # drawn here, in the op, so each call (and a replay) draws anew
         # m / (1 - p) in x's dtype: the scale rounded once, as a float64 division then a cast would round it
-        ctx.scaled_mask = keep.astype(x._array.dtype) * x._array.dtype.type(1.0 / (1.0 - p))
+        ctx.scaled_mask = np.multiply(keep, x._array.dtype.type(1.0 / (1.0 - p)))
         return x._array * ctx.scaled_mask
 
     @staticmethod

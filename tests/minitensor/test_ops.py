@@ -878,6 +878,12 @@ def np_fold_3x3_k2(x):
                     out[:, :, i + ki, j + kj] += x[:, ki * 2 + kj::4, i * 2 + j]
     return out
 
+def np_kept_mask(rng, shape, p):
+    """Dropout's mask drawn as minitensor draws it: uniform 32-bit words, two from each 64-bit draw, >= p 2^32."""
+    n = math.prod(shape)
+    return (rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n] >= round(p * 2**32)).reshape(shape)
+
+
 TABLE = [
     # -- arithmetic, with broadcasting between the operands --
     Op("add", "Add", lambda a, b: a + b, np.add, binary()),
@@ -1189,7 +1195,7 @@ TABLE = [
     Op("dropout_p0", None, lambda a: F.dropout(a, p=0.0, training=True), lambda a: a, unary()),
     # reseeded at every call, so the finite differences see one mask; the reference draws it the same way
     Op("dropout", "Dropout", lambda a: (mt.manual_seed(3), F.dropout(a, p=0.3))[1],
-       lambda a: a * (np.random.default_rng(3).random(np.shape(a)) >= 0.3) / 0.7, unary()),
+       lambda a: a * np_kept_mask(np.random.default_rng(3), np.shape(a), 0.3) / 0.7, unary()),
     Op("embedding", None, lambda w, idx: F.embedding(T(idx), w), lambda w, idx: w[idx], embedding_case()),
     Op("cross_entropy", "CrossEntropy",
        lambda x, target, **kw: F.cross_entropy(x, T(target), **_weight_as(x, kw)),
@@ -1431,6 +1437,28 @@ def test_dropout_scales_kept_elements_and_gradient():
     assert abs(kept.mean() - 0.75) < 0.05
     y.backward(mt.ones(2000, dtype=mt.float64))
     assert_close(x.grad, np.where(kept, 1 / 0.75, 0.0))  # the same mask scales the gradient
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("shape", [(1,), (7,), (64, 3, 11, 11)])
+def test_dropouts_mask_keeps_each_element_with_probability_1_minus_p(p, shape):
+    mt.manual_seed(3)
+    masks = np.stack([mt.random.kept_mask(shape, p) for _ in range(4000 // math.prod(shape) + 200)])
+    assert masks.dtype == np.bool_ and masks.shape[1:] == shape
+    n = masks.size
+    assert abs(masks.mean() - (1 - p)) < 5 * math.sqrt(p * (1 - p) / n)  # five standard errors
+    # the two 32-bit halves of one 64-bit draw, and neighbouring draws, are independent of each other
+    flat = masks.reshape(-1)[: n - n % 2].reshape(-1, 2)
+    both = flat.all(axis=1).mean()
+    assert abs(both - (1 - p) ** 2) < 5 * math.sqrt((1 - p) ** 2 * (1 - (1 - p) ** 2) / len(flat))
+    mt.manual_seed(3)
+    assert (mt.random.kept_mask(shape, p) == masks[0]).all()  # the seed decides the mask
+
+
+def test_dropouts_mask_at_the_ends_of_p():
+    assert mt.random.kept_mask((5, 3), 0.0).all()
+    assert not mt.random.kept_mask((5, 3), 1 - 2.0 ** -40).any()  # (p * 2^32 rounds to 2^32)
+    assert mt.random.kept_mask((0, 3), 0.5).shape == (0, 3)
 
 
 def test_dropout_is_identity_in_eval_mode_and_at_p0():
