@@ -273,11 +273,21 @@ class lu_factor_result(NamedTuple):
     pivots: Tensor
 
 
-return_type(slogdet_result, "slogdet")
-return_type(qr_result, "qr")
-return_type(svd_result, "svd")
-return_type(eigh_result, "eigh")
-return_type(lu_factor_result, "lu_factor")
+class torch_slogdet_result(NamedTuple):
+    """What `torch.slogdet` (and `Tensor.slogdet`) returns: linalg.slogdet's pair under the older name."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+# printed under PyTorch's names: torch.linalg.slogdet gives torch.return_types.linalg_slogdet(...),
+# torch.slogdet the same pair as torch.return_types.slogdet(...)
+return_type(slogdet_result, "linalg_slogdet")
+return_type(torch_slogdet_result, "slogdet")
+return_type(qr_result, "linalg_qr")
+return_type(svd_result, "linalg_svd")
+return_type(eigh_result, "linalg_eigh")
+return_type(lu_factor_result, "linalg_lu_factor")
 
 
 @with_formulas(Det)
@@ -303,13 +313,13 @@ def torch_det(input: Tensor) -> Tensor:
     return det(input)
 
 
-def torch_slogdet(input: Tensor) -> slogdet_result:
+def torch_slogdet(input: Tensor) -> torch_slogdet_result:
     """torch.slogdet(input): linalg.slogdet under torch's name for its argument.
 
     forward: (sign, ln|det A|)
     VJP:     Det's, through ln|det|
     """
-    return slogdet(input)
+    return torch_slogdet_result(*slogdet(input))
 
 
 def torch_matrix_exp(input: Tensor) -> Tensor:

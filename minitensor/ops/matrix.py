@@ -15,7 +15,7 @@ from ..autograd.torch_names import shown_as
 from ..tensor import Tensor, _wrap_dim
 from . import decompositions as D, reduce as R
 from ._util import broadcast_shapes as _broadcast_shapes, no_bool, return_type, tensor_input
-from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, qr_result, square_float
+from .decompositions import LinAlgError, matrix_float, pivots_to_permutation, square_float
 from .indexing import tril, triu, where
 from .linalg import matmul
 from .scans import cumprod
@@ -419,13 +419,23 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     return cholesky_solve(eye, low)
 
 
-def torch_qr(input: Tensor, some: bool = True) -> qr_result:
+class torch_qr_result(NamedTuple):
+    """What torch.qr (and `Tensor.qr`) returns: linalg.qr's pair under the older name."""
+
+    Q: Tensor
+    R: Tensor
+
+
+return_type(torch_qr_result, "qr")
+
+
+def torch_qr(input: Tensor, some: bool = True) -> torch_qr_result:
     """torch.qr: linalg.qr, reduced when some else complete.
 
     forward: A = Q R   (linalg.qr)
     VJP:     QR's
     """
-    return D.qr(input, "reduced" if some else "complete")
+    return torch_qr_result(*D.qr(input, "reduced" if some else "complete"))
 
 
 class svd_uv_result(NamedTuple):

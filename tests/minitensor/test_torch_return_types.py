@@ -30,6 +30,15 @@ CASES = {
     "linalg.solve_ex": lambda t: t.linalg.solve_ex(t.tensor(SQUARE), t.tensor(SQUARE)),
     "linalg.lu": lambda t: t.linalg.lu(t.tensor(SQUARE)),
     "lu_unpack": lambda t: t.lu_unpack(*t.linalg.lu_factor(t.tensor(SQUARE))),
+    "qr": lambda t: t.tensor(SQUARE).qr(),  # (the method: torch.qr itself warns that it is deprecated)
+    "Tensor.slogdet": lambda t: t.tensor(SQUARE).slogdet(),
+    # torch.linalg's own names: linalg_slogdet, not slogdet
+    "linalg.slogdet": lambda t: t.linalg.slogdet(t.tensor(SQUARE)),
+    "linalg.qr": lambda t: t.linalg.qr(t.tensor(SQUARE)),
+    "linalg.svd": lambda t: t.linalg.svd(t.tensor(SQUARE)),
+    "linalg.eigh": lambda t: t.linalg.eigh(t.tensor(SQUARE)),
+    "linalg.lu_factor": lambda t: t.linalg.lu_factor(t.tensor(SQUARE)),
+    "linalg.lu_factor_ex": lambda t: t.linalg.lu_factor_ex(t.tensor(SQUARE)),
 }
 
 
