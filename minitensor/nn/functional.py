@@ -351,7 +351,8 @@ def _kept_targets(t, c, ignore_index, op):
     ignored entries set to class 0 (so they can index); an index out of range is an error."""
     keep = t != ignore_index
     safe_t = np.where(keep, t, 0)
-    if safe_t.size and (safe_t.min() < 0 or safe_t.max() >= c):  # (two reductions; which one only on failure)
+    # one reduction finds both kinds of bad index: a negative integer read as unsigned is above any class count
+    if safe_t.size and safe_t.view(f"u{safe_t.itemsize}").max() >= c:
         bad = keep & ((t < 0) | (t >= c))
         raise IndexError(f"{op}: target {int(t[bad][0])} is out of bounds for {c} classes "
                          f"(ignore_index={ignore_index})")
@@ -429,6 +430,7 @@ class CrossEntropy(Function):
         else:
             total = float((weight[t] * keep).astype(xd.dtype).sum())  # (summed as it always was: the same bits)
         ctx.t, ctx.keep, ctx.flat, ctx.denom = t, keep, flat, (total if total > 0 else 1.0)  # for the backward
+        ctx.e, ctx.row_sums = e, s  # (the speed layer's backward makes p from them: no second exp)
         if reduction == "none":
             return loss
         return np.asarray(loss.sum() if reduction == "sum" else loss.sum() / ctx.denom)
