@@ -13,6 +13,7 @@ is computed is said in comments.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -541,13 +542,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     return shown_as(_reduce_weighted(d * d, weight, reduction, "mse_loss"), "MseLossBackward0")
 
 
-def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """PyTorch's deprecated size_average / reduce flags, turned into the `reduction` they mean."""
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str, stacklevel: int = 3) -> str:
+    """PyTorch's deprecated size_average / reduce flags, turned into the `reduction` they mean, with
+    PyTorch's warning when either is given."""
     if size_average is None and reduce is None:
         return reduction
-    if reduce is False:
-        return "none"
-    return "sum" if size_average is False else "mean"
+    reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  UserWarning, stacklevel=stacklevel)
+    return reduction
 
 
 def _reduce_weighted(errors: Tensor, weight: Tensor | None, reduction: str, op: str) -> Tensor:
@@ -594,8 +597,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     """
     op = "binary_cross_entropy_with_logits"
     input, target = tensor_input(input, op), tensor_input(target, op)
-    if size_average is not None or reduce is not None:  # PyTorch's deprecated flags, as the reduction they mean
-        reduction = "none" if reduce is False else ("sum" if size_average is False else "mean")
+    reduction = _legacy_reduction(size_average, reduce, reduction)  # PyTorch's deprecated flags, if given
     if target.shape != input.shape:
         raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input size {tuple(input.shape)}")
     float_kernel(input, op)  # (PyTorch's log_sigmoid kernel has no integer or bool form)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import collections.abc
 import math
 import operator
-import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, overload
 
 import numpy as np
@@ -274,11 +273,7 @@ class _Loss(Module):
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__()
-        if size_average is not None or reduce is not None:
-            reduction = F._legacy_reduction(size_average, reduce, reduction)
-            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
-                          "instead.", UserWarning, stacklevel=3)
-        self.reduction = reduction
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction, stacklevel=4)
 
 
 class _WeightedLoss(_Loss):
