@@ -38,6 +38,9 @@ unless told `--no-replay`.
 tests/minitensor/fast/test_layering.py checks that nothing below imports this package and that
 the plain path (MINITENSOR_PLAIN=1) gives a model the same gradients as the speed layer.
 
+Not kept for measuring slower (2026-11-28, ninth session): tanh and GELU computed in pieces on a pool
+of threads (the same bits): with OpenBLAS's own threads on the second core, a user's GPT step at two
+threads took 1.025-1.030x its time without it.
 Not kept for measuring under 2% (2026-11-28, seventh session): attention's fused softmax with the
 short-row reductions (-1.6% of the default model's instructions); `np.add.at` for a small embedding
 gradient (6.4% more instructions on the learner's step, its time gain within noise).
