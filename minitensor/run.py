@@ -48,6 +48,7 @@ MODULES = {
     "torch.nn.init": "minitensor.nn.init",
     "torch.nn.utils": "minitensor.nn.utils",
     "torch.nn.parameter": "minitensor.nn.parameter",
+    "torch.nn.attention": "minitensor.nn.attention",
     "torch.optim": "minitensor.optim",
     "torch.optim.lr_scheduler": "minitensor.optim.lr_scheduler",
     "torch.utils": "minitensor.utils",

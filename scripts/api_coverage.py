@@ -47,7 +47,7 @@ NAMESPACES = [
     "torch.special", "torch.distributions", "torch.random", "torch.nn", "torch.nn.functional", "torch.nn.init",
     "torch.nn.utils", "torch.nn.utils.rnn", "torch.nn.utils.prune", "torch.nn.utils.parametrize",
     "torch.nn.utils.parametrizations", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
-    "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp",
+    "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp", "torch.nn.attention",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it
 ALL_AND_DIR = {"torch"}

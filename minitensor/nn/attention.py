@@ -84,3 +84,7 @@ def _mask_and_sees(mask: Tensor | np.ndarray | None) -> tuple[Tensor | None, Any
     allowed = mask.numpy(force=True) if isinstance(mask, Tensor) else np.asarray(mask)
     sees = allowed.reshape((1,) * (2 - allowed.ndim) + allowed.shape).any(axis=-1, keepdims=True)
     return (mask if isinstance(mask, Tensor) else Tensor._make(allowed)), (None if sees.all() else sees)
+
+
+# PyTorch's torch.nn.attention also names the choice of attention kernel; minitensor has one (sdpa_backends.py)
+from .sdpa_backends import WARN_FOR_UNFUSED_KERNELS, SDPBackend, sdpa_kernel  # noqa: E402,F401

@@ -747,6 +747,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 # the one composed attention (its own module, which reads this one's dropout: imported once dropout exists)
+from . import sdpa_backends  # noqa: E402
 from .attention import attend  # noqa: E402
 
 
@@ -769,6 +770,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """
     op = "scaled_dot_product_attention"
     query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
+    sdpa_backends.check_a_kernel_may_run()  # (`nn.attention.sdpa_kernel` may have switched them off)
     mask = bias = None
     if is_causal:
         mask = Tensor._make(np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool)))   # key j <= query i

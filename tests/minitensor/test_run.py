@@ -154,7 +154,7 @@ def test_a_missing_name_is_one_line_naming_it_and_the_script_line(tmp_path):
     ("import torch.nn.functional as F; F.scaled_mm(torch.ones(1))", "torch.nn.functional.scaled_mm"),
     ("torch.ops.aten", "torch.ops"),  # minitensor.ops is minitensor's own, not torch.ops
     ("from torch.utils.data import DistributedSampler", "torch.utils.data.DistributedSampler"),
-    ("from torch.nn.attention import sdpa_kernel", "torch.nn.attention"),  # an unmapped module
+    ("from torch.nn.attention.flex_attention import flex_attention", "torch.nn.attention.flex_attention"),  # unmapped
 ])
 def test_each_way_of_reaching_a_missing_name_gives_the_runner_error(line, missing, tmp_path, capsys):
     script = tmp_path / "s.py"

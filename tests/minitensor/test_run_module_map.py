@@ -81,7 +81,8 @@ def test_every_torch_distributions_submodule_minitensor_has_is_mapped():
 # tutorials' modules minitensor leaves out: each is named on the compatibility page, and stops a script
 LEFT_OUT = ["torch.fft", "torch.sparse", "torch.jit", "torch.distributed", "torch.multiprocessing", "torch.hub",
             "torch.nested", "torch.profiler", "torch.export", "torch.fx", "torch.ao", "torch.quantization",
-            "torch.nn.parallel", "torch.nn.attention", "torch.utils.cpp_extension", "torch.autograd.forward_ad",
+            "torch.nn.parallel", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
+            "torch.utils.cpp_extension", "torch.autograd.forward_ad",
             "torch.autograd.graph"]
 
 
