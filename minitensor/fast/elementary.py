@@ -18,13 +18,14 @@ import math
 
 import numpy as np
 
+from ..autograd.function import call_forward
 from ..nn.functional import CrossEntropy
 from ..ops._util import unbroadcast
 from ..ops.arithmetic import _power
 from ..ops.reduce import _count, _keep  # (the ops' own: which dims were summed, how many elements)
-from .kernels import softmax_of_exp
-from .vjps import _PLAIN  # (the dtypes the twins compute in)
+from ..ops.softmax import Softmax
 
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the twins compute in
 _NUMBER = (int, float)
 
 
@@ -177,13 +178,13 @@ def matmul_backward(ctx, g):
 # ---- the loss -----------------------------------------------------------------------------------
 
 def cross_entropy_backward(ctx, g):
-    """CrossEntropy's VJP gx = r g (a p - q), with p = softmax(x) as `softmax(x, dim=1)` makes it (the op's
-    own backward), from the e^{x - max} its forward kept: no second max or exp (`kernels.softmax_of_exp`)."""
+    """CrossEntropy's VJP gx = r g (a p - q), with p = softmax(x) by the forward `softmax(x, dim=1)` runs
+    (`call_forward`, as `Function.apply` does; for a float32/float64 x its wrapper only checks)."""
     x, reduction = ctx.inputs[0], ctx.inputs[4]
-    if not _same_float(g._array, x._array) or not hasattr(ctx, "e"):
+    if not _same_float(g._array, x._array):
         return type(ctx).backward(ctx, g)
     a, q, r = CrossEntropy.vjp_terms(ctx)
-    p = softmax_of_exp(ctx.e, ctx.row_sums)
+    p = call_forward(Softmax, Softmax(), (x, 1))
     ap = p if a is None else np.multiply(p, a)
     rg = np.multiply(g._array.reshape(x._array.shape[0], 1) if reduction == "none" else g._array, r)
     return np.multiply(rg, np.subtract(ap, q)), None, None, None, None, None

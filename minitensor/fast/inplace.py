@@ -14,7 +14,7 @@ from .._fperr import quiet
 from ..autograd import grad_mode
 from ..ops.conversion import _in_one_dtype  # (the ops' own test: no promotion needed)
 from ..tensor import Tensor
-from .vjps import _PLAIN  # (the dtypes the twins compute in)
+from .elementary import _PLAIN  # (the dtypes the twins compute in)
 
 # inf and NaN silently, as the ops' own forwards make them (a ufunc's third argument is its `out`)
 _add, _subtract, _multiply = (quiet(ufunc, "over", "invalid") for ufunc in (np.add, np.subtract, np.multiply))

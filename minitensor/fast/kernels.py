@@ -16,7 +16,8 @@ import numpy as np
 from .._fperr import quietly
 from ..ops._util import finite_part
 from ..ops.softmax import Softmax
-from .vjps import _PLAIN, ones_vector  # (_PLAIN: the dtypes the twins compute in)
+from .elementary import _PLAIN  # (the dtypes the twins compute in)
+from .vjps import ones_vector
 
 
 @quietly("over", "invalid")  # g inf or NaN: NaN and inf, silently as the op's own backward
@@ -56,16 +57,6 @@ def softmax_forward(ctx, x, dim):
     np.exp(e, out=e)
     e /= (e @ ones_vector(n, e.dtype))[:, None]
     return e.reshape(a.shape)
-
-
-@quietly("invalid", "divide")  # a row of only -inf: 0/0 = NaN, as the op's own forward
-def softmax_of_exp(e, row_sums):
-    """softmax along the last dim of the (N, C) rows e = exp(x - row max), finished as `softmax(x, dim=1)`
-    finishes it with the speed layer on, bit for bit: short rows divided by their sums as `rows @ ones`
-    (`softmax_forward`), others by `row_sums` (numpy's `.sum`, as the op's own forward)."""
-    if _short_last_rows(e, 1):
-        row_sums = e @ ones_vector(e.shape[-1], e.dtype)
-    return e / row_sums[:, None]
 
 
 @quietly("over", "invalid")

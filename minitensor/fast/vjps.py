@@ -19,8 +19,6 @@ from .._fperr import quiet, quietly
 from ..nn.functional import LayerNorm
 from ..ops.unary import Gelu, gelu_cdf
 
-_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the twins compute in
-
 
 def ones_vector(n, dtype):
     """A vector of n ones: `rows @ ones` sums short rows in one BLAS call, much faster than `.sum(-1)`."""

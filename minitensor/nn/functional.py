@@ -431,7 +431,6 @@ class CrossEntropy(Function):
         else:
             total = float((weight[t] * keep).astype(xd.dtype).sum())  # (summed as it always was: the same bits)
         ctx.t, ctx.keep, ctx.flat, ctx.denom = t, keep, flat, (total if total > 0 else 1.0)  # for the backward
-        ctx.e, ctx.row_sums = e, s  # (the speed layer's backward makes p from them: no second exp)
         if reduction == "none":
             return loss
         return np.asarray(loss.sum() if reduction == "sum" else loss.sum() / ctx.denom)
