@@ -22,7 +22,7 @@ from __future__ import annotations
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ...autograd.grad_mode import no_grad
 from ...factories import ones_like, rand, rand_like, zeros_like
@@ -217,11 +217,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone()
-        if k:  # the k entries with the largest uniform draw
-            mask.view(-1)[Tensor._make(topk_indices(rand_like(t).numpy(), k, largest=True))] = 0
-        return mask
+        # the entries with the largest uniform draw
+        return _unstructured_mask(self.amount, t, default_mask, lambda: rand_like(t).numpy(), largest=True)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
@@ -238,11 +235,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[Tensor._make(topk_indices(t.detach().abs().numpy(), k, largest=False))] = 0
-        return mask
+        return _unstructured_mask(self.amount, t, default_mask, lambda: t.detach().abs().numpy(), largest=False)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float,  # type: ignore[override]
@@ -426,6 +419,17 @@ def _count_to_prune(amount: int | float, size: int) -> int:
     if k > size:
         raise ValueError(f"amount={k} should be smaller than the number of parameters to prune={size}")
     return k
+
+
+def _unstructured_mask(amount: int | float, t: Tensor, default_mask: Tensor, scores: Callable[[], Any],
+                       largest: bool) -> Tensor:
+    """default_mask with the `amount` entries of t whose `scores()` (an array of t's shape) come first, largest
+    or smallest, set to 0. `scores` is called only when something is pruned, as PyTorch draws its random ones."""
+    k = _count_to_prune(amount, t.nelement())
+    mask = default_mask.clone()
+    if k:
+        mask.view(-1)[Tensor._make(topk_indices(scores(), k, largest=largest))] = 0
+    return mask
 
 
 def _validate_structured(t: Tensor, dim: int) -> None:
