@@ -148,13 +148,14 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
                     _release(node)
     finally:
         modes.grad_enabled, modes.in_backward = prev
-    # only leaves are left: every node ran
-    for leaf, g in pending.items():
-        if needed is not None and id(leaf) not in capture_ids:
-            continue  # a leaf that is also an output, not asked for
-        g = _run_hooks(leaf._hooks, g)
-        if capture is not None:
-            captured[id(leaf)] = g
-        elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
-            store_grad(leaf, g, create_graph)
+    # only leaves are left: every node ran. (Silenced too: `.grad += g` may overflow, silently in PyTorch.)
+    with silenced():
+        for leaf, g in pending.items():
+            if needed is not None and id(leaf) not in capture_ids:
+                continue  # a leaf that is also an output, not asked for
+            g = _run_hooks(leaf._hooks, g)
+            if capture is not None:
+                captured[id(leaf)] = g
+            elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
+                store_grad(leaf, g, create_graph)
     return captured

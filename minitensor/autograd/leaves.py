@@ -1,4 +1,5 @@
 """Step 6 of the backward pass (`engine`): a leaf's gradient accumulated into its `.grad`."""
+from .._fperr import as_the_user_set
 from ..tensor import Tensor, post_accumulate_hooks
 from . import grad_mode
 
@@ -17,5 +18,8 @@ def store_grad(t, g, create_graph):
             t._grad = g.clone()
     else:
         t._grad = Tensor._make(g._array.copy())
-    for hook in post_accumulate_hooks.get(id(t), ()):
-        hook(t)
+    hooks = post_accumulate_hooks.get(id(t), ())
+    if hooks:
+        with as_the_user_set():  # (inside the engine's silenced pass) numpy warns in a hook as the user set it
+            for hook in hooks:
+                hook(t)

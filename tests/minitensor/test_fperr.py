@@ -91,3 +91,29 @@ def test_a_users_backward_and_hooks_run_with_the_users_numpy_settings():
     with np.errstate(divide="raise"):
         y.sum().backward()
     assert seen == ["raise"] and not _fperr._silenced.on
+
+
+def test_accumulating_into_grad_overflows_to_inf_without_a_warning():
+    """`.grad` summed across two backward calls may overflow: inf, silently, as in PyTorch."""
+    big = np.finfo(np.float32).max
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    weight = mt.tensor([big, 0.5])
+    (x * weight).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x * weight).sum().backward()
+    assert x.grad.tolist() == [np.inf, 1.0]
+    torch = pytest.importorskip("torch")
+    xt = torch.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        (xt * torch.tensor([big, 0.5])).sum().backward()
+    assert xt.grad.tolist() == x.grad.tolist()
+
+
+def test_a_post_accumulate_grad_hook_runs_with_the_users_numpy_settings():
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(np.geterr()["over"]))
+    with np.errstate(over="raise"):
+        (x * 3.0).sum().backward()
+    assert seen == ["raise"] and not _fperr._silenced.on
