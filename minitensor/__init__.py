@@ -652,6 +652,7 @@ from . import viz  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (issue 29: torch.linalg)
 from . import func  # noqa: E402,F401  (torch.func: grad, vmap, jacrev, functional_call ...)
 from . import special  # noqa: E402,F401  (issue 29: torch.special)
+from . import profiler  # noqa: E402,F401  (torch.profiler: time each op and VJP)
 from . import distributions  # noqa: E402,F401  (torch.distributions: minitensor/distributions)
 from .serialization import load, save  # noqa: E402,F401
 
@@ -745,18 +746,18 @@ __all__ = [
     "nextafter", "nn", "no_grad", "nonzero", "nonzero_static", "norm", "normal", "not_equal", "nuclear_norm",
     "numel", "ones", "ones_like", "optim", "orgqr", "ormqr", "outer", "pairwise_distance", "pca_lowrank", "pdist",
     "permute", "pi", "pinverse", "pixel_shuffle", "pixel_unshuffle", "poisson", "poisson_nll_loss", "polygamma",
-    "positive", "pow", "prelu", "preserve_format", "prod", "promote_types", "put", "qr", "quantile", "rad2deg",
-    "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "range", "ravel",
-    "reciprocal", "reciprocal_", "relu", "relu_", "remainder", "renorm", "repeat", "repeat_interleave", "reshape",
-    "resize_as_", "result_type", "rms_norm", "roll", "rot90", "round", "round_", "row_stack", "rrelu", "rrelu_",
-    "rsqrt", "rsqrt_", "rsub", "save", "scalar_tensor", "scatter", "scatter_add", "scatter_reduce", "searchsorted",
-    "seed", "segment_reduce", "select", "select_scatter", "selu", "selu_", "set_anomaly_enabled",
-    "set_default_device", "set_default_dtype", "set_default_tensor_type", "set_deterministic_debug_mode",
-    "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled", "set_num_interop_threads",
-    "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always", "sgn", "short", "ShortTensor",
-    "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinc", "sinc_", "sinh", "sinh_", "Size",
-    "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt", "sqrt_",
-    "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
+    "positive", "pow", "prelu", "preserve_format", "prod", "profiler", "promote_types", "put", "qr", "quantile",
+    "rad2deg", "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
+    "range", "ravel", "reciprocal", "reciprocal_", "relu", "relu_", "remainder", "renorm", "repeat",
+    "repeat_interleave", "reshape", "resize_as_", "result_type", "rms_norm", "roll", "rot90", "round", "round_",
+    "row_stack", "rrelu", "rrelu_", "rsqrt", "rsqrt_", "rsub", "save", "scalar_tensor", "scatter", "scatter_add",
+    "scatter_reduce", "searchsorted", "seed", "segment_reduce", "select", "select_scatter", "selu", "selu_",
+    "set_anomaly_enabled", "set_default_device", "set_default_dtype", "set_default_tensor_type",
+    "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled",
+    "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always", "sgn",
+    "short", "ShortTensor", "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinc", "sinc_", "sinh",
+    "sinh_", "Size", "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt",
+    "sqrt_", "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
     "svd_lowrank", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh", "tanh_", "Tensor",
     "tensor", "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_", "tile", "to_dlpack",
     "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices",

@@ -61,6 +61,8 @@ MODULES = {
     "torch.utils.data._utils.collate": "minitensor.utils.data._utils.collate",
     "torch.autograd": "minitensor.autograd",
     "torch.autograd.functional": "minitensor.autograd.functional",  # (autograd helper: jacobian, hessian ...)
+    "torch.autograd.profiler": "minitensor.autograd.profiler",
+    "torch.profiler": "minitensor.profiler",
     "torch.autograd.function": "minitensor.autograd.custom",  # (Function, once_differentiable)
     "torch.func": "minitensor.func",  # (grad, vmap, jacrev, functional_call ...)
     "torch.random": "minitensor.random",

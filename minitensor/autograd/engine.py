@@ -115,8 +115,8 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
     prev = modes.grad_enabled, modes.in_backward
     # record the VJPs only for create_graph, and never inside inference_mode (PyTorch's too)
     modes.grad_enabled, modes.in_backward = bool(create_graph) and not modes.inference, True
-    try:
-        with silenced():  # numpy's warnings off once for every VJP, not once per op (see _fperr)
+    with silenced():  # numpy's warnings off once for every VJP and `.grad` sum, not once per op (see _fperr)
+        try:
             while ready:
                 node = ready.pop()
                 g = pending.pop(node, None)
@@ -132,7 +132,8 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
                     if node in capture_nodes:
                         captured[id(capture_nodes[node])] = g
                 if g is not None and useful:
-                    grads = _call_backward(node, g)
+                    grads = _call_backward(node, g) if modes.profiler is None else \
+                        modes.profiler.run_backward(node, g, _call_backward)  # (timed, inside a profile)
                     if modes.anomaly_enabled:
                         anomaly.check_backward(node, g, grads)
                     if visit is not None:
@@ -146,16 +147,17 @@ def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, 
                             ready.append(child)
                 if not retain_graph and useful:
                     _release(node)
-    finally:
-        modes.grad_enabled, modes.in_backward = prev
-    # only leaves are left: every node ran. (Silenced too: `.grad += g` may overflow, silently in PyTorch.)
-    with silenced():
+        finally:
+            modes.grad_enabled, modes.in_backward = prev
+        # only leaves are left: every node ran (`.grad += g` may overflow: silently, as in PyTorch)
         for leaf, g in pending.items():
             if needed is not None and id(leaf) not in capture_ids:
                 continue  # a leaf that is also an output, not asked for
             g = _run_hooks(leaf._hooks, g)
             if capture is not None:
                 captured[id(leaf)] = g
+            elif leaf._rg and modes.profiler is not None:  # (timed, inside a profile)
+                modes.profiler.run_accumulate(store_grad, leaf, g, create_graph)
             elif leaf._rg:  # (`requires_grad_(False)` since the forward pass: PyTorch then fills no .grad)
                 store_grad(leaf, g, create_graph)
     return captured

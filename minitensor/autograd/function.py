@@ -128,6 +128,8 @@ class Function(NodeExtras):
     def apply(cls, *args: Any) -> Tensor:
         """Run forward on `args` without recording, then record one node if any input needs a gradient."""
         modes = grad_mode.modes
+        if modes.profiler is not None:  # inside `profiler.profile()`: this call is timed as one event
+            return modes.profiler.run_op(cls, args)
         ctx = cls()
         ctx.inputs = args
         if modes.step is not None:  # inside `with autograd.step(...)`: the node is named after that step

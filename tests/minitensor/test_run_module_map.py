@@ -41,6 +41,8 @@ IMPORTED = {
     "torch.utils.data": ["DataLoader", "Dataset", "TensorDataset"],
     "torch.utils.data.dataloader": ["default_collate"],
     "torch.utils.checkpoint": ["checkpoint", "checkpoint_sequential"],
+    "torch.profiler": ["profile", "record_function", "ProfilerActivity", "schedule", "tensorboard_trace_handler"],
+    "torch.autograd.profiler": ["profile", "record_function", "EventList", "FunctionEvent"],
     "torch.autograd": ["Function", "grad"],
     "torch.autograd.functional": ["jacobian"],
     "torch.func": ["functional_call", "vmap"],
@@ -80,7 +82,7 @@ def test_every_torch_distributions_submodule_minitensor_has_is_mapped():
 
 # tutorials' modules minitensor leaves out: each is named on the compatibility page, and stops a script
 LEFT_OUT = ["torch.fft", "torch.sparse", "torch.jit", "torch.distributed", "torch.multiprocessing", "torch.hub",
-            "torch.nested", "torch.profiler", "torch.export", "torch.fx", "torch.ao", "torch.quantization",
+            "torch.nested", "torch.export", "torch.fx", "torch.ao", "torch.quantization",
             "torch.nn.parallel", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
             "torch.utils.cpp_extension", "torch.autograd.forward_ad",
             "torch.autograd.graph"]
