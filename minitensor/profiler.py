@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import enum
 import os
-import socket
 import time
 import warnings
 from typing import Any, Callable, Iterable
@@ -102,6 +101,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     """An `on_trace_ready` handler writing each cycle's trace into `dir_name` as
     `<worker>.<time in ns>.pt.trace.json` (`.gz` with `use_gzip`), the name TensorBoard's plugin looks for."""
     def handler(prof: profile) -> None:
+        import socket
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")

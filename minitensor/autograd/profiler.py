@@ -24,14 +24,11 @@ ops are not events.
 from __future__ import annotations
 
 import enum
-import gzip
-import json
 import math
 import os
 import re
 import threading
 import time
-import traceback
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -93,6 +90,7 @@ def _matmul_flops(op_name: str, args: tuple, out: Any) -> int:
 
 def _user_stack() -> list[str]:
     """The caller's Python frames, innermost first, without minitensor's own (PyTorch's `with_stack`)."""
+    import traceback  # (imported where used: most programs never profile)
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frames = [f for f in traceback.extract_stack() if not os.path.abspath(f.filename).startswith(package)]
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]
@@ -310,6 +308,8 @@ class EventList(list):
 
     def export_chrome_trace(self, path: str) -> None:
         """The events as Chrome's trace format (chrome://tracing, Perfetto): one complete event ("X") each."""
+        import gzip
+        import json
         trace = {"traceEvents": [
             {"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
              "name": getattr(e, "trace_name", e.name),
