@@ -41,6 +41,7 @@ IMPORTED = {
     "torch.utils.data": ["DataLoader", "Dataset", "TensorDataset"],
     "torch.utils.data.dataloader": ["default_collate"],
     "torch.utils.checkpoint": ["checkpoint", "checkpoint_sequential"],
+    "torch.utils.benchmark": ["Timer", "Measurement", "Compare"],
     "torch.autograd": ["Function", "grad"],
     "torch.autograd.functional": ["jacobian"],
     "torch.func": ["functional_call", "vmap"],
