@@ -511,6 +511,13 @@ def test_no_description_renders_as_torch_renders_an_empty_one():
     assert ours == theirs
 
 
+def test_envs_set_and_unset_in_one_table_show_none():
+    # (PyTorch 2.13 stops with a TypeError sorting None against a str; the unset env sorts first here)
+    results = [mb.Measurement(1, [1e-6], mb.TaskSpec("a", "pass", description="d", env="E")),
+               mb.Measurement(1, [2e-6], mb.TaskSpec("b", "pass", description="d"))]
+    assert str(mb.Compare(results)).splitlines()[3:5] == ["  (None)  b  |  2.0", "  (E)     a  |  1.0"]
+
+
 def test_compare_prints_its_text(capsys):
     compare = mb.Compare([mb.Measurement(1, [1e-6], mb.TaskSpec("a", "pass", description="d"))])
     compare.print()
