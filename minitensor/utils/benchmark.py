@@ -127,7 +127,7 @@ def set_torch_threads(n: int) -> Iterator[None]:
 # ---- what was timed, and the times --------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)  # (object's repr, as PyTorch's spec keeps)
 class TaskSpec:
     """What a Timer times and the names it is shown under (all but its globals); equal specs are merged."""
 
@@ -139,9 +139,6 @@ class TaskSpec:
     description: str | None = None
     env: str | None = None
     num_threads: int = 1
-
-    def __repr__(self) -> str:  # (PyTorch's spec keeps object's repr: a dataclass one would differ)
-        return object.__repr__(self)
 
     @property
     def title(self) -> str:

@@ -5,6 +5,7 @@ real clock check structure only."""
 import contextlib
 import io
 import math
+import pickle
 import re
 import textwrap
 
@@ -316,6 +317,8 @@ def test_merge_matches_torch():
 def test_measurements_compare_and_hash_as_dataclasses():
     a, b = (mb.Measurement(1, [1.0], mb.TaskSpec("x", "pass")) for _ in range(2))
     assert a == b and hash(mb.TaskSpec("x", "pass")) == hash(b.task_spec)
+    a.median  # (computed statistics travel with a pickle, as the fields do)
+    assert pickle.loads(pickle.dumps(a)) == a and pickle.loads(pickle.dumps(a)).median == 1.0
 
 
 # ---- units and figures -------------------------------------------------------------------------------------
