@@ -117,6 +117,7 @@ MODULES = {
     "torch.types": "minitensor.types",
     "torch.cuda.amp": "minitensor.cuda_amp",  # (deprecated spellings of torch.amp, disabled as without CUDA)
     "torch.utils.checkpoint": "minitensor.utils.checkpoint",  # (a stand-in: the function runs as it is)
+    "torch.utils.benchmark": "minitensor.utils.benchmark",  # (Timer, Measurement, Compare: no Callgrind, no fuzzers)
     "torch.optim.swa_utils": "minitensor.optim.swa_utils",
     "torch.nn.utils.clip_grad": "minitensor.nn.utils",
     "torch.nn.utils.stateless": "minitensor.nn.utils.stateless",

@@ -48,7 +48,7 @@ NAMESPACES = [
     "torch.nn.utils", "torch.nn.utils.rnn", "torch.nn.utils.prune", "torch.nn.utils.parametrize",
     "torch.nn.utils.parametrizations", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
     "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp", "torch.nn.attention",
-    "torch.profiler", "torch.autograd.profiler",
+    "torch.profiler", "torch.autograd.profiler", "torch.utils.benchmark",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it
 ALL_AND_DIR = {"torch"}

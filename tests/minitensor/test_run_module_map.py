@@ -43,6 +43,7 @@ IMPORTED = {
     "torch.utils.checkpoint": ["checkpoint", "checkpoint_sequential"],
     "torch.profiler": ["profile", "record_function", "ProfilerActivity", "schedule", "tensorboard_trace_handler"],
     "torch.autograd.profiler": ["profile", "record_function", "EventList", "FunctionEvent"],
+    "torch.utils.benchmark": ["Timer", "Measurement", "Compare"],
     "torch.autograd": ["Function", "grad"],
     "torch.autograd.functional": ["jacobian"],
     "torch.func": ["functional_call", "vmap"],
