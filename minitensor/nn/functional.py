@@ -768,6 +768,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     VJP:     gV = P^T g;  gP = g V^T;  gS = P * (gP - rowsum(gP * P));  gQ = c gS K;  gK = c gS^T Q
     """
     op = "scaled_dot_product_attention"
+    given = query, key, value
     query, key, value = _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op)
     sdpa_backends.check_a_kernel_may_run()  # (`nn.attention.sdpa_kernel` may have switched them off)
     mask = bias = None
@@ -779,7 +780,37 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         bias, hidden = attn_mask, np.isneginf(attn_mask.numpy(force=True))
         mask = Tensor._make(~hidden) if hidden.any() else None
     scale = None if scale is None else float(scale)
-    return attend(query, key, value, mask, bias, scale, dropout_p)[0]                  # (..., L, Ev)
+    out = attend(query, key, value, mask, bias, scale, dropout_p)[0]                   # (..., L, Ev)
+    if not _flash_kernel_runs(*given, attn_mask, dropout_p):
+        return out  # (PyTorch's math path: a fresh product, contiguous)
+    return shown_as(_laid_out_like(out, query), "ScaledDotProductFlashAttentionForCpuBackward0")
+
+
+def _flash_kernel_runs(query, key, value, attn_mask, dropout_p):
+    """Whether PyTorch's CPU build computes this call with its flash kernel rather than its math path:
+    4-d inputs of one batch size and one head count, no dropout, one head size, a mask of 2 or 4 dims,
+    rows of stride 1, no empty sequence, and the kernel not switched off by `sdpa_kernel`. Only the
+    output's memory layout and its node's name tell the two apart (the numbers are minitensor's one path)."""
+    arrays = query._array, key._array, value._array
+    return (sdpa_backends.is_enabled(sdpa_backends.SDPBackend.FLASH_ATTENTION) and dropout_p == 0
+            and all(a.ndim == 4 for a in arrays) and query.shape[:2] == key.shape[:2] == value.shape[:2]
+            and query.shape[-1] == key.shape[-1] == value.shape[-1] and min(query.shape[-2], key.shape[-2]) > 0
+            and (attn_mask is None or attn_mask.ndim in (2, 4))
+            and all(a.strides[-1] == a.itemsize for a in arrays))
+
+
+def _laid_out_like(out, query):
+    """`out` in query's order of strides, as PyTorch's flash kernel allocates its output (`empty_like`):
+    after `q = x.view(B, T, H, D).transpose(1, 2)` the output is laid out (B, T, H, D) in memory, so
+    `out.transpose(1, 2).view(B, T, H * D)` works as in PyTorch. A dim of size 1 or stride 0 orders as
+    it would in a contiguous tensor."""
+    shape, item = query._array.shape, query._array.itemsize
+    contiguous = np.cumprod((1,) + shape[:0:-1])[::-1]
+    strides = [s // item if n > 1 and s else c for n, s, c in zip(shape, query._array.strides, contiguous)]
+    order = sorted(range(4), key=lambda d: -strides[d])  # outermost first (stable: ties keep their order)
+    if order == [0, 1, 2, 3]:
+        return out
+    return out.permute(order).contiguous().permute(np.argsort(order).tolist())
 
 
 def _attention_inputs(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, op):

@@ -222,3 +222,18 @@ def test_everything_is_put_back_after_a_failing_script(tmp_path):
     with pytest.raises(ValueError):
         runner.run(str(script), ["a", "-b"])
     assert (sys.argv, sys.path, sys.meta_path, mt.Size.shown_as) == (argv, path, meta, "minitensor")
+
+
+@pytest.mark.slow  # times SDPA and a module with torch.utils.benchmark, on both libraries
+def test_the_sdpa_tutorials_timing_and_profiling_run_as_in_pytorch(tmp_path):
+    """PyTorch's SDPA tutorial, on the CPU and small: torch.utils.benchmark, nn.attention's kernel choice,
+    `.transpose(1, 2).view(...)` on SDPA's output, torch.compile and torch.profiler. The times differ;
+    every line around them is PyTorch's."""
+    script = SCRIPTS / "sdpa_tutorial_timing.py"
+    done = run_on_minitensor(script, tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (tmp_path / "compiled_causal_attention_trace.json").exists()
+    pytest.importorskip("torch")
+    theirs = run_on_torch(script, tmp_path)
+    assert [NUMBER.sub("#", line) for line in done.stdout.splitlines()] == \
+        [NUMBER.sub("#", line) for line in theirs.splitlines()]
