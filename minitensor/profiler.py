@@ -139,7 +139,7 @@ class profile:
         self.step_num = 0
         self.current_action = self.schedule(0)
         self.profiler: _autograd_profiler.profile | None = None
-        self._events: list = []
+        self._events: list[Any] = []
         self._step_range: record_function | None = None
 
     # ---- the actions -------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ class _Modes(threading.local):
     grad_in_inference = False  # what is_grad_enabled() reports inside inference_mode (those switches set it)
     anomaly_enabled = False  # detect_anomaly(): check every op's output and every VJP for NaN/inf
     recorder = None  # a list while fast.Replay records a step: Function.apply appends each op it runs
-    profiler = None  # inside `profiler.profile()`: Function.apply and the engine hand it each op and VJP to time
+    profiler: Any = None  # inside `profiler.profile()`: Function.apply and the engine hand it each op and VJP to time
     in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
     step: Any = None  # inside `autograd.step(...)`: the StepName that Function.apply gives every node it makes
 

@@ -74,12 +74,12 @@ def op_name(op: type) -> str:
     return "aten::" + _ATEN_NAMES.get(name, re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower())
 
 
-def _shapes(args: tuple) -> list[list[int]]:
+def _shapes(args: tuple[Any, ...]) -> list[list[int]]:
     """PyTorch's `input_shapes`: a tensor argument's shape, [] for anything else."""
     return [list(a._array.shape) if isinstance(a, Tensor) else [] for a in args]
 
 
-def _matmul_flops(op_name: str, args: tuple, out: Any) -> int:
+def _matmul_flops(op_name: str, args: tuple[Any, ...], out: Any) -> int:
     """2 M N K for a matrix product (the multiply-adds of each output element), 0 for other ops."""
     if op_name not in ("aten::matmul", "aten::linear") or not isinstance(out, Tensor):
         return 0
@@ -119,6 +119,9 @@ def _share(us: float, total: float) -> str:
 
 class _Times:
     """The formatted times and the device fields (always 0: no device) that both event kinds have."""
+    count: int
+    cpu_time_total: float
+    self_cpu_time_total: float
     device_time_total = self_device_time_total = 0.0
     device_memory_usage = self_device_memory_usage = 0
     node_id, is_async, is_remote, is_legacy, use_device = -1, False, False, False, None
@@ -169,7 +172,7 @@ class FunctionEvent(_Times):
     count = 1
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float,
-                 overload_name: str | None = None, fwd_thread: int | None = None, input_shapes: list | None = None,
+                 overload_name: str | None = None, fwd_thread: int | None = None, input_shapes: list[Any] | None = None,
                  stack: list[str] | None = None, scope: int = 0, use_device: str | None = None,
                  cpu_memory_usage: int = 0, device_memory_usage: int = 0, is_async: bool = False,
                  is_remote: bool = False, sequence_nr: int = -1, node_id: int = -1, device_type: Any = None,
@@ -200,11 +203,11 @@ class FunctionEvent(_Times):
         return self.name
 
     @property
-    def cpu_time_total(self) -> float:
+    def cpu_time_total(self) -> float:  # type: ignore[override]  # (an average's is a plain sum)
         return self.time_range.elapsed_us()
 
     @property
-    def self_cpu_time_total(self) -> float:
+    def self_cpu_time_total(self) -> float:  # type: ignore[override]
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
     @property
@@ -228,7 +231,8 @@ class FunctionEventAvg(_Times):
         self.cpu_memory_usage = self.self_cpu_memory_usage = self.flops = 0
         self.input_shapes: Any = None
         self.stack: list[str] = []
-        self.cpu_parent = self.cpu_children = None
+        self.cpu_parent: FunctionEvent | None = None
+        self.cpu_children: list[FunctionEvent] | None = None
         self.is_user_annotation, self.scope, self.overload_name = False, 0, ""
 
     def add(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
@@ -255,7 +259,7 @@ class FunctionEventAvg(_Times):
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class EventList(list):
+class EventList(list[Any]):
     """A list of events (or of their averages) that prints as PyTorch's table."""
 
     def __init__(self, *args: Any, use_device: str | None = None, profile_memory: bool = False,
@@ -273,9 +277,9 @@ class EventList(list):
         frames, when asked), in the order the names first occur. (The profilers' own `key_averages`
         call the first argument `group_by_input_shape`, as PyTorch's do.)"""
         group_by_input_shape = group_by_input_shapes
-        groups: dict[tuple, FunctionEventAvg] = defaultdict(FunctionEventAvg)
+        groups: dict[tuple[Any, ...], FunctionEventAvg] = defaultdict(FunctionEventAvg)
         for e in self:
-            key: tuple = (e.key, e.is_user_annotation)
+            key: tuple[Any, ...] = (e.key, e.is_user_annotation)
             if group_by_input_shape:
                 key += (str(e.input_shapes),)
             if group_by_stack_n > 0:
@@ -330,8 +334,9 @@ class EventList(list):
                             + "\n")
 
 
-def _table(events, sort_by, row_limit, max_src_width, max_name_width, max_shapes_width, header, top_level_only,
-           time_unit, profile_memory, with_flops) -> str:
+def _table(events: list[Any], sort_by: str | None, row_limit: int, max_src_width: int | None,
+           max_name_width: int | None, max_shapes_width: int | None, header: str | None, top_level_only: bool,
+           time_unit: str | None, profile_memory: bool, with_flops: bool) -> str:
     """PyTorch's summary table: right-aligned columns two spaces apart, a name column as wide as the
     longest name (at most `max_name_width`), times scaled to us/ms/s, and the self time total below."""
     if not events:
@@ -433,7 +438,7 @@ class Recorder:
     def now_us(self) -> float:
         return (time.perf_counter_ns() - self.origin_ns) / 1000.0
 
-    def open(self, name: str, shapes: list | None = None, sequence_nr: int = -1,
+    def open(self, name: str, shapes: list[Any] | None = None, sequence_nr: int = -1,
              user: bool = False) -> FunctionEvent:
         start = self.now_us()
         event = FunctionEvent(len(self.events), name, self.thread, start, start,
@@ -455,7 +460,7 @@ class Recorder:
             while self.open_events and self.open_events.pop() is not event:
                 pass
 
-    def run_op(self, op: type, args: tuple) -> Any:
+    def run_op(self, op: Any, args: tuple[Any, ...]) -> Any:
         """`op.apply(*args)` as one event (Function.apply hands it here inside a profile)."""
         name = op_name(op)
         event = self.open(name, _shapes(args))
@@ -474,13 +479,13 @@ class Recorder:
                 event.sequence_nr = id(out.grad_fn) & 0x7FFFFFFF
         return out
 
-    def run_backward(self, node: Any, g: Any, call: Callable[[Any, Any], tuple]) -> tuple:
+    def run_backward(self, node: Any, g: Any, call: Callable[[Any, Any], tuple[Any, ...]]) -> tuple[Any, ...]:
         """`call(node, g)`, a node's VJP, as PyTorch's two events: the engine's evaluation around the node's."""
         name = torch_node_name(node)
         outer = self.open(f"autograd::engine::evaluate_function: {name}")
         inner = self.open(name, [list(g._array.shape)] if isinstance(g, Tensor) else [],
                           sequence_nr=id(node) & 0x7FFFFFFF)
-        grads: tuple = ()
+        grads: tuple[Any, ...] = ()
         try:
             grads = call(node, g)
         finally:
@@ -529,7 +534,7 @@ class record_function:
             self._recorder.close(self._event)
         self._recorder = self._event = None
 
-    def __call__(self, fn: Callable) -> Callable:
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         import functools
 
         @functools.wraps(fn)
