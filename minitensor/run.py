@@ -49,6 +49,7 @@ MODULES = {
     "torch.nn.utils": "minitensor.nn.utils",
     "torch.nn.parameter": "minitensor.nn.parameter",
     "torch.nn.attention": "minitensor.nn.attention",
+    "torch.nn.attention.bias": "minitensor.nn.attention_bias",
     "torch.optim": "minitensor.optim",
     "torch.optim.lr_scheduler": "minitensor.optim.lr_scheduler",
     "torch.utils": "minitensor.utils",

@@ -49,6 +49,7 @@ NAMESPACES = [
     "torch.nn.utils.parametrizations", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
     "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp", "torch.nn.attention",
     "torch.profiler", "torch.autograd.profiler", "torch.utils.benchmark",
+    "torch.nn.attention.bias",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it
 ALL_AND_DIR = {"torch"}

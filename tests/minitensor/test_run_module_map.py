@@ -44,6 +44,7 @@ IMPORTED = {
     "torch.profiler": ["profile", "record_function", "ProfilerActivity", "schedule", "tensorboard_trace_handler"],
     "torch.autograd.profiler": ["profile", "record_function", "EventList", "FunctionEvent"],
     "torch.utils.benchmark": ["Timer", "Measurement", "Compare"],
+    "torch.nn.attention.bias": ["causal_lower_right", "causal_upper_left", "CausalBias", "CausalVariant"],
     "torch.autograd": ["Function", "grad"],
     "torch.autograd.functional": ["jacobian"],
     "torch.func": ["functional_call", "vmap"],
@@ -84,7 +85,7 @@ def test_every_torch_distributions_submodule_minitensor_has_is_mapped():
 # tutorials' modules minitensor leaves out: each is named on the compatibility page, and stops a script
 LEFT_OUT = ["torch.fft", "torch.sparse", "torch.jit", "torch.distributed", "torch.multiprocessing", "torch.hub",
             "torch.nested", "torch.export", "torch.fx", "torch.ao", "torch.quantization",
-            "torch.nn.parallel", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
+            "torch.nn.parallel", "torch.nn.attention.flex_attention",
             "torch.utils.cpp_extension", "torch.autograd.forward_ad",
             "torch.autograd.graph"]
 

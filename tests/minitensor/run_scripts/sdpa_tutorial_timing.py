@@ -109,3 +109,21 @@ print("Compiled Causal Attention" in prof.key_averages().table(sort_by="cuda_tim
 out = sys.argv[1] if len(sys.argv) > 1 else "."
 prof.export_chrome_trace(os.path.join(out, "compiled_causal_attention_trace.json"))
 print("trace written:", os.path.exists(os.path.join(out, "compiled_causal_attention_trace.json")))
+
+# causal masks for queries and keys of different lengths (the tutorial's last CPU section)
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left  # noqa: E402
+
+sequence_length_q, sequence_length_kv = 2, 10
+query = torch.rand(batch_size, num_heads, sequence_length_q, embed_dimension, device=device, dtype=dtype)
+key = torch.rand(batch_size, num_heads, sequence_length_kv, embed_dimension, device=device, dtype=dtype)
+value = torch.rand(batch_size, num_heads, sequence_length_kv, embed_dimension, device=device, dtype=dtype)
+upper_left_bias = causal_upper_left(sequence_length_q, sequence_length_kv)
+lower_right_bias = causal_lower_right(sequence_length_q, sequence_length_kv)
+print(type(upper_left_bias).__name__, upper_left_bias.variant, lower_right_bias.variant)
+print(lower_right_bias)
+out_upper_left = F.scaled_dot_product_attention(query, key, value, upper_left_bias)
+out_lower_right = F.scaled_dot_product_attention(query, key, value, lower_right_bias)
+out_is_causal = F.scaled_dot_product_attention(query, key, value, is_causal=True)
+assert torch.allclose(out_upper_left, out_is_causal)
+assert not torch.allclose(out_upper_left, out_lower_right)
+print("upper left is is_causal; lower right differs")
