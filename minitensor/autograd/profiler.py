@@ -18,8 +18,8 @@ around `MmBackward0` (the node's name as `grad_fn` prints it). minitensor's ops 
 minitensor op may be several aten ops in PyTorch's table (`aten::linear` holds `aten::addmm` there).
 Memory (`profile_memory=True`) counts the bytes of the arrays each op returns; frees are not counted.
 Only the thread that entered the profiler is recorded, and only what goes through `Function.apply`:
-in-place updates nothing records (an optimizer's step), factories and a `compile`d model's replayed
-ops are not events.
+in-place updates nothing records, factories and a `compile`d model's replayed ops are not events (an
+optimizer's `step` and `zero_grad` are ranges named as PyTorch names them, with no ops inside).
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
+from ..autograd.profiler import record_function
 from ..tensor import Tensor
 
 ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]]]
@@ -107,9 +108,10 @@ class Optimizer:
         """Clear every parameter's `.grad`: to None (the default, as PyTorch) or to zeros in place."""
         from ..nn.module import _zero_grad
 
-        for group in self.param_groups:
-            for p in group["params"]:
-                _zero_grad(p, set_to_none)
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):  # (a profile's range)
+            for group in self.param_groups:
+                for p in group["params"]:
+                    _zero_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; `closure` (re)computes and returns the loss."""
@@ -118,7 +120,7 @@ class Optimizer:
             with grad_mode.enable_grad():
                 loss = closure()
         self._opt_called = True
-        with grad_mode.no_grad():
+        with grad_mode.no_grad(), record_function(f"Optimizer.step#{type(self).__name__}.step"):  # (a profile's range)
             for group in self.param_groups:
                 self._update_group(group)
         return loss

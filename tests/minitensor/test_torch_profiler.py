@@ -324,3 +324,29 @@ def test_a_profiled_script_prints_what_pytorch_prints(tmp_path):
 def test_the_profilers_names_are_the_modules_own():
     assert mt_profiler.record_function is mt_autograd_profiler.record_function
     assert mt.profiler is mt_profiler and mt.autograd.profiler is mt_autograd_profiler
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("SGD", dict(lr=0.1)), ("LBFGS", {})])
+def test_an_optimizers_step_and_zero_grad_are_ranges_named_as_pytorchs(name, kwargs):
+    def ranges(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        opt = getattr(lib.optim, name)([p], **kwargs)
+
+        def closure():
+            opt.zero_grad()
+            loss = (p * p).sum()
+            loss.backward()
+            return loss
+        with lib.profiler.profile() as prof:
+            if name == "LBFGS":
+                opt.step(closure)
+            else:
+                closure()
+                opt.step()
+        return [e.name for e in prof.events() if e.name.startswith("Optimizer.")][:3]
+
+    ours = ranges(mt)
+    assert ours[:2] == [f"Optimizer.zero_grad#{name}.zero_grad", f"Optimizer.step#{name}.step"] or \
+        ours[0] == f"Optimizer.step#{name}.step"
+    torch = pytest.importorskip("torch")
+    assert ours == ranges(torch)
