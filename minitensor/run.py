@@ -52,6 +52,7 @@ MODULES = {
     "torch.nn.attention.bias": "minitensor.nn.attention_bias",
     "torch.optim": "minitensor.optim",
     "torch.optim.lr_scheduler": "minitensor.optim.lr_scheduler",
+    "torch.optim.optimizer": "minitensor.optim.optimizer",
     "torch.utils": "minitensor.utils",
     "torch.utils.data": "minitensor.utils.data",
     # the data package's modules, by the paths tutorials import them from (h-optimdata)

@@ -6,7 +6,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.profiler import record_function
 from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT
 
@@ -155,7 +154,7 @@ class LBFGS(Optimizer):
         if closure is None:
             raise RuntimeError("LBFGS.step needs a closure that recomputes the loss (it evaluates it many times)")
         self._opt_called = True
-        with grad_mode.no_grad(), record_function("Optimizer.step#LBFGS.step"):  # (a profile's range)
+        with grad_mode.no_grad():
             return self._step(closure)
 
     def _step(self, closure):

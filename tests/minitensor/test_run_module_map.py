@@ -37,6 +37,7 @@ IMPORTED = {
     "torch.nn.modules.transformer": ["TransformerEncoderLayer"],
     "torch.optim": ["Adam", "SGD", "Optimizer"],
     "torch.optim.lr_scheduler": ["StepLR", "LambdaLR"],
+    "torch.optim.optimizer": ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"],
     "torch.optim.swa_utils": ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn"],
     "torch.utils.data": ["DataLoader", "Dataset", "TensorDataset"],
     "torch.utils.data.dataloader": ["default_collate"],
