@@ -64,6 +64,7 @@ MODULES = {
     "torch.autograd": "minitensor.autograd",
     "torch.autograd.functional": "minitensor.autograd.functional",  # (autograd helper: jacobian, hessian ...)
     "torch.autograd.profiler": "minitensor.autograd.profiler",
+    "torch.autograd.graph": "minitensor.autograd.graph",
     "torch.profiler": "minitensor.profiler",
     "torch.autograd.function": "minitensor.autograd.custom",  # (Function, once_differentiable)
     "torch.func": "minitensor.func",  # (grad, vmap, jacrev, functional_call ...)

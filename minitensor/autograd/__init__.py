@@ -9,11 +9,12 @@
 - `step`, `name_step`: name the steps of your math, for `explain` and the graph pictures.
 - `Variable`: PyTorch's old wrapper, now a tensor: `Variable(t, requires_grad=True)`.
 - `profiler`: time every op and every VJP (`profile`, `record_function`), as PyTorch's profiler tables them.
+- `graph`: `Node`, the type of every `grad_fn`, and `increment_version`.
 """
 import contextlib
 from typing import Any, Iterator
 
-from . import functional, grad_mode, profiler  # noqa: F401  (torch.autograd.profiler)
+from . import functional, grad_mode, graph, profiler  # noqa: F401  (torch.autograd.graph, .profiler)
 from .anomaly import AnomalyError
 from .api import backward, grad
 from .custom import once_differentiable

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtype
+from ..tensor import _HookHandle
 from .torch_names import torch_node_name
 
 
@@ -20,6 +21,10 @@ class NodeExtras:
 
     materialize_grads = True  # `set_materialize_grads`
     edges: tuple[tuple[int, Any, tuple[int, ...], Any], ...]  # (set on each node by `Function.apply`)
+    # the node's own hooks (`grad_fn.register_prehook`, `grad_fn.register_hook`), run by the engine
+    prehooks: list[Any] | None = None
+    posthooks: list[Any] | None = None
+    _metadata: dict[str, Any] | None = None
 
     def mark_dirty(self, *tensors: Any) -> None:
         """Say forward changed these inputs in place (and returns them): they become its outputs."""
@@ -32,6 +37,28 @@ class NodeExtras:
     def set_materialize_grads(self, value: bool) -> None:
         """False: backward gets None, not zeros, for an output no gradient reached."""
         self.materialize_grads = bool(value)
+
+    def register_prehook(self, hook: Any) -> _HookHandle:
+        """Call `hook(grad_outputs)` before this node's backward runs; a tuple it returns replaces them."""
+        if self.prehooks is None:
+            self.prehooks = []
+        self.prehooks.append(hook)
+        return _HookHandle(self.prehooks, hook)
+
+    def register_hook(self, hook: Any) -> _HookHandle:
+        """Call `hook(grad_inputs, grad_outputs)` after this node's backward ran (`grad_inputs`: one
+        gradient or None per tensor argument of forward); a tuple it returns replaces `grad_inputs`."""
+        if self.posthooks is None:
+            self.posthooks = []
+        self.posthooks.append(hook)
+        return _HookHandle(self.posthooks, hook)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict that stays with this node, for a user's notes (empty at first)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:

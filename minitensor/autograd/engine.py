@@ -5,7 +5,8 @@
 2. Run nodes in topological order (Kahn's algorithm): a node runs once all its consumers have
    sent their gradient, so it runs once, with the sum of everything that flows into it.
 3. `_call_backward`: before a node's VJP runs, every tensor it reads must be as it was in the
-   forward pass; an in-place change since then would make its gradient silently wrong.
+   forward pass; an in-place change since then would make its gradient silently wrong. (The node's
+   own hooks, if a user registered any, run just before and after the VJP.)
 4. `_check_gradient`: each returned gradient must have its input's shape (the dtype is cast like
    PyTorch does); the error names the op, so a buggy VJP is found where it is. (A user's Function
    may return the gradient of a broadcast input unreduced: it is summed to the input's shape, as in PyTorch.)
@@ -22,7 +23,7 @@ from ..tensor import Tensor
 from . import anomaly, grad_mode
 from .custom import broadcasts_to, sum_to
 from .freeing import release as _release
-from .hooks import run_hooks as _run_hooks
+from .hooks import run_hooks as _run_hooks, run_node_posthooks, run_node_prehooks
 from .leaves import store_grad
 from .messages import freed_message, modified_message
 from .pruning import leads_to, needed_nodes
@@ -55,6 +56,8 @@ def _call_backward(node, g):
     for t, version in node.versions:
         if t._version != version:
             raise RuntimeError(modified_message(node, "an input", t, version))
+    if node.prehooks:  # the node's own hooks (`grad_fn.register_prehook`), after the tensor's
+        g = run_node_prehooks(node, g)
     twin = node.fast_backward
     backward = node.backward if twin is None or grad_mode.modes.grad_enabled else twin
     with as_the_user_set() if node.sums_broadcast_gradients else _as_it_is:  # a user's Function: numpy as set
@@ -66,6 +69,8 @@ def _call_backward(node, g):
             f"backward of '{node.name()}' returned {len(grads)} gradients, but forward took "
             f"{len(node.inputs)} arguments (return one per argument, None where there is none)"
         )
+    if node.posthooks:  # `grad_fn.register_hook`: may replace the gradients of the inputs
+        grads = run_node_posthooks(node, grads, g)
     return grads
 
 

@@ -21,7 +21,8 @@ def release(node):
 # what every node has (set by Function.apply and the engine); anything else on ctx was kept by forward
 _NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_out", "output_version",
                 "hooks", "retain", "origin", "_step_name",  # _step_name: autograd.step names it for pictures
-                "shown_as"}  # PyTorch's name of a composite's last node (torch_names.shown_as)
+                "shown_as",  # PyTorch's name of a composite's last node (torch_names.shown_as)
+                "prehooks", "posthooks", "_metadata"}  # the user's own on the node (grad_fn.register_hook ...)
 
 
 def _stand_in(t):

@@ -1,0 +1,108 @@
+"""A node's own hooks (`grad_fn.register_prehook`, `grad_fn.register_hook`, `grad_fn.metadata`) and
+torch.autograd.graph (`Node`, `increment_version`), against PyTorch on programs whose nodes are PyTorch's."""
+import numpy as np
+import pytest
+
+import minitensor as mt
+from minitensor.autograd import graph
+from minitensor.run import torch_is_minitensor
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+W = np.array([[1.0, 2.0], [-1.0, 0.5], [0.25, -2.0]])
+
+
+def _hooked(lib):
+    """The order of every hook and what each saw, and the leaves' gradients, for x @ w -> tanh -> * v -> sum."""
+    x = lib.tensor(X, requires_grad=True)
+    w = lib.tensor(W, requires_grad=True)
+    h = lib.tanh(x @ w)
+    out = h * lib.tensor(np.linspace(-1, 1, 4).reshape(2, 2))
+    log = []
+
+    def shapes(gs):
+        return [None if g is None else tuple(g.shape) for g in gs]
+    h.register_hook(lambda g: log.append(("tensor hook", tuple(g.shape))))
+    h.grad_fn.register_prehook(lambda go: log.append(("tanh pre", shapes(go))))
+    h.grad_fn.register_hook(lambda gi, go: log.append(("tanh post", shapes(gi), shapes(go))))
+    mm = h.grad_fn.next_functions[0][0]
+    mm.register_prehook(lambda go: (go[0] * 2,))  # doubles what reaches the product
+    mm.register_hook(lambda gi, go: (gi[0], None))  # and drops w's gradient
+    mm.metadata["seen"] = True
+    out.sum().backward()
+    return log, x.grad.numpy(), w.grad, mm.metadata
+
+
+def test_node_hooks_run_and_replace_as_pytorchs():
+    ours = _hooked(mt)
+    assert [entry[0] for entry in ours[0]] == ["tensor hook", "tanh pre", "tanh post"]
+    assert ours[2] is None and ours[3] == {"seen": True}
+    torch = pytest.importorskip("torch")
+    theirs = _hooked(torch)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+    assert theirs[2] is None
+
+
+def test_a_post_hook_sees_a_numpy_vjps_gradients_as_tensors():
+    x = mt.tensor(X, requires_grad=True)
+    y = x * mt.tensor(X)  # Mul's backward runs the speed layer's numpy twin
+    seen = []
+    y.grad_fn.register_hook(lambda gi, go: seen.append([type(g).__name__ for g in gi]))
+    y.sum().backward()
+    assert seen == [["Tensor", "NoneType"]]
+    np.testing.assert_array_equal(x.grad.numpy(), X)
+
+
+@pytest.mark.parametrize("hook, error, message", [
+    ("post", RuntimeError, r"hook 'bad' has returned an incorrect number of values \(got 1, but expected 2\)"),
+    ("pre", RuntimeError, r"hook 'bad' has returned an incorrect number of values \(got 2, but expected 1\)"),
+    ("pre-not-tuple", TypeError, "expected tuple, but hook returned 'Tensor'"),
+])
+def test_a_hook_returning_the_wrong_thing_gets_pytorchs_error(hook, error, message):
+    for lib in (mt, pytest.importorskip("torch")):
+        x = lib.tensor(X, requires_grad=True)
+        y = x * lib.tensor(X)
+
+        def bad(*args):
+            if hook == "post":
+                return (args[0][0],)
+            return (args[0][0], args[0][0]) if hook == "pre" else args[0][0]
+        (y.grad_fn.register_hook if hook == "post" else y.grad_fn.register_prehook)(bad)
+        with pytest.raises(error, match=message):
+            y.sum().backward()
+
+
+def test_a_removed_node_hook_no_longer_runs():
+    x = mt.tensor(X, requires_grad=True)
+    y = x * 3.0
+    handle = y.grad_fn.register_prehook(lambda go: (go[0] * 0,))
+    handle.remove()
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(X.shape, 3.0))
+
+
+def test_every_grad_fn_is_a_node_and_increment_version_is_an_in_place_change():
+    x = mt.tensor(X, requires_grad=True)
+    y = (x * x).sum()
+    assert isinstance(y.grad_fn, graph.Node) and not isinstance(x, graph.Node)
+    graph.increment_version(x)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    with pytest.raises(RuntimeError, match="increment_version expect a Iterable\\[Tensor\\] as input"):
+        graph.increment_version(3)
+    t = mt.ones(2)
+    before = t._version
+    graph.increment_version([t, t])
+    assert t._version == before + 2
+    torch = pytest.importorskip("torch")
+    tt = torch.ones(2)
+    before = tt._version
+    torch.autograd.graph.increment_version([tt, tt])
+    assert tt._version == before + 2
+
+
+def test_a_script_imports_torch_autograd_graph():
+    with torch_is_minitensor():
+        import torch
+        from torch.autograd.graph import Node, increment_version  # noqa: F401
+        assert isinstance((torch.ones(1, requires_grad=True) * 2).grad_fn, Node)
