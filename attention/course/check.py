@@ -544,7 +544,7 @@ def graph_nodes(root):
     inputs, stack = {root: []}, [root]
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, _ in node.gradient_edges:
             if isinstance(child, minitensor.Tensor):
                 continue
             inputs[node].append(child)
@@ -629,7 +629,7 @@ def _walk(root, g, order):
                 continue  # no gradient reached it (yet): in a bad order, that is where gradient is lost
             grads = node.backward(node, pending.pop(node))
             grads = grads if isinstance(grads, tuple) else (grads,)
-            for child, i in node.next_functions:
+            for child, i in node.gradient_edges:
                 gi = (grads[i] if isinstance(grads[i], minitensor.Tensor)
                       else minitensor.from_numpy(np.asarray(grads[i])))
                 if isinstance(child, minitensor.Tensor):

@@ -373,7 +373,7 @@ EXERCISES = {e.name: e for e in [
          Case("a chain of 3000 nodes", _graph_chain, points=2)],
         hints=(
             "a node may run only after every node that uses its output. Walk from the root through "
-            "next_functions; list a node once all the nodes it reads from are listed, then reverse the list.",
+            "node.gradient_edges; list a node once all the nodes it reads from are listed, then reverse the list.",
             "keep a set of visited nodes, so a node reached by two paths is walked once (without it the "
             "ladder has 2^30 paths). Use a list as an explicit stack, not recursion: the chain is 3000 deep.",
             "stack = [(root, False)]; pop (node, done): if done, append node to order; else if not visited, "

@@ -9,10 +9,11 @@ as zeros or None (`set_materialize_grads`); custom.py acts on them. A node print
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from .. import _dtype
-from ..tensor import _HookHandle
+from ..tensor import Tensor, _HookHandle
 from .torch_names import torch_node_name
 
 
@@ -21,6 +22,8 @@ class NodeExtras:
 
     materialize_grads = True  # `set_materialize_grads`
     edges: tuple[tuple[int, Any, tuple[int, ...], Any], ...]  # (set on each node by `Function.apply`)
+    inputs: tuple[Any, ...] | None
+    needs_input_grad: tuple[bool, ...]
     # the node's own hooks (`grad_fn.register_prehook`, `grad_fn.register_hook`), run by the engine
     prehooks: list[Any] | None = None
     posthooks: list[Any] | None = None
@@ -61,9 +64,41 @@ class NodeExtras:
         return self._metadata
 
     @property
-    def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        """(node, input index) for each input needing a gradient: a leaf shows as its tensor."""
+    def gradient_edges(self) -> tuple[tuple[Any, int], ...]:
+        """Where this node's gradients go, minitensor's way: (child, i) for each input i of forward that
+        needs a gradient, `child` being the node that made that input, or the input itself when it is a
+        leaf tensor. (The engine walks these; `next_functions` shows the same graph as PyTorch does.)"""
         return tuple((target, i) for i, target, _, _ in self.edges)
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """PyTorch's view of where the gradients go: (node, output number) for each tensor input of
+        forward, the node being the one that made it, a leaf's `AccumulateGrad`, or None for an input
+        that needs no gradient. (Once backward has freed a node that kept values, the inputs that
+        needed no gradient are no longer known, and only the others are listed.)"""
+        composite = self.__dict__.get("composite_edges")  # a composite op shown as PyTorch's one node
+        if composite is not None:
+            return tuple((None, 0) if t is None else _pytorch_edge(t) for t in composite)
+        targets = {i: target for i, target, _, _ in self.edges}
+        places = (range(len(self.needs_input_grad)) if self.inputs is None else  # (freed: the edges only)
+                  [i for i, a in enumerate(self.inputs) if isinstance(a, Tensor)])
+        edges = {i: _pytorch_edge(targets[i]) if i in targets else (None, 0)
+                 for i in places if self.inputs is not None or i in targets}
+        if type(self).__name__ == "Linear" and self.torch_name() in ("AddmmBackward0", "MmBackward0"):
+            return self._as_addmm(edges)
+        return tuple(edges.values())
+
+    def _as_addmm(self, edges: dict[int, tuple[Any, int]]) -> tuple[tuple[Any, int], ...]:
+        """Linear's edges in the order of PyTorch's node for a matrix input, addmm(bias, x, W^T) (or
+        mm(x, W^T)): the bias first, the weight through a transpose node of its own."""
+        weight = edges.get(1, (None, 0))
+        if weight[0] is not None:
+            shown = self.__dict__.get("_weight_t")
+            if shown is None:  # (one transpose node per Linear node, as PyTorch's graph has)
+                shown = self._weight_t = ShownNode("TBackward0", (weight,))
+            weight = (shown, 0)
+        bias = (edges[2],) if 2 in edges else ()
+        return bias + (edges.get(0, (None, 0)), weight)
 
     def torch_name(self) -> str:
         """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
@@ -76,3 +111,63 @@ class NodeExtras:
         if not type(self).__module__.startswith("minitensor."):
             name = f"{_dtype.shown_as()}.autograd.function.{name}"
         return f"<{name} object at {id(self):#x}>"
+
+
+def _pytorch_edge(target: Any) -> tuple[Any, int]:
+    """An edge's target as PyTorch names it: a leaf's AccumulateGrad, or (node, which of its outputs)."""
+    if isinstance(target, Tensor):
+        return accumulate_grad_of(target), 0
+    slot = getattr(target, "slot", None)  # one output of a Function with several (custom.OutputOf)
+    if slot is not None:
+        return target.edges[0][1], slot
+    return target, 0
+
+
+class ShownNode:
+    """A node of PyTorch's graph that minitensor's op has no node for (the transpose inside PyTorch's
+    linear): shown by `next_functions`, with its name and its own edges; it computes nothing."""
+
+    def __init__(self, torch_name: str, next_functions: tuple[tuple[Any, int], ...]) -> None:
+        self._name, self.next_functions = torch_name, next_functions
+        self.metadata: dict[str, Any] = {}
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """PyTorch's node at a leaf, shown by `next_functions`: `variable` is the leaf whose `.grad` the
+    gradient goes into. (minitensor's engine accumulates into the leaf directly; this node is only
+    the graph's face, the same object for a leaf as long as someone holds it.)"""
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+        self.metadata: dict[str, Any] = {}
+
+    next_functions: tuple[tuple[Any, int], ...] = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def register_hook(self, hook: Any) -> Any:
+        raise NotImplementedError("register_hook on a leaf's AccumulateGrad node: use "
+                                  "tensor.register_post_accumulate_grad_hook (or tensor.register_hook)")
+
+    register_prehook = register_hook
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+# id(leaf) -> its AccumulateGrad while someone holds that node (which holds the leaf, so the id is not reused)
+_accumulators: weakref.WeakValueDictionary[int, AccumulateGrad] = weakref.WeakValueDictionary()
+
+
+def accumulate_grad_of(leaf: Tensor) -> AccumulateGrad:
+    node = _accumulators.get(id(leaf))
+    if node is None or node.variable is not leaf:
+        node = _accumulators[id(leaf)] = AccumulateGrad(leaf)
+    return node

@@ -22,7 +22,8 @@ def release(node):
 _NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_out", "output_version",
                 "hooks", "retain", "origin", "_step_name",  # _step_name: autograd.step names it for pictures
                 "shown_as",  # PyTorch's name of a composite's last node (torch_names.shown_as)
-                "prehooks", "posthooks", "_metadata"}  # the user's own on the node (grad_fn.register_hook ...)
+                "prehooks", "posthooks", "_metadata",  # the user's own on the node (grad_fn.register_hook ...)
+                "composite_edges", "_weight_t"}  # the graph as PyTorch shows it (ctx.next_functions)
 
 
 def _stand_in(t):

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..tensor import Tensor
+from .ctx import AccumulateGrad
 from .function import Function
 
 __all__ = ["Node", "increment_version"]
@@ -43,6 +44,7 @@ class Node(abc.ABC):
 
 
 Node.register(Function)
+Node.register(AccumulateGrad)
 
 
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:

@@ -45,11 +45,17 @@ def torch_node_name(node: Any) -> str:
     return TORCH_NODE_NAMES.get(name, name + "Backward0")
 
 
-def shown_as(out: Any, name: str, input: Any = None) -> Any:
+def shown_as(out: Any, name: str, input: Any = None, inputs: Any = None) -> Any:
     """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`.
-    An op that may return its `input` itself (a 0-d sort) passes it: that tensor's node is not the op's."""
+    An op that may return its `input` itself (a 0-d sort) passes it: that tensor's node is not the op's.
+    With `inputs` (the composite's tensor arguments) its `next_functions` skips the composite's inner
+    nodes, as PyTorch's one node does: each input's node, its leaf, or None if it needs no gradient."""
     if out.grad_fn is not None and out is not input:
         out.grad_fn.shown_as = name
+        if inputs is not None:
+            out.grad_fn.composite_edges = tuple(
+                None if not getattr(t, "requires_grad", False) else t.grad_fn if t.grad_fn is not None else t
+                for t in inputs)
     return out
 
 

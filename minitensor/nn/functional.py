@@ -538,7 +538,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         broadcast_shapes("mse_loss", input.shape, target.shape)
     input, target = _as_floats(input, target)  # a bool or integer target is promoted, as PyTorch (x - bool refuses)
     d = input - target
-    return shown_as(_reduce_weighted(d * d, weight, reduction, "mse_loss"), "MseLossBackward0")
+    return shown_as(_reduce_weighted(d * d, weight, reduction, "mse_loss"), "MseLossBackward0",
+                    inputs=(input, target))
 
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str, stacklevel: int = 3) -> str:

@@ -19,9 +19,12 @@
 # run: the nodes must be in a topological order of the graph, read from the output back.
 #
 # The graph, as minitensor records it: `t.grad_fn` is the node that made tensor t (None for a
-# leaf). `node.next_functions` is a tuple of (child, i), one per input of the op that needs a
+# leaf). `node.gradient_edges` is a tuple of (child, i), one per input of the op that needs a
 # gradient: `child` is the node that made that input, or the input itself when it is a leaf
-# Tensor (`isinstance(child, Tensor)`). Leaves have no backward; they only collect gradients.
+# Tensor (`isinstance(child, Tensor)`), and `i` is that input's place among forward's arguments, so
+# the gradient for it is `grads[i]`. Leaves have no backward; they only collect gradients.
+# (`node.next_functions` shows the same graph as PyTorch prints it, with a leaf as its
+# `AccumulateGrad` node; the engine walks `gradient_edges`.)
 #
 # Your task: `topological_order(root)` returns every node reachable from `root` (leaves excluded),
 # each exactly once, each before every node that made one of its inputs. `backward` below runs the
@@ -63,9 +66,9 @@ def topological_order(root):
     """Every node reachable from `root`, each before the nodes that made its inputs."""
     raise NotImplementedError(
         "the engine's topological sort is yours to write. Hint 1: a node may run only after every "
-        "node that uses its output. Walk from the root through next_functions; list a node once all"
-        " the nodes it reads from are listed, then reverse the list. (next hint: attention-grade "
-        "--hint 2 topo_sort)"
+        "node that uses its output. Walk from the root through node.gradient_edges; list a node "
+        "once all the nodes it reads from are listed, then reverse the list. (next hint: "
+        "attention-grade --hint 2 topo_sort)"
     )
 
 
@@ -78,7 +81,7 @@ def backward(output, g):
         for node in topological_order(output.grad_fn):
             grads = node.backward(node, pending.pop(node))
             grads = grads if isinstance(grads, tuple) else (grads,)
-            for child, i in node.next_functions:
+            for child, i in node.gradient_edges:
                 if isinstance(child, Tensor):
                     total = leaves[id(child)][1] + grads[i] if id(child) in leaves else grads[i]
                     leaves[id(child)] = (child, total)
@@ -106,7 +109,8 @@ print("\n".join(report(result)))
 # <details><summary>Hint 1</summary>
 #
 # a node may run only after every node that uses its output. Walk from the root through
-# next_functions; list a node once all the nodes it reads from are listed, then reverse the list.
+# node.gradient_edges; list a node once all the nodes it reads from are listed, then reverse the
+# list.
 #
 # </details>
 #

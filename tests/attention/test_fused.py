@@ -229,9 +229,9 @@ def test_fused_path_is_one_node_to_the_output_and_one_to_the_weights():
     q, k, v = (mt.randn(2, 3, 2, dtype=mt.float64, requires_grad=True) for _ in range(3))
     out, w = sdpa(q, k, v, fused=True)
     assert out.grad_fn.name() == "FusedAttentionBackward"
-    assert [n for n, _ in out.grad_fn.next_functions] == [q, k, v]   # straight to the leaves: P is not an input
+    assert [n for n, _ in out.grad_fn.gradient_edges] == [q, k, v]   # straight to the leaves: P is not an input
     assert w.grad_fn.name() == "FusedAttentionWeightsBackward"
-    assert [n for n, _ in w.grad_fn.next_functions] == [q, k]
+    assert [n for n, _ in w.grad_fn.gradient_edges] == [q, k]
     # each node on its own is differentiable, and so is a loss that reads both
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[0], (q, k, v))
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, fused=True)[1], (q, k, v))
@@ -244,7 +244,7 @@ def test_without_weights_the_fused_output_is_one_node():
     out, w = sdpa(q, k, v, is_causal=True, fused=True, need_weights=False)
     assert w is None
     assert out.grad_fn.name() == "FusedAttentionBackward"
-    assert [n for n, _ in out.grad_fn.next_functions] == [q, k, v]
+    assert [n for n, _ in out.grad_fn.gradient_edges] == [q, k, v]
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, is_causal=True, fused=True, need_weights=False)[0], (q, k, v))
 
 

@@ -106,3 +106,54 @@ def test_a_script_imports_torch_autograd_graph():
         import torch
         from torch.autograd.graph import Node, increment_version  # noqa: F401
         assert isinstance((torch.ones(1, requires_grad=True) * 2).grad_fn, Node)
+
+
+def _blitz(lib):
+    """The 60-minute blitz's walk down loss.grad_fn.next_functions, as printed names (addresses cut)."""
+    lib.manual_seed(0)
+    fc1, fc2 = lib.nn.Linear(4, 3), lib.nn.Linear(3, 2)
+    output = fc2(lib.nn.functional.relu(fc1(lib.randn(1, 4))))
+    loss = lib.nn.MSELoss()(output, lib.randn(2).view(1, -1))
+
+    def shown(edges):
+        return [(None if n is None else repr(n).split(" object")[0], i) for n, i in edges]
+    node, chain = loss.grad_fn, []
+    while node is not None:
+        chain.append(shown(node.next_functions))
+        node = node.next_functions[0][0] if node.next_functions else None
+    linear = loss.grad_fn.next_functions[0][0]
+    leaf = linear.next_functions[0][0]
+    return chain, leaf.variable is fc2.bias, shown(linear.next_functions[2][0].next_functions)
+
+
+def test_next_functions_walk_the_graph_as_pytorchs_blitz_prints_it():
+    ours = _blitz(mt)
+    assert ours[0][0] == [("<AddmmBackward0", 0), (None, 0)] and ours[1]
+    assert ours[2] == [("<AccumulateGrad", 0)]  # the weight behind its transpose
+    torch = pytest.importorskip("torch")
+    assert ours == _blitz(torch)
+
+
+def test_next_functions_of_elementwise_ops_and_after_backward():
+    def edges(lib):
+        x = lib.tensor(X, requires_grad=True)
+        c = lib.tensor(X)
+        y = lib.tanh(x * c + x)
+        before = [[(None if n is None else repr(n).split(" object")[0], i) for n, i in node.next_functions]
+                  for node in (y.grad_fn, y.grad_fn.next_functions[0][0])]
+        same = y.grad_fn.next_functions[0][0].next_functions[1][0] is y.grad_fn.next_functions[0][0] \
+            .next_functions[0][0].next_functions[0][0]  # one AccumulateGrad per leaf
+        return before, same
+
+    ours = edges(mt)
+    assert ours[1]
+    torch = pytest.importorskip("torch")
+    assert ours == edges(torch)
+
+
+def test_gradient_edges_keep_minitensors_own_walk():
+    x = mt.tensor(X, requires_grad=True)
+    w = mt.tensor(X, requires_grad=True)
+    y = x * w
+    assert [(t is x, i) for t, i in y.grad_fn.gradient_edges][:1] == [(True, 0)]
+    assert [i for _, i in y.grad_fn.gradient_edges] == [0, 1]

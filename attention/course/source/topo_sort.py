@@ -5,9 +5,12 @@ into the node's output. So a node may run only after every node that consumes it
 run: the nodes must be in a topological order of the graph, read from the output back.
 
 The graph, as minitensor records it: `t.grad_fn` is the node that made tensor t (None for a
-leaf). `node.next_functions` is a tuple of (child, i), one per input of the op that needs a
+leaf). `node.gradient_edges` is a tuple of (child, i), one per input of the op that needs a
 gradient: `child` is the node that made that input, or the input itself when it is a leaf
-Tensor (`isinstance(child, Tensor)`). Leaves have no backward; they only collect gradients.
+Tensor (`isinstance(child, Tensor)`), and `i` is that input's place among forward's arguments, so
+the gradient for it is `grads[i]`. Leaves have no backward; they only collect gradients.
+(`node.next_functions` shows the same graph as PyTorch prints it, with a leaf as its
+`AccumulateGrad` node; the engine walks `gradient_edges`.)
 
 Your task: `topological_order(root)` returns every node reachable from `root` (leaves excluded),
 each exactly once, each before every node that made one of its inputs. `backward` below runs the
@@ -35,7 +38,7 @@ def topological_order(root):
             continue  # reached again by another path: a node is listed once
         visited.add(node)
         stack.append((node, True))  # popped again after all of its inputs' nodes
-        for child, _ in node.next_functions:
+        for child, _ in node.gradient_edges:
             if not isinstance(child, Tensor) and child not in visited:
                 stack.append((child, False))
     return order[::-1]  # reversed post-order: each node before the nodes that feed it
@@ -51,7 +54,7 @@ def backward(output, g):
         for node in topological_order(output.grad_fn):
             grads = node.backward(node, pending.pop(node))
             grads = grads if isinstance(grads, tuple) else (grads,)
-            for child, i in node.next_functions:
+            for child, i in node.gradient_edges:
                 if isinstance(child, Tensor):
                     total = leaves[id(child)][1] + grads[i] if id(child) in leaves else grads[i]
                     leaves[id(child)] = (child, total)

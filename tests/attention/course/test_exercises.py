@@ -113,7 +113,7 @@ RECURSIVE = '''    order, seen = [], set()
         if node in seen:
             return
         seen.add(node)
-        for child, _ in node.next_functions:
+        for child, _ in node.gradient_edges:
             if not isinstance(child, Tensor):
                 visit(child)
         order.append(node)
@@ -126,7 +126,7 @@ BREADTH_FIRST = '''    order, seen, queue = [], {root}, [root]
     while queue:
         node = queue.pop(0)
         order.append(node)
-        for child, _ in node.next_functions:
+        for child, _ in node.gradient_edges:
             if not isinstance(child, Tensor) and child not in seen:
                 seen.add(child)
                 queue.append(child)
@@ -137,7 +137,7 @@ WITH_LEAVES = '''    order, seen, stack = [], set(), [root]
     while stack:
         node = stack.pop()
         order.append(node)
-        for child, _ in getattr(node, "next_functions", ()):
+        for child, _ in getattr(node, "gradient_edges", ()):
             if id(child) not in seen:
                 seen.add(id(child))
                 stack.append(child)
@@ -145,7 +145,7 @@ WITH_LEAVES = '''    order, seen, stack = [], set(), [root]
 '''
 
 TWICE = '''    order = [root]
-    for child, _ in root.next_functions:
+    for child, _ in root.gradient_edges:
         order += [] if isinstance(child, Tensor) else [child, child]
     return order
 '''
