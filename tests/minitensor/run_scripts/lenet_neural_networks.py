@@ -68,6 +68,10 @@ criterion = nn.MSELoss()
 
 loss = criterion(output, target)
 print(loss)
+# the tutorial follows loss backwards through a few nodes (addresses cut: they differ run to run)
+print(repr(loss.grad_fn).split(" object")[0])  # MSELoss
+print(repr(loss.grad_fn.next_functions[0][0]).split(" object")[0])  # Linear
+print(repr(loss.grad_fn.next_functions[0][0].next_functions[0][0]).split(" object")[0])  # its bias
 
 net.zero_grad()  # zeroes the gradient buffers of all parameters
 print("conv1.bias.grad before backward")
