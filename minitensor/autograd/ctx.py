@@ -81,22 +81,35 @@ class NodeExtras:
             return tuple((None, 0) if t is None else _pytorch_edge(t) for t in composite)
         targets = {i: target for i, target, _, _ in self.edges}
         places = (range(len(self.needs_input_grad)) if self.inputs is None else  # (freed: the edges only)
-                  [i for i, a in enumerate(self.inputs) if isinstance(a, Tensor)])
+                  [i for i, a in enumerate(self.inputs) if _differentiable(a)])
         edges = {i: _pytorch_edge(targets[i]) if i in targets else (None, 0)
                  for i in places if self.inputs is not None or i in targets}
-        if type(self).__name__ == "Linear" and self.torch_name() in ("AddmmBackward0", "MmBackward0"):
+        op = type(self).__name__
+        if op == "Linear" and self.torch_name() in ("AddmmBackward0", "MmBackward0"):
             return self._as_addmm(edges)
+        if op == "LayerNorm" and self.inputs is not None:  # (x, k, weight, bias, eps): a missing weight or
+            return tuple(edges.get(i, (None, 0)) for i in (0, 2, 3))  # bias is an undefined input of PyTorch's
+        if op == "CrossEntropy":  # PyTorch's cross_entropy is nll_loss(log_softmax(x)): two nodes
+            return ((self._shown("_log_softmax", "LogSoftmaxBackward0", (edges.get(0, (None, 0)),)), 0),)
+        if op in ("Add", "Sub", "Mul", "Div") and self.inputs is not None and len(edges) == 1 and \
+                not (op == "Sub" and not isinstance(self.inputs[0], Tensor)):
+            return tuple(edges.values()) + ((None, 0),)  # a number operand: PyTorch's wrapped tensor (not rsub's)
         return tuple(edges.values())
+
+    def _shown(self, slot: str, torch_name: str, next_functions: tuple[tuple[Any, int], ...]) -> ShownNode:
+        """The ShownNode kept in `slot` of this node (made once: PyTorch's graph has one such node)."""
+        shown = self.__dict__.get(slot)
+        if shown is None:
+            shown = ShownNode(torch_name, next_functions)
+            setattr(self, slot, shown)
+        return shown
 
     def _as_addmm(self, edges: dict[int, tuple[Any, int]]) -> tuple[tuple[Any, int], ...]:
         """Linear's edges in the order of PyTorch's node for a matrix input, addmm(bias, x, W^T) (or
         mm(x, W^T)): the bias first, the weight through a transpose node of its own."""
         weight = edges.get(1, (None, 0))
         if weight[0] is not None:
-            shown = self.__dict__.get("_weight_t")
-            if shown is None:  # (one transpose node per Linear node, as PyTorch's graph has)
-                shown = self._weight_t = ShownNode("TBackward0", (weight,))
-            weight = (shown, 0)
+            weight = (self._shown("_weight_t", "TBackward0", (weight,)), 0)
         bias = (edges[2],) if 2 in edges else ()
         return bias + (edges.get(0, (None, 0)), weight)
 
@@ -111,6 +124,12 @@ class NodeExtras:
         if not type(self).__module__.startswith("minitensor."):
             name = f"{_dtype.shown_as()}.autograd.function.{name}"
         return f"<{name} object at {id(self):#x}>"
+
+
+def _differentiable(arg: Any) -> bool:
+    """Whether PyTorch's node has an input for this argument: a tensor that could carry a gradient (an
+    integer or bool tensor, like a target or a mask, is not one)."""
+    return isinstance(arg, Tensor) and arg._array.dtype.kind in "fc"
 
 
 def _pytorch_edge(target: Any) -> tuple[Any, int]:

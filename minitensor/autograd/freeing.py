@@ -23,7 +23,7 @@ _NODE_FIELDS = {"inputs", "saved", "versions", "edges", "needs_input_grad", "_ou
                 "hooks", "retain", "origin", "_step_name",  # _step_name: autograd.step names it for pictures
                 "shown_as",  # PyTorch's name of a composite's last node (torch_names.shown_as)
                 "prehooks", "posthooks", "_metadata",  # the user's own on the node (grad_fn.register_hook ...)
-                "composite_edges", "_weight_t"}  # the graph as PyTorch shows it (ctx.next_functions)
+                "composite_edges", "_weight_t", "_log_softmax"}  # the graph as PyTorch shows it (ctx.next_functions)
 
 
 def _stand_in(t):

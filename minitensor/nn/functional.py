@@ -104,7 +104,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     float_kernel(tensor_input(input, "silu"), "silu")  # (no integer kernel in PyTorch)
     if inplace:
         return _write_in_place(input, "silu", silu)
-    return shown_as(input * sigmoid(input), "SiluBackward0")
+    return shown_as(input * sigmoid(input), "SiluBackward0", inputs=(input,))
 
 
 @with_formulas(Relu)
@@ -124,7 +124,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     z = input * beta
     safe = where(z > threshold, 0.0, z)
     out = where(z > threshold, input, safe.exp().log1p() / beta)  # log1p: e^-12 + 1 would lose its digits
-    return shown_as(out, "SoftplusBackward0")
+    return shown_as(out, "SoftplusBackward0", inputs=(input,))
 
 
 class Dropout(Function):
@@ -384,9 +384,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     picked = where(Tensor._make(keep), logp[np.arange(n), safe_t], 0.0)
     loss = -(picked * wt)
     if reduction == "none":
-        return shown_as(loss.reshape(rest) if rest else loss.reshape(()), "NllLossBackward0")
+        return shown_as(loss.reshape(rest) if rest else loss.reshape(()), "NllLossBackward0", inputs=(input,))
     total = float(wt._array.sum())
-    return shown_as(_reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0), "NllLossBackward0")
+    return shown_as(_reduce(loss, reduction, "nll_loss", denom=total if total > 0 else 1.0), "NllLossBackward0",
+                    inputs=(input,))
 
 
 class CrossEntropy(Function):
@@ -613,7 +614,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = loss * weight
     if loss.dtype != target.dtype:  # PyTorch computes the loss in place in a tensor made from the target
         loss = loss.to(target.dtype)
-    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyWithLogitsBackward0")
+    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyWithLogitsBackward0", inputs=(input, target))
 
 
 class Pad(Function):

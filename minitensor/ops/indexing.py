@@ -148,7 +148,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
     value = fill_value(value, input._array.dtype, "masked_fill")
     # the user's mask tensor itself, so that the node sees it changed in place before backward
     out = where(mask if isinstance(mask, Tensor) else Tensor._make(m), value, input)
-    return shown_as(out, name)
+    return shown_as(out, name, inputs=(input,) if name == "MaskedFillBackward0" else (input, value))
 
 
 @with_formulas(Where)

@@ -390,7 +390,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise RuntimeError("stack: expects each tensor to be equal size, got shapes "
                            f"{[tuple(t.shape) for t in tensors]}")
     d = _wrap_dim(dim, tensors[0].ndim + 1, "stack")
-    return shown_as(cat([t.unsqueeze(d) for t in tensors], d), "StackBackward0")
+    return shown_as(cat([t.unsqueeze(d) for t in tensors], d), "StackBackward0", inputs=tensors)
 
 
 @with_formulas(Index)

@@ -526,7 +526,7 @@ def square(input: Tensor) -> Tensor:
     """
     if isinstance(input, Tensor) and input._array.dtype == _dtype.bool_:
         input = cast(input, _dtype.int64)
-    return shown_as(input * input, "PowBackward0")  # PyTorch's square is x ** 2
+    return shown_as(input * input, "PowBackward0", inputs=(input,))  # PyTorch's square is x ** 2
 
 
 def reciprocal(input: Tensor) -> Tensor:

@@ -157,3 +157,47 @@ def test_gradient_edges_keep_minitensors_own_walk():
     y = x * w
     assert [(t is x, i) for t, i in y.grad_fn.gradient_edges][:1] == [(True, 0)]
     assert [i for _, i in y.grad_fn.gradient_edges] == [0, 1]
+
+
+def _ops(lib):
+    """name -> a call of one op (or composite) on tensors that require grad, for its node's next_functions."""
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+
+    def t(*shape, rg=True):
+        return lib.tensor(rng.standard_normal(shape), requires_grad=rg)
+    x, y, w, idx = t(3, 4), t(3, 4), t(4, 5), lib.tensor([0, 2, 1])
+    return {
+        "mse_loss": lambda: F.mse_loss(x, y.detach()), "cross_entropy": lambda: F.cross_entropy(x, idx),
+        "nll_loss": lambda: F.nll_loss(F.log_softmax(x, 1), idx), "log_softmax": lambda: F.log_softmax(x, 1),
+        "softmax": lambda: F.softmax(x, 1), "silu": lambda: F.silu(x), "softplus": lambda: F.softplus(x),
+        "gelu": lambda: F.gelu(x), "relu": lambda: F.relu(x), "tanh": lambda: lib.tanh(x),
+        "sigmoid": lambda: lib.sigmoid(x), "matmul": lambda: x @ w, "mm": lambda: lib.mm(x, w),
+        "linear without bias": lambda: F.linear(x, w.T.detach().requires_grad_()), "sum": lambda: x.sum(),
+        "mean": lambda: x.mean(), "sum over a dim": lambda: x.sum(1), "add": lambda: x + y,
+        "tensor - number": lambda: x - 1.0, "number - tensor": lambda: 1.0 - x, "tensor * number": lambda: x * 2.0,
+        "number * tensor": lambda: 2.0 * x, "div": lambda: x / y, "pow": lambda: x ** 2, "exp": lambda: x.exp(),
+        "view": lambda: x.view(12), "reshape": lambda: x.reshape(2, 6), "transpose": lambda: x.transpose(0, 1),
+        ".T": lambda: x.T, "t()": lambda: x.t(), "cat": lambda: lib.cat([x, y]), "stack": lambda: lib.stack([x, y]),
+        "layer_norm": lambda: F.layer_norm(x, (4,)), "embedding": lambda: F.embedding(idx, w),
+        "x[0]": lambda: x[0], "x[:2]": lambda: x[:2], "unsqueeze": lambda: x.unsqueeze(0),
+        "bce_with_logits": lambda: F.binary_cross_entropy_with_logits(x, lib.ones(3, 4)),
+        "masked_fill": lambda: x.masked_fill(lib.ones(3, 4, dtype=lib.bool), 0.0), "clone": lambda: x.clone(),
+        "abs": lambda: x.abs(), "max": lambda: x.max(), "square": lambda: x.square(), "norm": lambda: x.norm(),
+    }
+
+
+@pytest.mark.parametrize("name", [
+    "mse_loss", "cross_entropy", "nll_loss", "log_softmax", "softmax", "silu", "softplus", "gelu", "relu", "tanh",
+    "sigmoid", "matmul", "mm", "linear without bias", "sum", "mean", "sum over a dim", "add", "tensor - number",
+    "number - tensor", "tensor * number", "number * tensor", "div", "pow", "exp", "view", "reshape", "transpose",
+    ".T", "t()", "cat", "stack", "layer_norm", "embedding", "x[0]", "x[:2]", "unsqueeze", "bce_with_logits",
+    "masked_fill", "clone", "abs", "max", "square", "norm"])
+def test_each_ops_node_points_where_pytorchs_does(name):
+    torch = pytest.importorskip("torch")
+
+    def shown(lib):
+        out = _ops(lib)[name]()
+        return repr(out.grad_fn).split(" object")[0], [
+            (None if n is None else repr(n).split(" object")[0], i) for n, i in out.grad_fn.next_functions]
+    assert shown(mt) == shown(torch)
