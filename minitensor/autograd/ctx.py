@@ -50,7 +50,8 @@ class NodeExtras:
 
     def register_hook(self, hook: Any) -> _HookHandle:
         """Call `hook(grad_inputs, grad_outputs)` after this node's backward ran (`grad_inputs`: one
-        gradient or None per tensor argument of forward); a tuple it returns replaces `grad_inputs`."""
+        gradient or None per floating-point tensor argument of forward); a tuple it returns replaces
+        `grad_inputs`."""
         if self.posthooks is None:
             self.posthooks = []
         self.posthooks.append(hook)

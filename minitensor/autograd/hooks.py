@@ -45,9 +45,10 @@ def run_node_prehooks(node, g):
 
 def run_node_posthooks(node, grads, g):
     """`grad_fn.register_hook`'s hooks, after the node's backward: each sees (grad_inputs, grad_outputs),
-    grad_inputs holding one gradient or None per tensor argument of forward; a tuple it returns replaces
+    grad_inputs holding one gradient or None per floating-point tensor argument of forward (an integer
+    or bool one, a target or a mask, is no input of PyTorch's node); a tuple it returns replaces
     grad_inputs. Returns `grads`, one per argument, with the replacements in."""
-    places = [i for i, a in enumerate(node.inputs) if isinstance(a, Tensor)]
+    places = [i for i, a in enumerate(node.inputs) if isinstance(a, Tensor) and a._array.dtype.kind in "fc"]
     ins = tuple(None if grads[i] is None else grads[i] if isinstance(grads[i], Tensor)
                 else Tensor._make(np.asarray(grads[i])) for i in places)  # (a numpy VJP's arrays, as tensors)
     outs = g if isinstance(g, tuple) else (g,)
