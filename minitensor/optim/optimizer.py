@@ -124,8 +124,8 @@ class Optimizer:
 
     def _check_group(self, group):
         """Raise ValueError for an invalid option in `group` (and normalise it, e.g. betas to a tuple)."""
-        if not type(self).__module__.startswith("minitensor."):
-            return  # a user's own Optimizer checks its own options (it may have no lr), as in PyTorch
+        if not any(c is not Optimizer and c.__module__.startswith("minitensor.") for c in type(self).__mro__):
+            return  # a user's own Optimizer (not built on Adam, SGD ...) checks its own options, as in PyTorch
         if not float(group["lr"]) >= 0.0:
             raise ValueError(f"Invalid learning rate: {group['lr']}")
         if not float(group.get("weight_decay", 0.0)) >= 0.0:

@@ -120,3 +120,16 @@ def test_a_users_own_optimizer_gets_the_hooks_and_the_profilers_range():
     assert ours == ([[0.5, 0.5], [0.25, 0.25]], ["Optimizer.step#Halve.step"])
     torch = pytest.importorskip("torch")
     assert ours == run(torch)
+
+
+def test_a_subclass_of_a_built_in_optimizer_still_has_its_options_checked():
+    class MyAdam(mt.optim.Adam):
+        pass
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        MyAdam([mt.nn.Parameter(mt.ones(2))], lr=-1.0)
+    torch = pytest.importorskip("torch")
+
+    class TheirAdam(torch.optim.Adam):
+        pass
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        TheirAdam([torch.nn.Parameter(torch.ones(2))], lr=-1.0)
