@@ -85,7 +85,7 @@ class NodeExtras:
                   [i for i, a in enumerate(self.inputs) if _differentiable(a)])
         edges = {i: _pytorch_edge(targets[i]) if i in targets else (None, 0)
                  for i in places if self.inputs is not None or i in targets}
-        op = type(self).__name__
+        op = type(self).__name__ if type(self).__module__.startswith("minitensor.") else None  # (not a user's)
         if op == "Linear" and self.torch_name() in ("AddmmBackward0", "MmBackward0"):
             return self._as_addmm(edges)
         if op == "LayerNorm" and self.inputs is not None:  # (x, k, weight, bias, eps): a missing weight or

@@ -201,3 +201,17 @@ def test_each_ops_node_points_where_pytorchs_does(name):
         return repr(out.grad_fn).split(" object")[0], [
             (None if n is None else repr(n).split(" object")[0], i) for n, i in out.grad_fn.next_functions]
     assert shown(mt) == shown(torch)
+
+
+def test_a_users_function_named_like_an_op_keeps_its_plain_edges():
+    class Mul(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k):
+            return a * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k if hasattr(ctx, "k") else g, None
+    x = mt.tensor(X, requires_grad=True)
+    y = Mul.apply(x, 2.0)
+    assert [repr(n).split(" object")[0] for n, _ in y.grad_fn.next_functions] == ["<AccumulateGrad"]
