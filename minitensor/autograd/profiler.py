@@ -19,7 +19,7 @@ minitensor op may be several aten ops in PyTorch's table (`aten::linear` holds `
 Memory (`profile_memory=True`) counts the bytes of the arrays each op returns; frees are not counted.
 Only the thread that entered the profiler is recorded, and only what goes through `Function.apply`:
 in-place updates nothing records, factories and a `compile`d model's replayed ops are not events (an
-optimizer's `step` and `zero_grad` are ranges named as PyTorch names them, with no ops inside).
+optimizer's `step` and `zero_grad`, and a replayed call, are ranges named as PyTorch names them).
 """
 from __future__ import annotations
 

@@ -53,6 +53,7 @@ import numpy as np
 from .. import _dtype, random as _random
 from ..autograd import grad_mode
 from ..autograd.engine import _count_consumers
+from ..autograd.profiler import record_function
 from ..nn import _module_hooks as _hooks
 from ..nn.module import Module
 from ..tensor import Tensor
@@ -314,7 +315,11 @@ class Compiled:
         for b, x in zip(rec.buffers, tensors):
             np.copyto(b, x._array)
         self.latest = rec
-        return rec.replay(tensors)
+        if modes.profiler is None:
+            return rec.replay(tensors)
+        # inside a profile the replay is one range, named as PyTorch names a compiled call (its ops are no events)
+        with record_function(f"Torch-Compiled Region: 0/{list(self.recordings).index(key)}"):
+            return rec.replay(tensors)
 
     def _key(self, skeleton, leaves, refresh):
         if refresh:

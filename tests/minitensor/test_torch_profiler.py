@@ -350,3 +350,20 @@ def test_an_optimizers_step_and_zero_grad_are_ranges_named_as_pytorchs(name, kwa
         ours[0] == f"Optimizer.step#{name}.step"
     torch = pytest.importorskip("torch")
     assert ours == ranges(torch)
+
+
+def test_a_compiled_models_replayed_call_is_one_range_named_as_pytorchs():
+    def regions(lib):
+        lib.manual_seed(0)
+        model = lib.compile(lib.nn.Linear(4, 3))
+        x = lib.randn(2, 4)
+        for _ in range(3):  # record, check, then replay
+            model(x)
+        with lib.profiler.profile() as prof:
+            model(x).sum().backward()
+        return [e.name for e in prof.events() if e.name.startswith("Torch-Compiled Region")]
+
+    ours = regions(mt)
+    assert ours == ["Torch-Compiled Region: 0/0"]
+    torch = pytest.importorskip("torch")
+    assert ours == regions(torch)
