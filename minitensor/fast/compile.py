@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import weakref
 from typing import Any, Callable
 
@@ -274,6 +275,9 @@ def _backward_order(tape, outputs):
 
 
 # ---- the compiled callable ---------------------------------------------------------------------
+_frames = itertools.count()  # numbers the compiled callables of the process in the order they first record
+
+
 class Compiled:
     """The replaying callable behind `compile`: `fn` runs eagerly at a recording and whenever the call
     can't be replayed. `module`: the module whose call this is (its state is part of the key);
@@ -289,6 +293,7 @@ class Compiled:
         self.recordings: dict[Any, Recording] = {}
         self.latest: Recording | None = None
         self.reason: str | None = None  # why it runs eagerly from now on (None: it replays)
+        self.frame: int | None = None  # its number among the process's compiled callables, at its first recording
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         modes = grad_mode.modes
@@ -317,8 +322,9 @@ class Compiled:
         self.latest = rec
         if modes.profiler is None:
             return rec.replay(tensors)
-        # inside a profile the replay is one range, named as PyTorch names a compiled call (its ops are no events)
-        with record_function(f"Torch-Compiled Region: 0/{list(self.recordings).index(key)}"):
+        # inside a profile the replay is one range, named as PyTorch names a compiled call (its ops are no events):
+        # the compiled callable's number in this process, then the recording's (PyTorch's frame and compile ids)
+        with record_function(f"Torch-Compiled Region: {self.frame}/{list(self.recordings).index(key)}"):
             return rec.replay(tensors)
 
     def _key(self, skeleton, leaves, refresh):
@@ -334,6 +340,8 @@ class Compiled:
 
     # ---- call 1: record ---------------------------------------------------------------------------
     def _record(self, key, skeleton, leaves):
+        if self.frame is None:
+            self.frame = next(_frames)
         tensors = [x for x in leaves if isinstance(x, Tensor)]
         names = {n: p for r in self.roots for n, p in r.named_parameters()}
         rec = Recording(self.named, names, tensors)
