@@ -53,9 +53,9 @@ def shown_as(out: Any, name: str, input: Any = None, inputs: Any = None) -> Any:
     if out.grad_fn is not None and out is not input:
         out.grad_fn.shown_as = name
         if inputs is not None:
-            out.grad_fn.composite_edges = tuple(  # (an integer or bool tensor, a number: no input of PyTorch's)
-                None if not t.requires_grad else t.grad_fn if t.grad_fn is not None else t
-                for t in inputs if hasattr(t, "_array") and t._array.dtype.kind in "fc")
+            out.grad_fn.composite_edges = tuple(  # (an integer or bool tensor, a number: no input of PyTorch's;
+                None if t is None or not t.requires_grad else t.grad_fn if t.grad_fn is not None else t  # None:
+                for t in inputs if t is None or hasattr(t, "_array") and t._array.dtype.kind in "fc")  # unset)
     return out
 
 

@@ -70,7 +70,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     VJP:     gx = g where x > 0, else a g
     """
     x = _float_input(input, "leaky_relu")
-    return shown_as(where(x > 0, x, x * negative_slope), "LeakyReluBackward0")
+    return shown_as(where(x > 0, x, x * negative_slope), "LeakyReluBackward0", inputs=(input,))
 
 
 def _elu(x, alpha, scale, input_scale):
@@ -85,7 +85,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     forward: out = x where x > 0, else alpha (e^x - 1)
     VJP:     gx = g where x > 0, else alpha e^x g
     """
-    return shown_as(_elu(_float_input(input, "elu"), alpha, 1.0, 1.0), "EluBackward0")
+    return shown_as(_elu(_float_input(input, "elu"), alpha, 1.0, 1.0), "EluBackward0", inputs=(input,))
 
 
 @_honours_inplace("selu_")
@@ -137,7 +137,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         min_val, max_val = int(min_val), int(max_val)
     inside = (x > min_val) & (x < max_val)
     out = where(inside, x, x.detach().clamp(min_val, max_val))  # an end passes no gradient
-    return shown_as(out, "HardtanhBackward0")  # relu6's too, as PyTorch's relu6 is hardtanh
+    return shown_as(out, "HardtanhBackward0", inputs=(input,))  # relu6's too, as PyTorch's relu6 is hardtanh
 
 
 @_honours_inplace("relu6_")

@@ -85,7 +85,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
-    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyBackward0")
+    return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyBackward0", inputs=(input, target))
 
 
 # ---- divergences and regression losses ------------------------------------------------------------
@@ -141,7 +141,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     d = input - target
     a = d.abs()
     loss = where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
-    return shown_as(_reduce(loss, reduction, op), "SmoothL1LossBackward0")
+    return shown_as(_reduce(loss, reduction, op), "SmoothL1LossBackward0", inputs=(input, target))
 
 
 def _smooth_l1_operands(op, input, target):

@@ -93,7 +93,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError("batch_norm: running_mean and running_var must be given outside training")
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
         out = (x - mean) * (var + eps).rsqrt()
-    return shown_as(_affine(out, weight, bias, shape), "NativeBatchNormBackward0")  # PyTorch's one kernel
+    return shown_as(_affine(out, weight, bias, shape), "NativeBatchNormBackward0",
+                    inputs=(input, weight, bias))  # PyTorch's one kernel
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
@@ -146,7 +147,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     float_kernel(x, "group_norm")  # (PyTorch's kernel: floating dtypes only)
     grouped = x.reshape(x.shape[0], num_groups, -1)
     out = _normalize(grouped, (2,), eps)[0].reshape(tuple(x.shape))
-    return shown_as(_affine(out, weight, bias, _channel_shape(x)), "NativeGroupNormBackward0")  # PyTorch's one kernel
+    return shown_as(_affine(out, weight, bias, _channel_shape(x)), "NativeGroupNormBackward0",
+                    inputs=(input, weight, bias))  # PyTorch's one kernel
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,

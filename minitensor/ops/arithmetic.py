@@ -489,7 +489,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     VJP:     gx = unbroadcast(g);  gt1 = unbroadcast(v g t2);  gt2 = unbroadcast(v g t1)
     """
     want, (x, t1, t2) = _ternary_dtype("addcmul", input, tensor1, tensor2)
-    return shown_as(x + (value if _dtype.kind(want) == "f" else int(value)) * t1 * t2, "AddcmulBackward0")
+    return shown_as(x + (value if _dtype.kind(want) == "f" else int(value)) * t1 * t2, "AddcmulBackward0",
+                    inputs=(input, tensor1, tensor2))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -503,7 +504,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
         raise RuntimeError("addcdiv: integer division with addcdiv is not supported; convert tensor1 or tensor2 "
                            "to a floating dtype")
     _, (x, t1, t2) = _ternary_dtype("addcdiv", input, tensor1, tensor2)
-    return shown_as(x + value * t1 / t2, "AddcdivBackward0")
+    return shown_as(x + value * t1 / t2, "AddcdivBackward0", inputs=(input, tensor1, tensor2))
 
 
 

@@ -154,13 +154,13 @@ def masked_fill(input: Tensor, mask: Tensor, value: TensorOrNumber) -> Tensor:
 @with_formulas(Where)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-    return shown_as(_tri(input, diagonal, False, "tril"), "TrilBackward0")
+    return shown_as(_tri(input, diagonal, False, "tril"), "TrilBackward0", inputs=(input,))
 
 
 @with_formulas(Where)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
-    return shown_as(_tri(input, diagonal, True, "triu"), "TriuBackward0")
+    return shown_as(_tri(input, diagonal, True, "triu"), "TriuBackward0", inputs=(input,))
 
 
 @with_formulas(Index)

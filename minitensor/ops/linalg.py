@@ -504,7 +504,7 @@ def trace(input: Tensor) -> Tensor:
                            f"(shape {tuple(input.shape)})")
     no_bool(input, "trace")  # (PyTorch's kernel has no bool form)
     i = np.arange(min(input.shape))
-    return shown_as(input[i, i].sum(), "TraceBackward0")
+    return shown_as(input[i, i].sum(), "TraceBackward0", inputs=(input,))
 
 
 # ---- edge cases and argument checks of the products, named ---------------------------------------

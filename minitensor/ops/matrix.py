@@ -544,7 +544,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     forward: out = |a - b|_p
     VJP:     ga = g d|x|_p/dx at x = a - b;  gb = -ga
     """
-    return shown_as(R.norm(input - other, p=p), "DistBackward0")  # PyTorch's one kernel
+    return shown_as(R.norm(input - other, p=p), "DistBackward0", inputs=(input, other))  # PyTorch's one kernel
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -561,7 +561,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
             raise RuntimeError(f"cdist: only floating-point dtypes are supported, {name} got {t.dtype}")
     if p < 0:
         raise RuntimeError(f"cdist: cdist only supports non-negative p values, got {p}")
-    return shown_as(R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1), "CdistBackward0")
+    return shown_as(R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1), "CdistBackward0", inputs=(x1, x2))
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

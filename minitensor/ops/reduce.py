@@ -350,9 +350,9 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
                                "(the reduction has no identity)")
     if p in (float("inf"), "inf"):
         # the largest |x|; a NaN counts as the largest, as in PyTorch (its gradient sign(NaN) * g is 0)
-        return shown_as(Amax.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0")
+        return shown_as(Amax.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0", inputs=(input,))
     if p in (float("-inf"), "-inf"):  # the smallest |x| (a NaN counts as the smallest, as in PyTorch)
-        return shown_as(Amin.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0")
+        return shown_as(Amin.apply(input.abs(), dims, keepdim, True), "LinalgVectorNormBackward0", inputs=(input,))
     if p == 0:  # the number of non-zeros: a step function, whose gradient is 0 (PyTorch's too)
         return CountNonzero.apply(input, dims, keepdim)
     p = cast(float, p)  # (for checkers: the names 'fro' and 'inf' were handled above)
@@ -370,7 +370,8 @@ def norm(input: Tensor, p: float | str = "fro", dim: Dims | None = None, keepdim
         out_zero = Tensor._make(np.asarray(zero._array.any(axis=dims, keepdims=keepdim)))
     else:
         out_zero = Tensor._make(s._array == 0)
-    return shown_as(where(out_zero, 0.0, where(out_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0")
+    return shown_as(where(out_zero, 0.0, where(out_zero, 1.0, s) ** (1.0 / p)), "LinalgVectorNormBackward0",
+                    inputs=(input,))
 
 
 class max_result(NamedTuple):

@@ -474,7 +474,8 @@ def flip(input: Tensor, dims: Dims) -> Tensor:
         d = _wrap_dim(d, input.ndim, "flip")
         if input.ndim:  # (a 0-d tensor's dim 0 or -1 is its one element: nothing to reverse, as in PyTorch)
             key[d] = slice(None, None, -1)
-    return shown_as(input[tuple(key)].clone(), "FlipBackward0")  # a copy, as PyTorch's flip (numpy's is a view)
+    return shown_as(input[tuple(key)].clone(), "FlipBackward0",
+                    inputs=(input,))  # a copy, as PyTorch's flip (numpy's is a view)
 
 
 # ---- edge cases and argument checks, named ------------------------------------------------------
@@ -722,7 +723,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     m = x.shape[-1] + abs(offset)
     zeros = Tensor._make(np.zeros(x.shape[:-1] + (m, m), x._array.dtype))
     out = IndexPut.apply(zeros, (Ellipsis,) + _diagonal_key(m, m, offset), x)
-    return shown_as(movedim(out, (-2, -1), (d1, d2)), "DiagEmbedBackward0")
+    return shown_as(movedim(out, (-2, -1), (d1, d2)), "DiagEmbedBackward0", inputs=(input,))
 
 
 @with_formulas(Index)

@@ -535,7 +535,7 @@ def reciprocal(input: Tensor) -> Tensor:
     forward: out = 1 / x
     VJP:     gx = -g / x^2   (the Div node's gb with a = 1)
     """
-    return shown_as(1 / input, "ReciprocalBackward0")
+    return shown_as(1 / input, "ReciprocalBackward0", inputs=(input,))
 
 
 @with_formulas(Gelu)

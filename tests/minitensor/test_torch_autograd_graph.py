@@ -166,7 +166,7 @@ def _ops(lib):
 
     def t(*shape, rg=True):
         return lib.tensor(rng.standard_normal(shape), requires_grad=rg)
-    x, y, w, idx = t(3, 4), t(3, 4), t(4, 5), lib.tensor([0, 2, 1])
+    x, y, w, idx, sq = t(3, 4), t(3, 4), t(4, 5), lib.tensor([0, 2, 1]), t(4, 4)
     return {
         "mse_loss": lambda: F.mse_loss(x, y.detach()), "cross_entropy": lambda: F.cross_entropy(x, idx),
         "nll_loss": lambda: F.nll_loss(F.log_softmax(x, 1), idx), "log_softmax": lambda: F.log_softmax(x, 1),
@@ -184,6 +184,14 @@ def _ops(lib):
         "bce_with_logits": lambda: F.binary_cross_entropy_with_logits(x, lib.ones(3, 4)),
         "masked_fill": lambda: x.masked_fill(lib.ones(3, 4, dtype=lib.bool), 0.0), "clone": lambda: x.clone(),
         "abs": lambda: x.abs(), "max": lambda: x.max(), "square": lambda: x.square(), "norm": lambda: x.norm(),
+        "addcmul": lambda: lib.addcmul(x, y, x, value=0.5), "addcdiv": lambda: lib.addcdiv(x, y, x.abs() + 1),
+        "tril": lambda: sq.tril(), "triu": lambda: sq.triu(), "flip": lambda: x.flip(0),
+        "diag_embed": lambda: x.diag_embed(), "trace": lambda: sq.trace(), "dist": lambda: lib.dist(x, y),
+        "cdist": lambda: lib.cdist(x, y), "inf-norm": lambda: x.norm(p=float("inf")),
+        "reciprocal": lambda: x.reciprocal(), "leaky_relu": lambda: F.leaky_relu(x), "elu": lambda: F.elu(x),
+        "hardtanh": lambda: F.hardtanh(x), "smooth_l1_loss": lambda: F.smooth_l1_loss(x, y.detach()),
+        "batch_norm": lambda: F.batch_norm(x, None, None, training=True),
+        "group_norm": lambda: F.group_norm(x.reshape(3, 4, 1), 2),
     }
 
 
@@ -192,7 +200,9 @@ def _ops(lib):
     "sigmoid", "matmul", "mm", "linear without bias", "sum", "mean", "sum over a dim", "add", "tensor - number",
     "number - tensor", "tensor * number", "number * tensor", "div", "pow", "exp", "view", "reshape", "transpose",
     ".T", "t()", "cat", "stack", "layer_norm", "embedding", "x[0]", "x[:2]", "unsqueeze", "bce_with_logits",
-    "masked_fill", "clone", "abs", "max", "square", "norm"])
+    "masked_fill", "clone", "abs", "max", "square", "norm", "addcmul", "addcdiv", "tril", "triu", "flip",
+    "diag_embed", "trace", "dist", "cdist", "inf-norm", "reciprocal", "leaky_relu", "elu", "hardtanh",
+    "smooth_l1_loss", "batch_norm", "group_norm"])
 def test_each_ops_node_points_where_pytorchs_does(name):
     torch = pytest.importorskip("torch")
 
