@@ -79,12 +79,15 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             raise RuntimeError(f"{op}: expected a floating point {name}, got {a.dtype}")
         if a.size and not ((a >= 0) & (a <= 1)).all():
             raise RuntimeError(f"{op}: all elements of {name} should be between 0 and 1")
+    if target.dtype != input.dtype:  # (PyTorch's kernel reads both in one dtype)
+        raise RuntimeError(f"Found dtype {_dtype.scalar_name(target.dtype)} but expected "
+                           f"{_dtype.scalar_name(input.dtype)}")
     if weight is not None and broadcast_shapes(op, weight.shape, input.shape) != input.shape:
         raise RuntimeError(f"{op}: weight of shape {tuple(weight.shape)} doesn't broadcast to the input's shape "
                            f"{tuple(input.shape)}")
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
-        loss = loss * weight
+        loss = loss * (weight if weight.dtype == loss.dtype else weight.to(loss.dtype))  # (the loss keeps its dtype)
     return shown_as(_reduce(loss, reduction, op), "BinaryCrossEntropyBackward0", inputs=(input, target))
 
 

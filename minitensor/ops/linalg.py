@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _dtype
 from .._fperr import quietly
 from ..autograd.formulas import with_formulas
 from ..autograd.function import Function
@@ -349,6 +350,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: 
     VJP:     g_input = unbroadcast(beta g);  g_m1 = alpha g m2^T;  g_m2 = alpha m1^T g
     """
     _check_ndim("addmm", (mat1, 2, "mat1"), (mat2, 2, "mat2"))
+    _same_dtypes("addmm", input, mat1, mat2)
     return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
 
 
@@ -359,6 +361,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: fl
     VJP:     g_input = unbroadcast(beta g);  g_M = alpha g v^T;  g_v = alpha M^T g
     """
     _check_ndim("addmv", (mat, 2, "mat"), (vec, 1, "vec"))
+    _same_dtypes("addmv", input, mat, vec)
     return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
 
 
@@ -369,6 +372,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, al
     VJP:     g_input = unbroadcast(beta g);  g_B1[b] = alpha g B2[b]^T;  g_B2[b] = alpha B1[b]^T g
     """
     _check_ndim("addbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
+    _same_dtypes("addbmm", input, batch1, batch2)
     return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(dim=0), beta, alpha)
 
 
@@ -379,6 +383,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1, a
     VJP:     g_input = unbroadcast(beta g);  g_B1 = alpha g B2^T;  g_B2 = alpha B1^T g
     """
     _check_ndim("baddbmm", (batch1, 3, "batch1"), (batch2, 3, "batch2"))
+    _same_dtypes("baddbmm", input, batch1, batch2)
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
@@ -522,6 +527,24 @@ def _scaled_sum(op, input, product, beta, alpha):
     else:
         out = out + (input if beta == 1 else input * beta)
     return shown_as(out, op.capitalize() + "Backward0") if isinstance(out, Tensor) else out  # AddmmBackward0 ...
+
+
+def _same_dtypes(op, input, a, b):
+    """PyTorch's refusal of an input tensor (`self`) and two factors of different dtypes, in its words per op
+    (the products alone would promote; these kernels take one dtype)."""
+    names = [_dtype.scalar_name(t.dtype) for t in (input, a, b) if isinstance(t, Tensor)]
+    given = input if isinstance(input, Tensor) else None
+    if a.dtype == b.dtype and (given is None or given.dtype == b.dtype):
+        return
+    if op == "addmv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {', '.join(names[:-1])}, and "
+                           f"{names[-1]}")
+    if op == "baddbmm":
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0].lower()}, batch1: "
+                           f"{names[-2].lower()}, batch2: {names[-1].lower()}")
+    if given is not None and given.dtype != b.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[0]} and {names[-1]}")
+    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[-2]} and {names[-1]}")
 
 
 def _check_ndim(op, *checks):

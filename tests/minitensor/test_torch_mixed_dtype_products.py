@@ -1,0 +1,50 @@
+"""Products and a loss whose kernels take one dtype: float32 and float64 operands mixed are refused with
+PyTorch's error (minitensor computed a promoted result instead), and a float64 weight leaves a float32
+loss in float32."""
+import numpy as np
+import pytest
+
+import minitensor as mt
+
+F64, F32 = "float64", "float32"
+CASES = [
+    ("addmm", [(3, 5), (3, 4), (4, 5)], [F32, F64, F64]), ("addmm", [(3, 5), (3, 4), (4, 5)], [F64, F32, F64]),
+    ("addmm", [(3, 5), (3, 4), (4, 5)], [F64, F64, F32]), ("addmm", [(5,), (3, 4), (4, 5)], [F32, F64, F64]),
+    ("addmm", [(5,), (3, 4), (4, 5)], [F64, F64, F64]), ("addmv", [(3,), (3, 4), (4,)], [F32, F64, F64]),
+    ("addmv", [(3,), (3, 4), (4,)], [F64, F64, F64]), ("baddbmm", [(2, 3, 5), (2, 3, 4), (2, 4, 5)], [F32, F64, F64]),
+    ("addbmm", [(3, 5), (2, 3, 4), (2, 4, 5)], [F32, F64, F64]),
+]
+
+
+def _call(lib, op, shapes, dtypes):
+    rng = np.random.default_rng(0)
+    args = [lib.tensor(rng.standard_normal(s).astype(d)) for s, d in zip(shapes, dtypes)]
+    try:
+        return "ok", str(getattr(lib, op)(*args).dtype).split(".")[-1]
+    except RuntimeError as e:
+        return "RuntimeError", str(e)
+
+
+@pytest.mark.parametrize("op, shapes, dtypes", CASES)
+def test_a_product_of_mixed_dtypes_is_refused_as_pytorch_refuses_it(op, shapes, dtypes):
+    ours = _call(mt, op, shapes, dtypes)
+    assert (ours[0] == "ok") == (len(set(dtypes)) == 1)
+    torch = pytest.importorskip("torch")
+    assert ours == _call(torch, op, shapes, dtypes)
+
+
+@pytest.mark.parametrize("dtypes", [(F64, F32, None), (F32, F64, None), (F32, F32, F64), (F64, F64, F32)])
+def test_binary_cross_entropy_takes_one_dtype_and_keeps_the_inputs(dtypes):
+    def call(lib):
+        rng = np.random.default_rng(1)
+        x, t = (lib.tensor(rng.uniform(0.1, 0.9, (3, 4)).astype(d)) for d in dtypes[:2])
+        w = None if dtypes[2] is None else lib.tensor(rng.uniform(0.5, 2, 4).astype(dtypes[2]))
+        try:
+            out = lib.nn.functional.binary_cross_entropy(x, t, weight=w)
+            return "ok", str(out.dtype).split(".")[-1], round(float(out), 6)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+    ours = call(mt)
+    assert (ours[0] == "ok") == (dtypes[0] == dtypes[1]) and (ours[0] != "ok" or ours[1] == dtypes[0])
+    torch = pytest.importorskip("torch")
+    assert ours == call(torch)
