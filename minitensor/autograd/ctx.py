@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import _dtype
 from ..tensor import Tensor, _HookHandle
-from .torch_names import torch_node_name
+from .torch_names import is_node_input, torch_node_name
 
 
 class NodeExtras:
@@ -82,7 +82,7 @@ class NodeExtras:
             return tuple((None, 0) if t is None else _pytorch_edge(t) for t in composite)
         targets = {i: target for i, target, _, _ in self.edges}
         places = (range(len(self.needs_input_grad)) if self.inputs is None else  # (freed: the edges only)
-                  [i for i, a in enumerate(self.inputs) if _differentiable(a)])
+                  [i for i, a in enumerate(self.inputs) if is_node_input(a)])
         edges = {i: _pytorch_edge(targets[i]) if i in targets else (None, 0)
                  for i in places if self.inputs is not None or i in targets}
         op = type(self).__name__ if type(self).__module__.startswith("minitensor.") else None  # (not a user's)
@@ -125,12 +125,6 @@ class NodeExtras:
         if not type(self).__module__.startswith("minitensor."):
             name = f"{_dtype.shown_as()}.autograd.function.{name}"
         return f"<{name} object at {id(self):#x}>"
-
-
-def _differentiable(arg: Any) -> bool:
-    """Whether PyTorch's node has an input for this argument: a tensor that could carry a gradient (an
-    integer or bool tensor, like a target or a mask, is not one)."""
-    return isinstance(arg, Tensor) and arg._array.dtype.kind in "fc"
 
 
 def _pytorch_edge(target: Any) -> tuple[Any, int]:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._fperr import as_the_user_set
 from ..tensor import Tensor
+from .torch_names import is_node_input
 
 
 def run_hooks(hooks, g):
@@ -48,7 +49,7 @@ def run_node_posthooks(node, grads, g):
     grad_inputs holding one gradient or None per floating-point tensor argument of forward (an integer
     or bool one, a target or a mask, is no input of PyTorch's node); a tuple it returns replaces
     grad_inputs. Returns `grads`, one per argument, with the replacements in."""
-    places = [i for i, a in enumerate(node.inputs) if isinstance(a, Tensor) and a._array.dtype.kind in "fc"]
+    places = [i for i, a in enumerate(node.inputs) if is_node_input(a)]
     ins = tuple(None if grads[i] is None else grads[i] if isinstance(grads[i], Tensor)
                 else Tensor._make(np.asarray(grads[i])) for i in places)  # (a numpy VJP's arrays, as tensors)
     outs = g if isinstance(g, tuple) else (g,)

@@ -481,10 +481,7 @@ class Recorder:
 
     def run_backward(self, node: Any, g: Any, call: Callable[[Any, Any], tuple[Any, ...]]) -> tuple[Any, ...]:
         """`call(node, g)`, a node's VJP, as PyTorch's two events: the engine's evaluation around the node's."""
-        name = torch_node_name(node)
-        outer = self.open(f"autograd::engine::evaluate_function: {name}")
-        inner = self.open(name, [list(g._array.shape)] if isinstance(g, Tensor) else [],
-                          sequence_nr=id(node) & 0x7FFFFFFF)
+        outer, inner = self._open_evaluation(torch_node_name(node), g, sequence_nr=id(node) & 0x7FFFFFFF)
         grads: tuple[Any, ...] = ()
         try:
             grads = call(node, g)
@@ -497,14 +494,17 @@ class Recorder:
 
     def run_accumulate(self, store: Callable[..., None], leaf: Tensor, g: Tensor, create_graph: bool) -> None:
         """`store(leaf, g, create_graph)`, a leaf's `.grad` accumulated, as PyTorch's AccumulateGrad events."""
-        name = "torch::autograd::AccumulateGrad"
-        outer = self.open(f"autograd::engine::evaluate_function: {name}")
-        inner = self.open(name, [list(g._array.shape)])
+        outer, inner = self._open_evaluation("torch::autograd::AccumulateGrad", g)
         try:
             store(leaf, g, create_graph)
         finally:
             self.close(inner)
             self.close(outer)
+
+    def _open_evaluation(self, name: str, g: Any, sequence_nr: int = -1) -> tuple[FunctionEvent, FunctionEvent]:
+        """PyTorch's two events of one backward step: the engine's evaluation, and the node's own inside it."""
+        outer = self.open(f"autograd::engine::evaluate_function: {name}")
+        return outer, self.open(name, [list(g._array.shape)] if isinstance(g, Tensor) else [], sequence_nr)
 
 
 def _install(recorder: Recorder) -> Recorder | None:

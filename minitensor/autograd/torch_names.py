@@ -45,6 +45,12 @@ def torch_node_name(node: Any) -> str:
     return TORCH_NODE_NAMES.get(name, name + "Backward0")
 
 
+def is_node_input(arg: Any) -> bool:
+    """Whether PyTorch's node has an input for a forward argument: a tensor that could carry a gradient
+    (an integer or bool tensor, a target or a mask, is not one; nor is a number)."""
+    return hasattr(arg, "_array") and arg._array.dtype.kind in "fc"
+
+
 def shown_as(out: Any, name: str, input: Any = None, inputs: Any = None) -> Any:
     """Name the node that made `out` (the last of a composite op's nodes) as PyTorch's one node; `out`.
     An op that may return its `input` itself (a 0-d sort) passes it: that tensor's node is not the op's.
@@ -53,9 +59,9 @@ def shown_as(out: Any, name: str, input: Any = None, inputs: Any = None) -> Any:
     if out.grad_fn is not None and out is not input:
         out.grad_fn.shown_as = name
         if inputs is not None:
-            out.grad_fn.composite_edges = tuple(  # (an integer or bool tensor, a number: no input of PyTorch's;
-                None if t is None or not t.requires_grad else t.grad_fn if t.grad_fn is not None else t  # None:
-                for t in inputs if t is None or hasattr(t, "_array") and t._array.dtype.kind in "fc")  # unset)
+            out.grad_fn.composite_edges = tuple(  # (None: an unset weight or bias, which PyTorch lists too)
+                None if t is None or not t.requires_grad else t.grad_fn if t.grad_fn is not None else t
+                for t in inputs if t is None or is_node_input(t))
     return out
 
 

@@ -42,20 +42,23 @@ class CausalBias(Tensor):
             # queries that see no key an output of 0)
             warnings.warn("Lower right causal bias will produce NaNs in the output when seq_len_q > seq_len_kv!",
                           UserWarning, stacklevel=3)
-        # the keys query i may see: j <= i (upper left), or j <= i + (S - L) (lower right)
-        shift = 0 if variant is CausalVariant.UPPER_LEFT else self.seq_len_kv - self.seq_len_q
-        mask = np.tri(self.seq_len_q, self.seq_len_kv, shift, dtype=bool)
+        mask = self._mask(variant)
         super().__init__(mask, dtype=mask.dtype)
 
+    def _mask(self, variant: CausalVariant) -> np.ndarray:
+        """The keys query i may see: j <= i (upper left), or j <= i + (S - L) (lower right)."""
+        shift = 0 if variant is CausalVariant.UPPER_LEFT else self.seq_len_kv - self.seq_len_q
+        return np.tri(self.seq_len_q, self.seq_len_kv, shift, dtype=bool)
+
     def _upper_left(self, device: object = None) -> Tensor:
-        return Tensor._make(np.tri(self.seq_len_q, self.seq_len_kv, 0, dtype=bool))
+        return Tensor._make(self._mask(CausalVariant.UPPER_LEFT))
 
     def _lower_right(self, device: object = None) -> Tensor:
-        return Tensor._make(np.tri(self.seq_len_q, self.seq_len_kv, self.seq_len_kv - self.seq_len_q, dtype=bool))
+        return Tensor._make(self._mask(CausalVariant.LOWER_RIGHT))
 
     def _materialize(self, device: object = None) -> Tensor:
         """The mask as a plain bool Tensor."""
-        return self._upper_left(device) if self.variant is CausalVariant.UPPER_LEFT else self._lower_right(device)
+        return Tensor._make(self._mask(self.variant))
 
     def __repr__(self) -> str:  # (PyTorch prints the mask it stands for)
         return repr(self._materialize())
