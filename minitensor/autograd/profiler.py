@@ -486,8 +486,9 @@ class Recorder:
         try:
             grads = call(node, g)
         finally:
-            made = 0 if inner.cpu_children else sum(  # (a VJP in Tensor ops: its ops counted their arrays)
-                int(x._array.nbytes) for x in grads if isinstance(x, Tensor))
+            # (a VJP in Tensor ops: its ops counted their arrays; a numpy twin's gradients are arrays)
+            made = 0 if inner.cpu_children else sum(int(getattr(x, "_array", x).nbytes) for x in grads
+                                                    if x is not None)
             self.close(inner, made)
             self.close(outer)
         return grads

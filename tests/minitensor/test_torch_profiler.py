@@ -373,3 +373,13 @@ def test_a_compiled_models_replayed_call_is_one_range_named_as_pytorchs():
     torch = pytest.importorskip("torch")
     theirs = regions(torch)
     assert len(theirs) == 1 and pattern.fullmatch(theirs[0])
+
+
+def test_a_numpy_vjps_gradients_count_as_its_memory():
+    """Mul's backward runs the speed layer's numpy twin (no Tensor ops inside): its gradients are its memory."""
+    x, w = mt.ones(4, 3, requires_grad=True), mt.ones(4, 3, requires_grad=True)
+    y = x * w
+    with mt.profiler.profile(profile_memory=True) as prof:
+        y.backward(mt.ones(4, 3))
+    mul = next(e for e in prof.events() if e.name == "MulBackward0")
+    assert not mul.cpu_children and mul.self_cpu_memory_usage == 2 * 4 * 3 * 4
