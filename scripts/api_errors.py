@@ -9,7 +9,8 @@ and `torch.special`, it makes a few calls from a small table of generic bad inpu
 signature of the name:
 
 - the tensor argument 0-d, 5-d, of integers, of booleans, or a string;
-- two tensor arguments whose shapes do not broadcast;
+- two tensor arguments whose shapes do not broadcast, or whose float dtypes differ (float32 and float64:
+  most ops promote, the one-dtype kernels of PyTorch refuse);
 - `dim=` out of range on either side;
 - a string where a number goes;
 - a keyword the function does not have.
@@ -72,6 +73,7 @@ RANDOM = re.compile(r"(?i)rand|dropout|bernoulli|multinomial|^normal_?$|poisson|
 X23 = np.array([[0.25, 0.5, 0.75], [1.0, 1.5, 2.0]], dtype=np.float32)
 VALUES = {
     "x23": X23,
+    "d23": X23.astype(np.float64),
     "x45": np.linspace(0.1, 0.9, 20, dtype=np.float32).reshape(4, 5),
     "x0": np.array(0.5, dtype=np.float32),
     "x5": np.linspace(0.1, 0.9, 4, dtype=np.float32).reshape(1, 2, 1, 2, 1),
@@ -192,6 +194,9 @@ def cases(namespace: str, name: str, params: list[tuple[str, str, object]]) -> l
             spoiled = list(fill)
             spoiled[tensor_args[0]] = T("x45")
             call("no-broadcast", T("x23"), spoiled)
+            spoiled = list(fill)
+            spoiled[tensor_args[0]] = T("d23")
+            call("mixed-float", T("x23"), spoiled)
     if "dim" in names and first is not None:
         dim_pos = next((i for i, p in enumerate(rest) if p[0] == "dim"), None)
         for label, value in (("dim=5", 5), ("dim=-4", -4)):

@@ -182,6 +182,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     d = input - target
     a = d.abs()
     loss = where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    if loss.dtype != input.dtype:  # (a float64 target: computed in float64, kept in the input's float32, as PyTorch)
+        loss = loss.to(input.dtype)
     if weight is not None:
         if weight.shape != input.shape:
             raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} and input of shape "
@@ -204,7 +206,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
         raise RuntimeError(f"{op}: output with shape {list(input.shape)} doesn't match the broadcast shape "
                            f"{list(broadcast_shapes(op, input.shape, target.shape))}")
     _into_input_dtype(op, input, target)
-    return _reduce(softplus(-target * input), _legacy_reduction(size_average, reduce, reduction), op)
+    # (PyTorch writes y x into a tensor of the input's dtype before the softplus: a float64 target's product
+    # is rounded to a float32 input's dtype there)
+    return _reduce(softplus((-target * input).to(input.dtype)), _legacy_reduction(size_average, reduce, reduction), op)
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,

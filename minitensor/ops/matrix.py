@@ -297,9 +297,13 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     r"""\sum_i x_i y_i along dim (broadcast)."""
-    for t in (tensor_input(x, "linalg.vecdot", "x"), tensor_input(y, "linalg.vecdot", "y")):
-        if _dtype.kind(t.dtype) != "f":  # (PyTorch's vecdot checks it itself: RuntimeError)
-            raise RuntimeError(f"linalg.vecdot: expected a floating point tensor as input, got {t.dtype}")
+    tensor_input(x, "linalg.vecdot", "x"), tensor_input(y, "linalg.vecdot", "y")
+    if x.dtype != y.dtype:  # (one dtype, as PyTorch's kernel: a float32 and a float64 are refused, not promoted)
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_dtype.scalar_name(x.dtype)} and y of type {_dtype.scalar_name(y.dtype)} instead")
+    if _dtype.kind(x.dtype) != "f":  # (PyTorch's vecdot checks it itself: RuntimeError)
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype.scalar_name(x.dtype)}")
     return (x * y).sum(dim=dim)
 
 
@@ -558,7 +562,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
                            f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
     for name, t in (("X1", x1), ("X2", x2)):
         if _dtype.kind(t.dtype) != "f":
-            raise RuntimeError(f"cdist: only floating-point dtypes are supported, {name} got {t.dtype}")
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_dtype.scalar_name(t.dtype)}")
+    if x1.dtype != x2.dtype:  # (PyTorch's kernel is one-dtype: it refuses a float32 and a float64, not promotes)
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_name(x1.dtype)} but found "
+                           f"{_dtype.scalar_name(x2.dtype)}")
     if p < 0:
         raise RuntimeError(f"cdist: cdist only supports non-negative p values, got {p}")
     return shown_as(R.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p=p, dim=-1), "CdistBackward0", inputs=(x1, x2))

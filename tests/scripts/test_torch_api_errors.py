@@ -54,7 +54,7 @@ def test_the_sweep_reaches_every_namespace(rows):
 def test_the_documented_tables_parse_and_name_real_cases():
     doc = errors.documented()
     assert doc and set(doc.values()) <= {"kept", "open"}
-    cases = {"0-d", "5-d", "int", "bool", "str-input", "no-broadcast", "dim=5", "dim=-4", "bad-keyword",
+    cases = {"0-d", "5-d", "int", "bool", "str-input", "no-broadcast", "mixed-float", "dim=5", "dim=-4", "bad-keyword",
              "init-bad-keyword", "init-str", "forward-0-d", "forward-5-d", "forward-int"}
     for name, case in doc:
         assert name.startswith("torch."), name
