@@ -61,9 +61,13 @@ def _as_torch_float(x: Any) -> np.floating:
 
 
 def _log10(x: Any) -> float:
-    """log10 of `x` in the dtype PyTorch computes it in; -inf for 0 and nan below, as a tensor gives."""
+    """log10 of `x` in the dtype PyTorch computes it in; -inf for 0 and nan below, as a tensor gives.
+    Computed in float64 and rounded once to that dtype: numpy's float32 log10 is a vector loop whose last bit
+    depends on the processor (-6.0000005 for 1e-6 with AVX-512, where PyTorch's scalar log10 gives -6.0, so
+    a microsecond printed as "1000.00 ns")."""
+    v = _as_torch_float(x)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.log10(_as_torch_float(x)))
+        return float(v.dtype.type(np.log10(np.float64(v))))
 
 
 # ---- units and figures --------------------------------------------------------------------------------------
