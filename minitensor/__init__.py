@@ -653,6 +653,7 @@ from . import linalg  # noqa: E402,F401  (issue 29: torch.linalg)
 from . import func  # noqa: E402,F401  (torch.func: grad, vmap, jacrev, functional_call ...)
 from . import special  # noqa: E402,F401  (issue 29: torch.special)
 from . import profiler  # noqa: E402,F401  (torch.profiler: time each op and VJP)
+from . import signal  # noqa: E402,F401  (torch.signal.windows: the window functions)
 from . import distributions  # noqa: E402,F401  (torch.distributions: minitensor/distributions)
 from .serialization import load, save  # noqa: E402,F401
 
@@ -755,15 +756,15 @@ __all__ = [
     "set_anomaly_enabled", "set_default_device", "set_default_dtype", "set_default_tensor_type",
     "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled",
     "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always", "sgn",
-    "short", "ShortTensor", "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinc", "sinc_", "sinh",
-    "sinh_", "Size", "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes", "sqrt",
-    "sqrt_", "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract", "sum", "svd",
-    "svd_lowrank", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh", "tanh_", "Tensor",
-    "tensor", "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_", "tile", "to_dlpack",
-    "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril", "tril_indices",
-    "triplet_margin_loss", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc", "typename",
-    "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index",
-    "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "use_deterministic_algorithms", "utils",
-    "vander", "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack", "where", "xlogy", "xlogy_", "zero_",
-    "zeros", "zeros_like",
+    "short", "ShortTensor", "sigmoid", "sigmoid_", "sign", "signal", "signbit", "sin", "sin_", "sinc", "sinc_",
+    "sinh", "sinh_", "Size", "slice_scatter", "slogdet", "softmax", "sort", "special", "split", "split_with_sizes",
+    "sqrt", "sqrt_", "square", "square_", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract",
+    "sum", "svd", "svd_lowrank", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tan_", "tanh",
+    "tanh_", "Tensor", "tensor", "tensor_split", "tensordot", "thread_safe_generator", "threshold", "threshold_",
+    "tile", "to_dlpack", "topk", "trace", "transpose", "trapezoid", "trapz", "triangular_solve", "tril",
+    "tril_indices", "triplet_margin_loss", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "tune_malloc",
+    "typename", "uint16", "uint32", "uint64", "uint8", "unbind", "unflatten", "unique", "unique_consecutive",
+    "unravel_index", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze",
+    "use_deterministic_algorithms", "utils", "vander", "var", "var_mean", "vdot", "viz", "vmap", "vsplit", "vstack",
+    "where", "xlogy", "xlogy_", "zero_", "zeros", "zeros_like",
 ]

@@ -65,6 +65,7 @@ MODULES = {
     "torch.autograd.functional": "minitensor.autograd.functional",  # (autograd helper: jacobian, hessian ...)
     "torch.autograd.profiler": "minitensor.autograd.profiler",
     "torch.autograd.graph": "minitensor.autograd.graph",
+    "torch.autograd.forward_ad": "minitensor.autograd.forward_ad",
     "torch.profiler": "minitensor.profiler",
     "torch.autograd.function": "minitensor.autograd.custom",  # (Function, once_differentiable)
     "torch.func": "minitensor.func",  # (grad, vmap, jacrev, functional_call ...)
@@ -124,6 +125,10 @@ MODULES = {
     "torch.optim.swa_utils": "minitensor.optim.swa_utils",
     "torch.nn.utils.clip_grad": "minitensor.nn.utils",
     "torch.nn.utils.stateless": "minitensor.nn.utils.stateless",
+    # ---- h-fusion: batch-norm fusion and the window functions
+    "torch.nn.utils.fusion": "minitensor.nn.utils.fusion",
+    "torch.signal": "minitensor.signal",
+    "torch.signal.windows": "minitensor.signal.windows",
     "torch.distributions.cauchy": "minitensor.distributions.cauchy",
     "torch.distributions.chi2": "minitensor.distributions.chi2",
     "torch.distributions.constraint_registry": "minitensor.distributions.constraint_registry",

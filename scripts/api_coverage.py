@@ -50,6 +50,8 @@ NAMESPACES = [
     "torch.testing", "torch.optim.swa_utils", "torch.utils.checkpoint", "torch.cuda.amp", "torch.nn.attention",
     "torch.profiler", "torch.autograd.profiler", "torch.utils.benchmark",
     "torch.nn.attention.bias",
+    "torch.nn.utils.fusion", "torch.nn.utils.stateless", "torch.signal.windows", "torch.utils.hooks",
+    "torch.autograd.graph", "torch.autograd.forward_ad",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it
 ALL_AND_DIR = {"torch"}

@@ -10,11 +10,12 @@
 - `Variable`: PyTorch's old wrapper, now a tensor: `Variable(t, requires_grad=True)`.
 - `profiler`: time every op and every VJP (`profile`, `record_function`), as PyTorch's profiler tables them.
 - `graph`: `Node`, the type of every `grad_fn`, and `increment_version`.
+- `forward_ad`: dual tensors (`make_dual`, `unpack_dual`, `dual_level`), tangents by the double backward trick.
 """
 import contextlib
 from typing import Any, Iterator
 
-from . import functional, grad_mode, graph, profiler  # noqa: F401  (torch.autograd.graph, .profiler)
+from . import forward_ad, functional, grad_mode, graph, profiler  # noqa: F401  (torch.autograd.graph, .profiler ...)
 from .anomaly import AnomalyError
 from .api import backward, grad
 from .custom import once_differentiable

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .engine import accumulate, run_backward
+from .gradient_edge import GradientEdge, edge_output, edge_tensor
 from .leaves import store_grad
 
 
@@ -123,11 +124,16 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                              materialize_grads)
     if not isinstance(inputs, (Tensor, list, tuple)):  # PyTorch: a TypeError (it iterates over them)
         raise TypeError(f"grad: inputs must be a Tensor or a sequence of Tensors, got {type(inputs).__name__}")
-    outputs = _tuple(outputs)
-    inputs_t = _tuple(inputs)
+    outputs = _tuple(outputs if not isinstance(outputs, GradientEdge) else [outputs])
+    inputs_t = _tuple(inputs if not isinstance(inputs, GradientEdge) else [inputs])
     grad_outputs = _tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    if any(isinstance(t, GradientEdge) for t in outputs + inputs_t):  # graph places instead of tensors
+        if materialize_grads and any(isinstance(t, GradientEdge) for t in inputs_t):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+        outputs = tuple(edge_output(t, g) if isinstance(t, GradientEdge) else t for t, g in zip(outputs, grad_outputs))
+        inputs_t = tuple(edge_tensor(t) if isinstance(t, GradientEdge) else t for t in inputs_t)
     for i, t in enumerate(inputs_t):
         if not isinstance(t, Tensor):
             raise RuntimeError(f"grad: inputs must be Tensors, but input {i} is a {type(t).__name__} ({t!r})")

@@ -27,6 +27,7 @@ from .hooks import run_hooks as _run_hooks, run_node_posthooks, run_node_prehook
 from .leaves import store_grad
 from .messages import freed_message, modified_message
 from .pruning import leads_to, needed_nodes
+from .runs import tracked
 
 _as_it_is = contextlib.nullcontext()
 
@@ -53,6 +54,8 @@ def _call_backward(node, g):
     from the speed layer runs instead, if it registered one."""
     if node.inputs is None:
         raise RuntimeError(freed_message(node))
+    if "packed" in vars(node):  # saved_tensors_hooks packed what backward reads: unpack it (saved_hooks.py)
+        node.packed.unpack(node)
     for t, version in node.versions:
         if t._version != version:
             raise RuntimeError(modified_message(node, "an input", t, version))
@@ -101,6 +104,7 @@ def accumulate(pending, key, g):
     pending[key] = g if key not in pending else pending[key] + g
 
 
+@tracked  # notes which run is in progress, for register_multi_grad_hook (runs.py)
 def run_backward(pending, retain_graph, create_graph, capture=None, visit=None, fill_retained=True,
                  run_captured=False):
     """Backpropagate from `pending`, {node or leaf: gradient of its output} (`api.root_gradients`).

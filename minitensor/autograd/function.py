@@ -152,7 +152,10 @@ class Function(NodeExtras):
         if type(raw) is not np.ndarray:
             if isinstance(raw, (Tensor, tuple)):  # a user's Function: several outputs, views, in place (custom.py)
                 from .custom import wrap_outputs
-                return wrap_outputs(cls, ctx, args, raw)
+                result = wrap_outputs(cls, ctx, args, raw)
+                if modes.forward_ad is not None and cls.sums_broadcast_gradients:  # a user's jvp (forward_ad.py)
+                    result = modes.forward_ad(cls, ctx, args, result)
+                return result
             raw = np.asarray(raw)
         if _dtype.has_bfloat16:  # (optional: numpy's bfloat16 from ml_dtypes widens where PyTorch rounds)
             raw = _dtype.kept_bfloat16(raw, args)
@@ -169,8 +172,12 @@ class Function(NodeExtras):
             if modes.anomaly_enabled:
                 anomaly.remember_origin(ctx)
             out.grad_fn, out._rg = ctx, True
+            if modes.saved_hooks is not None and cls.saves_values:  # saved_tensors_hooks: keep what pack returns
+                modes.saved_hooks.pack_node(ctx)  # (saved_hooks.py)
         if modes.recorder is not None:  # the speed layer's Replay is recording this step
             modes.recorder.append((cls, ctx, args, out))
+        if modes.forward_ad is not None and cls.sums_broadcast_gradients:  # a user's jvp (forward_ad.py)
+            return modes.forward_ad(cls, ctx, args, out)
         return out
 
 

@@ -28,6 +28,8 @@ class _Modes(threading.local):
     profiler: Any = None  # inside `profiler.profile()`: Function.apply and the engine hand it each op and VJP to time
     in_backward = False  # the engine is running VJPs (anomaly blames the node, not the ops inside its VJP)
     step: Any = None  # inside `autograd.step(...)`: the StepName that Function.apply gives every node it makes
+    saved_hooks: Any = None  # inside `saved_tensors_hooks(...)`: the innermost, which packs what new nodes keep
+    forward_ad: Any = None  # inside `forward_ad.dual_level()`: called after a user's Function runs, to apply its jvp
 
 
 modes = _Modes()

@@ -29,6 +29,7 @@ recording finds that the call ran a backward or changed in place a tensor it did
 optimizer's step, BatchNorm's running statistics): only ops are replayed, so a whole training
 step, `loss.backward()` and `optimizer.step()` inside, runs eagerly; compile the model instead
 (`reason` says why). A call runs eagerly, without recording, under anomaly detection, inside
+saved-tensor hooks (a replayed node keeps its tensors, not what pack returned), inside
 another recording, with hooks on the modules, and while the outputs of the previous replay are
 still alive and not yet backpropagated (they may be: the nodes are shared between replays).
 
@@ -297,7 +298,8 @@ class Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         modes = grad_mode.modes
-        if self.reason is not None or modes.recorder is not None or modes.anomaly_enabled or modes.in_backward:
+        if (self.reason is not None or modes.recorder is not None or modes.anomaly_enabled or modes.in_backward
+                or modes.saved_hooks is not None):
             return self.fn(*args, **kwargs)
         leaves: list[Any] = []
         skeleton = _flatten((args, kwargs), leaves)

@@ -66,8 +66,10 @@ class Replay:
 
     def __call__(self, *arrays: Any) -> Tensor:
         arrays = tuple(a._array if isinstance(a, Tensor) else np.asarray(a) for a in arrays)
-        if not grad_mode.modes.grad_enabled or grad_mode.modes.anomaly_enabled:
-            raise RuntimeError("Replay: call it with grad mode on and anomaly detection off (it runs backward)")
+        modes = grad_mode.modes
+        if not modes.grad_enabled or modes.anomaly_enabled or modes.saved_hooks is not None:
+            raise RuntimeError("Replay: call it with grad mode on, anomaly detection off and no saved_tensors_hooks "
+                               "(it runs backward, and its nodes keep their tensors)")
         key = tuple((a.shape, a.dtype) for a in arrays)
         if key != self.key:
             return self._record(key, arrays)

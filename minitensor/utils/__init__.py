@@ -1,4 +1,4 @@
-"""Utilities with PyTorch's names: `data` (datasets and the DataLoader)."""
-from . import data  # noqa: F401
+"""Utilities with PyTorch's names: `data` (datasets and the DataLoader), `hooks` (hook handles)."""
+from . import data, hooks  # noqa: F401  (hooks: PyTorch imports torch.utils.hooks with torch)
 
 __all__ = ["data"]

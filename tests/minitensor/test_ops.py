@@ -1392,6 +1392,10 @@ ENGINE_NODES = {"OutputOf", "DelayedError"}
 # ---- h-modules: the identity node a module's backward hooks hang on (nn/_module_hooks.py); its gradients,
 # hooked and not, are compared in tests/minitensor/nn/test_module_hooks.py
 ENGINE_NODES |= {"BackwardHookFunction"}
+# identity nodes of two autograd APIs: an unpacked saved tensor in its argument's place (autograd/saved_hooks.py,
+# tests/minitensor/test_torch_saved_tensors_hooks.py) and a dual tensor's alias of its primal
+# (autograd/forward_ad.py, tests/minitensor/test_torch_forward_ad.py), their gradients compared with PyTorch's there
+ENGINE_NODES |= {"Unpacked", "_Alias"}
 # issue 29 (h-miscns): PyTorch's legacy NestedIOFunction, a Function subclass by name only (it computes nothing,
 # and using it raises: tested in test_torch_namespaces_issue29.py)
 LEGACY_NAMES = {"NestedIOFunction"}

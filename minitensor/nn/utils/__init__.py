@@ -145,10 +145,6 @@ from . import rnn  # noqa: E402, F401
 from ._reparam import (  # noqa: E402, F401
     convert_conv2d_weight_memory_format,
     convert_conv3d_weight_memory_format,
-    fuse_conv_bn_eval,
-    fuse_conv_bn_weights,
-    fuse_linear_bn_eval,
-    fuse_linear_bn_weights,
     remove_spectral_norm,
     remove_weight_norm,
     skip_init,
@@ -159,3 +155,13 @@ from ._reparam import (  # noqa: E402, F401
 # ---- h-prune: torch.nn.utils.prune (minitensor/nn/utils/prune.py) ---------------------------------------------
 # isort: split
 from . import prune  # noqa: E402, F401
+
+# ---- h-fusion: torch.nn.utils.fusion and .stateless, as submodules PyTorch's nn.utils imports -----------------
+# isort: split
+from . import stateless  # noqa: E402, F401
+from .fusion import (  # noqa: E402, F401
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
