@@ -127,6 +127,7 @@ MODULES = {
     "torch.nn.utils.stateless": "minitensor.nn.utils.stateless",
     # ---- h-fusion: batch-norm fusion and the window functions
     "torch.nn.utils.fusion": "minitensor.nn.utils.fusion",
+    "torch.nn.grad": "minitensor.nn.grad",  # (h-tut2: conv{1,2,3}d_input / _weight)
     "torch.signal": "minitensor.signal",
     "torch.signal.windows": "minitensor.signal.windows",
     "torch.distributions.cauchy": "minitensor.distributions.cauchy",

@@ -53,6 +53,7 @@ class device:
     """Everything runs on the CPU; `device('cpu')` exists so device-aware tutorial code runs."""
 
     type: str
+    index: int | None = None  # (no device number: 'cpu' alone)
 
     def __init__(self, type: str = "cpu") -> None:
         check_device(type, "device")
@@ -70,8 +71,22 @@ class device:
     def __hash__(self) -> int:
         return hash("cpu")
 
+    # `with torch.device(...):` makes it the default device of the factories and modules made inside; the
+    # CPU is the only one (and the default), so entering changes nothing
+    def __enter__(self) -> device:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
 
 _Device = device  # `device` is also a keyword argument name below
+
+
+def _grad_enabled() -> bool:
+    """Whether grad mode is on (asked only where a rule depends on it: autograd sits above the Tensor)."""
+    from .autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
 
 
 def check_device(dev: object, where: str) -> None:
@@ -413,8 +428,9 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> NDArray[Any]:
         """The numpy array holding the values (shared memory, as PyTorch's; `force=True` also for a tensor
-        that requires grad)."""
-        if self._rg and not force:
+        that requires grad, and so is grad mode off: under no_grad, in a Function's forward, nothing the
+        array feeds can be recorded)."""
+        if self._rg and not force and _grad_enabled():
             raise RuntimeError(
                 "numpy: can't call numpy() on a Tensor that requires grad; use tensor.detach().numpy()"
             )

@@ -52,6 +52,7 @@ NAMESPACES = [
     "torch.nn.attention.bias",
     "torch.nn.utils.fusion", "torch.nn.utils.stateless", "torch.signal.windows", "torch.utils.hooks",
     "torch.autograd.graph", "torch.autograd.forward_ad",
+    "torch.nn.grad",
 ]
 # Namespaces whose `__all__` is incomplete: their defined names from dir() are added to it
 ALL_AND_DIR = {"torch"}

@@ -24,13 +24,10 @@ def _tuple(x):
 def root_gradients(outputs, grad_outputs):
     """{node or leaf: d(loss)/d(output)} for the outputs backward starts from."""
     pending = {}
-    for t, g in zip(outputs, grad_outputs):
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
         t._check_view_is_current("backward")
-        if not t._rg:
-            raise RuntimeError(
-                f"backward: element of shape {tuple(t.shape)} does not require grad and has no grad_fn "
-                "(did you forget requires_grad=True, or compute it under no_grad?)"
-            )
+        if not t._rg:  # (PyTorch's words: a leaf made without requires_grad=True, or computed under no_grad)
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError(

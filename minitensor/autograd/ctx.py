@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import _dtype
 from ..tensor import Tensor, _HookHandle
+from .saved_attrs import saved_attribute
 from .torch_names import is_node_input, torch_node_name
 
 
@@ -113,6 +114,12 @@ class NodeExtras:
             weight = (self._shown("_weight_t", "TBackward0", (weight,)), 0)
         bias = (edges[2],) if 2 in edges else ()
         return bias + (edges.get(0, (None, 0)), weight)
+
+    def __getattr__(self, name: str) -> Any:
+        """PyTorch's `grad_fn._saved_<name>` and `_raw_saved_<name>` (saved_attrs.py), read only when asked."""
+        if name.startswith(("_saved_", "_raw_saved_")):
+            return saved_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def torch_name(self) -> str:
         """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""

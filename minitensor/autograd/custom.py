@@ -18,6 +18,8 @@ one output each:
 - An output forward passed to `save_for_backward` comes back in backward carrying this node as its
   `grad_fn`, so a backward that reads it (exp's) is differentiable again under `create_graph`.
 - `once_differentiable`: the backward runs without recording; differentiating its result raises.
+- `ctx.save_for_forward(*tensors)`: what the `jvp` staticmethod reads as `ctx.saved_tensors` (forward_ad.py
+  calls it); an output among them is the one the user got, so a tangent computed from it has a graph.
 """
 from __future__ import annotations
 
@@ -71,6 +73,11 @@ def wrap_outputs(op, ctx, args, raw):
             ctx.kept_outputs = (results[0].detach(),)
         else:
             _attach_several(ctx, results, slots)
+        if modes.saved_hooks is not None:  # saved_tensors_hooks: each saved tensor is packed, one by one
+            _pack_saved(ctx, modes.saved_hooks, results)
+    if ctx.saved_for_forward is not None:  # an output saved for jvp is read there as the user has it: with its graph
+        ctx.saved_for_forward = tuple(s if j < 0 else results[j] for s in ctx.saved_for_forward
+                                      for j in [_index_of(s, outs)])
     # what backward reads (inputs, saved tensors), at its version as forward left it (it may change an input)
     ctx.versions = tuple((t, t._version) for t, _ in ctx.versions)
     if modes.recorder is not None:  # the speed layer's Replay
@@ -183,7 +190,43 @@ class _SavedOutput:
         self.j = j
 
 
+class _PackedSaved:
+    """In `ctx.saved`: what pack_hook returned for a saved tensor; unpacked when backward reads `saved_tensors`."""
+
+    def __init__(self, value, unpack_hook, source, output):
+        self.value, self.unpack_hook, self.source, self.output = value, unpack_hook, source, output
+
+
+def _pack_saved(ctx, hooks, results):
+    """Hand each tensor given to save_for_backward to the pack hook (an output as the user got it); the node
+    keeps what it returned, and no longer checks those tensors' versions."""
+    from .saved_hooks import _source, call_pack
+    packed, kept = [], []
+    for s in ctx.saved:
+        if isinstance(s, _SavedOutput):
+            packed.append(_PackedSaved(call_pack(hooks.pack_hook, results[s.j]), hooks.unpack_hook, None, s))
+        elif isinstance(s, Tensor):
+            packed.append(_PackedSaved(call_pack(hooks.pack_hook, s), hooks.unpack_hook, _source(s), None))
+            kept.append(s)
+        else:
+            packed.append(s)
+    ctx.saved = tuple(packed)
+    ctx.versions = tuple((t, v) for t, v in ctx.versions if not any(t is k for k in kept))
+    ctx.fast_backward = None
+
+
+def _unpack_saved(ctx, s):
+    from .saved_hooks import Unpacked, _unpacked
+    t = _unpacked(s.unpack_hook(s.value))
+    if s.output is not None:  # an output: with this node as its grad_fn, as `_resolve_saved` gives it
+        ctx.kept_outputs = ctx.kept_outputs[:s.output.j] + (t.detach(),) + ctx.kept_outputs[s.output.j + 1:]
+        return _resolve_saved(ctx, s.output)
+    return t if s.source is None or t is s.source else Unpacked.apply(s.source, t.detach())
+
+
 def _resolve_saved(ctx, s):
+    if isinstance(s, _PackedSaved):
+        return _unpack_saved(ctx, s)
     if not isinstance(s, _SavedOutput):
         return s
     out = ctx.kept_outputs[s.j].detach()

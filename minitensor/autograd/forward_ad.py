@@ -157,6 +157,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            "level 0 is not supported.")
     dual = _alias(tensor, lvl)
+    # PyTorch's dual is a view of its primal (no node at all when the primal needs no gradient; here the
+    # hidden leaf's alias takes the same name)
+    dual.grad_fn.shown_as = "ViewBackward0"  # type: ignore[union-attr]
     lvl.duals[id(dual.grad_fn)] = (dual, tangent)
     return dual
 
@@ -172,7 +175,10 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     assert lvl is not None
     _level_for(level, "_fw_primal")  # (PyTorch checks the level only of a tensor with a tangent)
-    primal = _alias(tensor, lvl) if real else tensor.detach()
+    primal = tensor.detach()
+    if real:
+        primal = _alias(tensor, lvl)
+        primal.grad_fn.shown_as = "Identity"  # type: ignore[union-attr]  # (PyTorch's C++ node of _fw_primal)
     own = lvl.duals.get(id(tensor.grad_fn))
     if own is not None and own[0] is tensor:
         return UnpackedDualTensor(primal, own[1])
@@ -244,7 +250,11 @@ def _after_user_function(op: type, ctx: Any, args: tuple[Any, ...], result: Any)
             tangents.append(a.new_zeros(a.shape) if t is None else t)
         else:
             tangents.append(None)
-    out_tangents = jvp(ctx, *tangents)
+    ctx._in_jvp = True  # (its saved_tensors are what it gave save_for_forward)
+    try:
+        out_tangents = jvp(ctx, *tangents)
+    finally:  # (an output it kept would keep its node alive: they are needed once)
+        ctx._in_jvp, ctx.saved_for_forward = False, None
     outs = result if isinstance(result, tuple) else (result,)
     out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
     if len(out_tangents) != len(outs):

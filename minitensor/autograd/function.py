@@ -85,8 +85,21 @@ class Function(NodeExtras):
         self.saved = tensors
         self.versions = self.versions + tuple((t, t._version) for t in tensors if isinstance(t, Tensor))
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for the `jvp` staticmethod (forward mode): while it runs, `saved_tensors` gives these."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                 "non-tensors as attributes on ctx.")
+        self.saved_for_forward = tensors
+
+    #: what `save_for_forward` kept; `saved_tensors` gives it only while the jvp staticmethod runs
+    saved_for_forward: tuple[Any, ...] | None = None
+    _in_jvp = False
+
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        if self._in_jvp and self.saved_for_forward is not None:
+            return self.saved_for_forward
         if self.inputs is None:
             raise RuntimeError(freed_message(self))
         return self.saved

@@ -20,6 +20,7 @@ from .. import _dtype
 from ..tensor import Tensor
 from . import grad_mode
 from .api import grad as _grad
+from .jacobians import first_mismatch, forward_jacobians, numeric_jacobians
 
 
 class GradcheckError(RuntimeError):
@@ -180,14 +181,24 @@ def gradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], *, eps: 
               fast_mode: bool = False, masked: bool | None = None, seed: int = 0) -> bool:
     """True if the analytic gradients of `func` at `inputs` match central differences.
 
-    Every input that `requires_grad` is checked; they must be float64. Outputs are reduced with
-    random weights (seeded by `seed`, minitensor's own). On failure raises `GradcheckError` naming the
-    input, its worst element, both values and the op whose backward is wrong (or returns False when
-    `raise_exception=False`). PyTorch's other switches (`nondet_tol` ... `masked`) are taken and have
-    no effect: every check here is the reverse-mode one, on dense tensors, deterministic.
+    Every input that `requires_grad` is checked; they must be float64. Reverse mode (`check_backward_ad`):
+    the outputs are reduced with random weights u_k (seeded by `seed`, minitensor's own) and sum_k J_k^T u_k
+    is compared. Forward mode (`check_forward_ad`): each Jacobian J_k, column by column through dual
+    tensors (a user's Function through its `jvp`), is compared whole. Reverse mode is checked first. On
+    failure raises `GradcheckError` whose first line is PyTorch's ("Jacobian [computed with forward mode]
+    mismatch for output k with respect to input d", counting the outputs and inputs that require grad),
+    then the worst element, both values and, in reverse mode, the op whose backward is wrong (or returns
+    False when `raise_exception=False`). `nondet_tol`, `check_undefined_grad`, the batched checks,
+    `fast_mode` and `masked` are taken and have no effect: the checks are deterministic, on dense tensors.
     """
     fn = func
-
+    # (PyTorch's order of these checks)
+    assert check_forward_ad or check_backward_ad, \
+        "Expected at least one of check_forward_ad or check_backward_ad to be True"
+    assert not (check_batched_grad and not check_backward_ad), \
+        "Setting check_batched_grad=True requires check_backward_ad to be True"
+    assert not (check_batched_forward_grad and not check_forward_ad), \
+        "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
         if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
@@ -199,6 +210,15 @@ def gradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], *, eps: 
         raise GradcheckError("gradcheck: no input requires grad, so there is nothing to check")
     rng = np.random.default_rng(seed)
     args = _fresh_inputs(inputs)
+    if check_backward_ad and not _reverse_check(fn, args, eps, atol, rtol, rng, raise_exception):
+        return False
+    if check_forward_ad:
+        return _forward_check(fn, args, eps, atol, rtol, raise_exception)
+    return True
+
+
+def _reverse_check(fn, args, eps, atol, rtol, rng, raise_exception):
+    """The weighted reverse-mode check; False or GradcheckError on a mismatch."""
     outs, results = _analytic_and_numeric(fn, args, eps, rng)
     bad = _first_mismatch(results, atol, rtol)
     if bad is None:
@@ -207,6 +227,7 @@ def gradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], *, eps: 
         return False
     i, size, j, a, n, count = bad
     msg = (
+        f"{_reverse_pair(fn, args, i, eps, atol, rtol)}\n"
         f"gradcheck: the gradient of input {i} (shape {tuple(args[i].shape)}) disagrees with finite "
         f"differences at {count} of {size} elements. Worst: element {j}, analytic {a:.6g} vs "
         f"numeric {n:.6g} (atol={atol}, rtol={rtol})."
@@ -214,6 +235,57 @@ def gradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], *, eps: 
     raise GradcheckError(_with_blame(msg, _blame(outs, eps, atol, rtol, rng),
                                      "every op's backward passes on its own inputs; check how "
                                      "the function combines them"))
+
+
+def _wanted_and_diff(fn, args):
+    """Positions of the args that require grad, and of the float outputs that do (computed with grad on)."""
+    wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    with grad_mode.enable_grad():
+        outs = _outputs(fn, args)
+    return wanted, [k for k, o in enumerate(outs) if o.requires_grad]
+
+
+def _reverse_pair(fn, args, i, eps, atol, rtol):
+    """PyTorch's first line for a reverse-mode mismatch of arg `i`: the first output whose own weighted
+    VJP disagrees (output 0 when only the sum over outputs does)."""
+    wanted, diff = _wanted_and_diff(fn, args)
+    outputs = lambda a: _outputs(fn, a)  # noqa: E731
+    numeric = numeric_jacobians(outputs, args, [i], diff, eps)[0]
+    rng = np.random.default_rng(0)
+    k_bad = 0
+    for k, (pos, jac) in enumerate(zip(diff, numeric)):
+        with grad_mode.enable_grad():
+            out = _outputs(fn, args)[pos]
+            u = rng.standard_normal(out.shape)
+            (g,) = _grad([out], [args[i]], grad_outputs=[Tensor._make(u.astype(out.dtype))], allow_unused=True)
+        analytic = np.zeros(args[i]._array.size) if g is None else g._array.astype(np.float64).reshape(-1)
+        if _worst(analytic, jac @ u.reshape(-1), atol, rtol) is not None:
+            k_bad = k
+            break
+    return f"Jacobian mismatch for output {k_bad} with respect to input {wanted.index(i)},"
+
+
+def _forward_check(fn, args, eps, atol, rtol, raise_exception):
+    """Forward-mode Jacobians (through dual tensors) against the numeric ones; False or GradcheckError."""
+    wanted, diff = _wanted_and_diff(fn, args)
+    outputs = lambda a: _outputs(fn, a)  # noqa: E731
+    analytic = forward_jacobians(outputs, args, wanted, diff)
+    numeric = numeric_jacobians(outputs, args, wanted, diff, eps)
+    bad = first_mismatch(analytic, numeric, atol, rtol)
+    if bad is None:
+        return True
+    if not raise_exception:
+        return False
+    d, k = bad
+    a, n = analytic[d][k], numeric[d][k]
+    lines = [f"Jacobian computed with forward mode mismatch for output {k} with respect to input {d},",
+             f"numerical:{Tensor._make(n)!r}", f"analytical:{Tensor._make(a)!r}"]
+    w = _worst(a, n, atol, rtol)
+    if w is not None:
+        (row, col), av, nv, count = w
+        lines.append(f"Worst of the {count} elements that differ: d output[{col}] / d input[{row}] is {av:.6g} "
+                     f"in forward mode but {nv:.6g} numerically (atol={atol}, rtol={rtol}).")
+    raise GradcheckError("\n".join(lines) + "\n")
 
 
 def gradgradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], grad_outputs: Any = None, *,
@@ -227,9 +299,27 @@ def gradgradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], grad
     The VJP is computed with `create_graph=True`, so this verifies that every backward is itself
     correctly differentiable. On failure the error names the input, the worst element, both values
     and the op whose backward is not differentiable (e.g. one computed on `._array` with numpy, which
-    is right to first order but invisible to `create_graph`).
+    is right to first order but invisible to `create_graph`). With `check_fwd_over_rev` the VJP's
+    Jacobian is also computed in forward mode (dual tensors through the VJP) and compared; reverse over
+    reverse (`check_rev_over_rev`) is checked first.
     """
+    assert check_fwd_over_rev or check_rev_over_rev, \
+        "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+    assert not (check_undefined_grad and not check_rev_over_rev), \
+        "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
+    assert not (check_batched_grad and not check_rev_over_rev), \
+        "Setting check_batched_grad=True requires check_rev_over_rev to be True"
     vjp, args, n = _vjp_problem(func, inputs, grad_outputs, seed)
+    if check_rev_over_rev and not _rev_over_rev(func, vjp, args, n, eps, atol, rtol, raise_exception, seed):
+        return False
+    if check_fwd_over_rev:
+        return gradcheck(vjp, args, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception, seed=seed,
+                         check_forward_ad=True, check_backward_ad=False)
+    return True
+
+
+def _rev_over_rev(func, vjp, args, n, eps, atol, rtol, raise_exception, seed):
+    """gradcheck of the VJP in reverse mode; False or GradcheckError naming the op on a mismatch."""
     if gradcheck(vjp, args, eps=eps, atol=atol, rtol=rtol, raise_exception=False, seed=seed):
         return True
     if not raise_exception:
@@ -244,6 +334,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Tensor | Sequence[Any], grad
     i, size, j, a, num, count = bad
     what = f"input {i}" if i < n else f"grad_output {i - n} (the v of v^T J)"
     msg = (
+        f"{_reverse_pair(vjp, checked, i, eps, atol, rtol)}\n"
         f"gradgradcheck: the derivative of the vector-Jacobian product v^T J with respect to {what} "
         f"(shape {tuple(checked[i].shape)}) disagrees with finite differences at {count} of {size} "
         f"elements. Worst: element {j}, analytic {a:.6g} vs numeric {num:.6g} (atol={atol}, rtol={rtol})."

@@ -2,17 +2,13 @@
 `save_on_cpu`, `disable_saved_tensors_hooks`.
 
 Inside `with saved_tensors_hooks(pack, unpack):` every node recorded that reads values in backward
-(`Function.saves_values`) hands each tensor it keeps (its tensor arguments and its output) to
-`pack(t)` and keeps only what pack returned: the tensor itself is replaced by a stand-in of its shape
-and dtype that holds no memory. Just before that node's backward runs, `unpack(packed)` gives each
-tensor back, and backward reads that. The innermost `with` wins. As in PyTorch, a kept tensor is no
-longer checked for in-place changes (the node no longer holds it), and a pack hook must not change
-its input in place.
-
-Differences from PyTorch: PyTorch's node keeps only what its derivative formula reads (`a * b`
-packs a and b, `exp` its result), minitensor's keeps every tensor argument and its output, so the
-hooks are called for more tensors on many ops (see docs/pytorch_compatibility.md). A user's Function
-keeps what it gave `save_for_backward`, as in PyTorch; this first version does not pack those.
+(`Function.saves_values`) hands each tensor PyTorch's node saves (saved_names.py; for an op not there,
+its tensor arguments and its output) to `pack(t)` and keeps only what pack returned: the tensor itself
+is replaced by a stand-in of its shape and dtype that holds no memory. Just before that node's backward
+runs, `unpack(packed)` gives each tensor back, and backward reads that. The innermost `with` wins. As in
+PyTorch, a packed tensor is no longer checked for in-place changes (the node no longer holds it), and a
+pack hook must not change its input in place. A user's Function packs each `save_for_backward` tensor
+(custom.py). `grad_fn._raw_saved_<name>.register_hooks` packs one tensor the same way (saved_attrs.py).
 """
 from __future__ import annotations
 
@@ -23,6 +19,7 @@ from ..tensor import Tensor
 from . import grad_mode
 from .freeing import _stand_in
 from .function import Function
+from .saved_names import in_table, is_saved, saved_entry
 
 _disabled = threading.local()  # .message: why saved tensors hooks are refused here (None: they are allowed)
 
@@ -49,57 +46,99 @@ class saved_tensors_hooks:
         grad_mode.modes.saved_hooks = self._prev
 
     def pack_node(self, ctx: Any) -> None:
-        """Replace what the node `ctx` keeps for backward by what pack_hook returns (called by Function.apply)."""
+        """Replace what the node `ctx` keeps for backward by what pack_hook returns (called by Function.apply):
+        the tensors PyTorch's node saves (saved_names.py), in its order; for an op not in that table, every
+        tensor argument and the output."""
         if _refusal() is not None:
             raise RuntimeError(_refusal())
-        packed = Packed(self.unpack_hook)
-        inputs = list(ctx.inputs)
-        for i, a in enumerate(inputs):
-            if isinstance(a, Tensor):
-                packed.inputs.append((i, _source(a), self._pack(a)))
-                inputs[i] = _stand_in(a)
-        out = ctx._out()
-        if "saved_output" in vars(ctx) and out is not None:
-            packed.output = self._pack(out)
-            ctx.saved_output = _stand_in(ctx.saved_output)
-        ctx.inputs, ctx.versions = tuple(inputs), ()  # (what the node no longer holds, it can't check)
-        ctx.fast_backward = None  # the speed layer's numpy VJP may read arrays forward kept: the op's own reads inputs
-        ctx.packed = packed
+        for name, where, transposed in _slots_to_pack(ctx):
+            pack_slot(ctx, name, where, transposed, self.pack_hook, self.unpack_hook)
 
     def _pack(self, t: Tensor) -> Any:
-        version, modes = t._version, grad_mode.modes
-        prev, modes.grad_enabled = modes.grad_enabled, False  # (as PyTorch: what pack computes records nothing)
-        try:
-            result = self.pack_hook(t)
-        finally:
-            modes.grad_enabled = prev
-        if t._version != version:
-            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                               "input to pack hook cannot be modified by in-place operations as this can lead to "
-                               "unexpected side-effects. Please open an issue if you need to perform in-place "
-                               "operations on the input to a pack hook.")
-        return result
+        return call_pack(self.pack_hook, t)
+
+
+def _slots_to_pack(ctx: Any) -> list[tuple[str, Any, bool]]:
+    """(name, argument position or "result", transposed) for each tensor the node hands to pack_hook."""
+    entry = saved_entry(ctx) if in_table(ctx) else None
+    if entry is not None:
+        return [(s.name, s.source, s.transposed) for s in entry.tensors if is_saved(ctx, s)
+                and (s.source == "result" or isinstance(ctx.inputs[s.source], Tensor))]
+    slots: list[tuple[str, Any, bool]] = [(f"input {i}", i, False) for i, a in enumerate(ctx.inputs)
+                                          if isinstance(a, Tensor)]
+    if "saved_output" in vars(ctx) and ctx._out() is not None:
+        slots.append(("result", "result", False))
+    return slots
+
+
+def pack_slot(ctx: Any, name: str, where: Any, transposed: bool, pack_hook: Callable[[Tensor], Any],
+              unpack_hook: Callable[[Any], Tensor], detached: bool = False) -> None:
+    """Hand one tensor the node keeps to pack_hook and keep what it returned in its place (a stand-in
+    holding no memory takes the tensor's place, and the node no longer checks its version). `detached`:
+    pack_hook gets the tensor without its graph (as PyTorch's `register_hooks` on one saved tensor)."""
+    packed = vars(ctx).get("packed")
+    if packed is None:
+        packed = ctx.packed = Packed()
+    if where == "result":
+        out = ctx._out() if ctx._out() is not None else ctx.saved_output
+        value = call_pack(pack_hook, out.detach() if detached else out)
+        ctx.saved_output = _stand_in(ctx.saved_output)
+        packed.slots[where] = (name, None, value, unpack_hook, False)
+    else:
+        a = ctx.inputs[where]
+        with grad_mode.no_grad():  # (linear's weight: PyTorch's node keeps W^T, a view)
+            shown = a.t() if transposed else a
+        value = call_pack(pack_hook, shown.detach() if detached else shown)
+        packed.slots[where] = (name, _source(a), value, unpack_hook, transposed)
+        ctx.inputs = ctx.inputs[:where] + (_stand_in(a),) + ctx.inputs[where + 1:]
+        ctx.versions = tuple((t, v) for t, v in ctx.versions if t is not a)  # (what it no longer holds, it can't check)
+    ctx.fast_backward = None  # the speed layer's numpy VJP may read arrays forward kept: the op's own reads inputs
+
+
+def call_pack(pack_hook: Callable[[Tensor], Any], t: Tensor) -> Any:
+    """pack_hook(t), recording nothing (as PyTorch), refused if it changed t in place."""
+    version, modes = t._version, grad_mode.modes
+    prev, modes.grad_enabled = modes.grad_enabled, False
+    try:
+        result = pack_hook(t)
+    finally:
+        modes.grad_enabled = prev
+    if t._version != version:
+        raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                           "input to pack hook cannot be modified by in-place operations as this can lead to "
+                           "unexpected side-effects. Please open an issue if you need to perform in-place "
+                           "operations on the input to a pack hook.")
+    return result
 
 
 class Packed:
-    """What a node keeps under saved_tensors_hooks: pack_hook's results, and unpack_hook to read them."""
+    """What a node keeps under saved_tensors_hooks (or `_raw_saved_<name>.register_hooks`): for each
+    packed tensor, by argument position or "result" (a composite op names its node after forward: the
+    position stays), PyTorch's name, where its gradient goes, pack_hook's result, the unpack_hook to read it."""
 
-    def __init__(self, unpack_hook: Callable[[Any], Tensor]) -> None:
-        self.unpack_hook = unpack_hook
-        self.inputs: list[tuple[int, Any, Any]] = []  # (argument index, where its gradient goes, packed)
-        self.output: Any = None
+    def __init__(self) -> None:
+        # where -> (PyTorch's name, where its gradient goes, packed, unpack_hook, transposed)
+        self.slots: dict[Any, tuple[str, Any, Any, Callable[[Any], Tensor], bool]] = {}
+
+    def read(self, where: Any) -> Tensor:
+        """unpack_hook's tensor for the packed tensor at `where` (as PyTorch's node shows it)."""
+        _, _, value, unpack_hook, _ = self.slots[where]
+        return _unpacked(unpack_hook(value))
 
     def unpack(self, ctx: Any) -> None:
         """Put unpack_hook's tensors where backward reads them (called by the engine before the node's VJP).
         An unpacked argument keeps the argument's place in the graph, so create_graph differentiates through it."""
         inputs = list(ctx.inputs)
-        for i, source, value in self.inputs:
-            t = _unpacked(self.unpack_hook(value))
-            inputs[i] = t if source is None or t is source else Unpacked.apply(source, t.detach())
+        for where, (_, source, _, _, transposed) in self.slots.items():
+            t = self.read(where)
+            if where == "result":
+                ctx.saved_output = t.detach()
+                ctx.output_version = ctx.saved_output._version
+                continue
+            if transposed:
+                t = t.t()
+            inputs[where] = t if source is None or t is source else Unpacked.apply(source, t.detach())
         ctx.inputs = tuple(inputs)
-        if self.output is not None:
-            ctx.saved_output = _unpacked(self.unpack_hook(self.output)).detach()
-            ctx.output_version = ctx.saved_output._version
 
 
 def _source(a: Tensor) -> Tensor | None:

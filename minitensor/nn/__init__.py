@@ -84,4 +84,9 @@ __all__ += _sampling.MODULES
 # ---- h-param: torch.nn.utils.parametrize and .parametrizations (they need ModuleDict, so they load after it) ----
 # isort: split
 from .utils import parametrizations as _parametrizations, parametrize as _parametrize  # noqa: E402, F401
+
 # ---- end of the h-param block ----
+
+# ---- h-tut2: torch.nn.grad (a submodule, as PyTorch's: reached as nn.grad, never star-imported) ----
+# isort: split
+from . import grad  # noqa: E402, F401

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, check_device
+from ..tensor import Size, Tensor, check_device
 from ..types import DeviceLike, DTypeLike
 from . import _module_hooks as _hooks
 from ._module_hooks import (  # noqa: F401  (torch.nn.modules.module's global hooks live here too)
@@ -589,8 +589,8 @@ class Module:
                 problems.append(f"dtype mismatch for {key}: got a value of type {type(value).__name__} "
                                 f"with dtype {arr.dtype}, expected a {target.dtype} array")
             elif not getattr(target, "_uninitialized", False) and tuple(arr.shape) != tuple(target.shape):
-                problems.append(f"size mismatch for {key}: copying a param with shape {tuple(arr.shape)} from "
-                                f"checkpoint, the shape in current model is {tuple(target.shape)}")
+                problems.append(f"size mismatch for {key}: copying a param with shape {Size(arr.shape)} from "
+                                f"checkpoint, the shape in current model is {Size(target.shape)}.")
             elif arr.dtype.kind == "c" and target.dtype.kind != "c":
                 problems.append(f"dtype mismatch for {key}: got {arr.dtype}, the current model has {target.dtype}")
             else:
@@ -624,7 +624,7 @@ class Module:
                     raise RuntimeError("load_state_dict post-hook must return None")
             key_errors = _key_errors(strict, result.missing_keys, result.unexpected_keys)
             if key_errors:
-                _raise_load_errors(self, key_errors, changed=True)
+                _raise_load_errors(self, key_errors)
         return result
 
     def _state_slots(self, prefix=""):
@@ -744,17 +744,16 @@ def _has_extra_state(m):
 def _key_errors(strict, missing, unexpected):
     errors = []
     if strict and missing:
-        errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
     if strict and unexpected:
-        errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
     return errors
 
 
-def _raise_load_errors(module, errors, changed=False):
-    # PyTorch's first line as it is (scripts print it), then the problems, and last what became of the values
-    said = "the values were loaded" if changed else "nothing was changed"
-    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t"
-                       + "\n\t".join(errors) + f"\n\t({said})")
+def _raise_load_errors(module, errors):
+    # PyTorch's text as it is, trailing spaces included (scripts print it). Raised before any value is
+    # loaded, unless a post-hook ran: as in PyTorch, its changes to the key lists are then checked after.
+    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t" + "\n\t".join(errors))
 
 
 def _zero_grad(p, set_to_none):

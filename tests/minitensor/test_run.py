@@ -126,6 +126,16 @@ def run_in_process(script, on_minitensor, *args):
     # h-mods: modules the runner maps since (swa_utils, utils.checkpoint, cuda.amp, testing, nn.modules.loss)
     "swa_checkpoint_amp.py",          # torch.optim's SWA recipe, activation checkpointing, the old AMP spelling
     "forward_ad_tutorial.py",         # Forward-mode Automatic Differentiation (Beta): torch.autograd.forward_ad
+    "saved_tensors_hooks_tutorial.py",  # Hooks for autograd saved tensors (grad_fn._saved_*, saved_tensors_hooks)
+    # h-tut2: the torch.func tutorials, custom Functions and the recipes
+    "per_sample_grads_cnn.py",        # Per-sample-gradients (a CNN: functional_call, vmap(grad(...)))
+    "model_ensembling.py",            # Model ensembling (stack_module_state, vmap with in_dims)
+    "neural_tangent_kernels.py",      # Neural Tangent Kernels (jacrev contraction, and vjp/jvp products)
+    "func_custom_function.py",        # Extending torch.func with autograd.Function (setup_context, vmap, jvp)
+    "fuse_conv_bn_custom_function.py",  # Fusing Convolution and Batch Norm using Custom Function (torch.nn.grad)
+    "zeroing_out_gradients.py",       # recipe: Zeroing out gradients in PyTorch
+    "warmstarting_model.py",          # recipe: Warmstarting model using parameters from a different model
+    "changing_default_device.py",     # recipe: Changing default device
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)

@@ -470,3 +470,37 @@ def test_tutorial_idioms_same_as_torch():
         with pytest.raises(TypeError):
             format(mt.tensor(value), ".2f")
     assert (mt.inf, mt.pi, mt.e) == (torch.inf, torch.pi, torch.e)
+
+
+# ---- h-tut2: what the torch.func tutorials' NumPy-backed Functions and the default-device recipe need ----
+def test_numpy_of_a_tensor_that_requires_grad_is_refused_only_in_grad_mode():
+    torch = pytest.importorskip("torch")
+    for lib in (mt, torch):
+        t = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="numpy()"):
+            t.numpy()
+        with lib.no_grad():
+            assert t.numpy().tolist() == [1.0, 1.0]
+
+        class Twice(lib.autograd.Function):  # forward runs with grad mode off: its inputs' numpy() is allowed
+            @staticmethod
+            def forward(ctx, x):
+                return lib.tensor(x.numpy() * 2)
+
+            @staticmethod
+            def backward(ctx, g):
+                return 2 * g
+
+        y = Twice.apply(lib.tensor([1.0, -3.0], requires_grad=True))
+        assert y.tolist() == [2.0, -6.0] and y.requires_grad
+
+
+def test_a_device_is_a_context_manager_that_gives_itself():
+    torch = pytest.importorskip("torch")
+    for lib in (mt, torch):
+        d = lib.device("cpu")
+        with d as entered:
+            made = lib.zeros(2)
+        assert entered is d and made.device == d and d.index is None
+        with pytest.raises(TypeError):
+            d(lambda: None)  # (not a decorator, in PyTorch either)

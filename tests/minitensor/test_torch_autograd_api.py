@@ -410,3 +410,16 @@ def test_variable_matches_pytorch():
             V_([1.0])
         with pytest.raises(RuntimeError):
             V_(lib.ones(2, dtype=lib.int64), requires_grad=True)
+
+
+def test_backward_of_a_tensor_without_grad_is_pytorchs_error():  # (h-tut2)
+    messages = []
+    for lib in (mt, torch):
+        a, b = lib.ones(2, requires_grad=True).sum(), lib.ones(2).sum()
+        for call in (lambda: b.backward(), lambda: lib.autograd.backward([a, b]),
+                     lambda: lib.autograd.grad([a, b], [lib.ones(1, requires_grad=True)])):
+            with pytest.raises(RuntimeError) as err:
+                call()
+            messages.append(str(err.value))
+    assert messages[:3] == messages[3:]
+    assert messages[1] == "element 1 of tensors does not require grad and does not have a grad_fn"

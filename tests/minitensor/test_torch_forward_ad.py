@@ -298,3 +298,95 @@ def test_tangent_equals_finite_differences(v):
     h = 1e-6
     fd = (_f(a + h * ta, b + h * tb) - _f(a - h * ta, b - h * tb)) / (2 * h)
     np.testing.assert_allclose(_jt(a, b, ta, tb).numpy(), fd.numpy(), rtol=1e-6, atol=1e-7)
+
+
+# ---- node names --------------------------------------------------------------------------------------
+
+def _grad_fn_names(lib, ad, requires_grad):
+    """What `grad_fn=<...>` shows for a dual, ops on it, and the primals unpack_dual gives back."""
+    x = lib.tensor(np.array([0.3, -1.2, 0.8]), dtype=lib.float64, requires_grad=requires_grad)
+    t = lib.tensor(np.array([1.0, 0.5, -2.0]), dtype=lib.float64)
+
+    def name(y):
+        return None if y.grad_fn is None else repr(y).split("grad_fn=<")[1].split(">")[0]
+
+    with ad.dual_level():
+        d = ad.make_dual(x, t)
+        return {"dual": name(d), "dual * 2": name(d * 2), "sin(dual)": name(d.sin()), "dual + x": name(d + x),
+                "dual of a view": name(ad.make_dual(x.view(3, 1), t.view(3, 1))),
+                "primal of the dual": name(ad.unpack_dual(d).primal),
+                "primal of sin(dual)": name(ad.unpack_dual(d.sin()).primal)}
+
+
+def test_grad_fn_names_of_duals_are_pytorchs():
+    assert _grad_fn_names(mt, fwAD, True) == _grad_fn_names(torch, tfwAD, True)
+    assert _grad_fn_names(mt, fwAD, True)["dual"] == "ViewBackward0"
+    assert _grad_fn_names(mt, fwAD, True)["primal of the dual"] == "Identity"
+
+
+def test_a_dual_of_a_tensor_without_grad_has_a_node_unlike_pytorchs():
+    """The documented difference: minitensor's dual is a graph node even then (PyTorch: no grad_fn)."""
+    ours, theirs = _grad_fn_names(mt, fwAD, False), _grad_fn_names(torch, tfwAD, False)
+    assert set(theirs.values()) == {None}
+    assert ours["dual"] == "ViewBackward0" and ours["sin(dual)"] == "SinBackward0"
+    assert ours["primal of the dual"] is None  # the primal is a plain tensor, as in PyTorch
+
+
+# ---- h-tut2: ctx.save_for_forward, as the "Extending torch.func with autograd.Function" tutorial uses it ----
+def _exp_function(lib):
+    class MyExp(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])  # backward reads x, jvp reads the output
+            ctx.save_for_forward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.exp()
+
+        @staticmethod
+        def jvp(ctx, t):
+            result, = ctx.saved_tensors
+            return t * result
+
+    return MyExp
+
+
+def test_save_for_forward_is_what_jvp_reads_and_backward_still_reads_its_own():
+    x = np.array([0.3, -1.2, 0.8])
+    t, w = np.array([1.0, 2.0, -0.5]), np.array([0.7, -0.4, 1.9])  # (w: a random-like weight on the output)
+    got = []
+    for lib, ad in ((mt, fwAD), (torch, torch.autograd.forward_ad)):
+        xr = lib.tensor(x, requires_grad=True)
+        with ad.dual_level():
+            out = _exp_function(lib).apply(ad.make_dual(xr, lib.tensor(t)))
+            tangent = ad.unpack_dual(out).tangent
+            (out * lib.tensor(w)).sum().backward()
+        got.append((tangent.detach().numpy(), tangent.requires_grad, type(tangent.grad_fn).__name__ != "NoneType",
+                    xr.grad.numpy()))
+    (ta, ra, fa, ga), (tb, rb, fb, gb) = got
+    np.testing.assert_allclose(ta, tb, rtol=1e-12)
+    np.testing.assert_allclose(ga, gb, rtol=1e-12)
+    assert (ra, fa) == (rb, fb) == (True, True)  # the saved output is the one with a graph
+
+
+def test_save_for_forward_takes_tensors_only():
+    for lib in (mt, torch):
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x, 3)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        with pytest.raises(AssertionError, match="save_for_forward expects all arguments to be tensors; you should "
+                                                 "save non-tensors as attributes on ctx."):
+            Keep.apply(lib.ones(1))

@@ -213,3 +213,19 @@ def test_same_log_as_torch(scenario):
 def test_module_has_torchs_public_methods():
     missing = sorted(n for n in dir(torch.nn.Module) if not n.startswith("_") and not hasattr(mt.nn.Module, n))
     assert missing == []
+
+
+def test_load_state_dict_errors_are_pytorchs_text():  # (h-tut2: the warmstarting recipe prints them)
+    messages = []
+    for lib in (mt, torch):
+        net = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.Linear(3, 1))
+        bad = {"0.weight": lib.zeros(4, 5), "0.bias": lib.zeros(3), "extra": lib.zeros(1), "other": lib.zeros(1)}
+        for strict in (True, False):
+            with pytest.raises(RuntimeError) as err:
+                net.load_state_dict(bad, strict=strict)
+            messages.append(str(err.value).replace("minitensor.Size", "torch.Size"))
+        result = net.load_state_dict({k: v for k, v in net.state_dict().items() if k != "1.bias"}, strict=False)
+        messages.append(repr(result))
+    assert messages[:3] == messages[3:]
+    assert messages[0].endswith('"extra", "other". \n\tsize mismatch for 0.weight: copying a param with shape '
+                                "torch.Size([4, 5]) from checkpoint, the shape in current model is torch.Size([3, 2]).")

@@ -105,6 +105,22 @@ with fwAD.dual_level():
     downstream = fwAD.unpack_dual(dual_output.sin() * 3).tangent
     show("after the custom Function", downstream)
 
+# the tutorial checks the jvp against finite differences (reverse mode off: Fn has no backward)
+print("gradcheck:", torch.autograd.gradcheck(Fn.apply, (primal,), check_forward_ad=True, check_backward_ad=False,
+                                             check_undefined_grad=False, check_batched_grad=False))
+
+
+class WrongJvp(Fn):
+    @staticmethod
+    def jvp(ctx, gI):
+        return 2 * gI * ctx.result
+
+
+try:
+    torch.autograd.gradcheck(WrongJvp.apply, (primal[:2, :2],), check_forward_ad=True, check_backward_ad=False)
+except RuntimeError as e:  # (GradcheckError, a RuntimeError)
+    print(type(e).__name__ + ":", str(e).splitlines()[0])
+
 
 class NoJvp(torch.autograd.Function):
     @staticmethod
