@@ -63,11 +63,31 @@ def set_rng_state(new_state: Mapping[str, Any]) -> None:
 class Generator:
     """A private random stream, for code that passes `generator=` (PyTorch's torch.Generator)."""
 
+    _DEFAULT_SEED = 67280421310721  # what PyTorch's `torch.Generator().initial_seed()` reports
+
     def __init__(self, device: str = "cpu") -> None:
-        self._rng = np.random.default_rng(0)
+        self.manual_seed(self._DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
-        self._rng = np.random.default_rng(int(seed))
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed this generator was last seeded with (by `manual_seed` or `seed`)."""
+        return self._seed
+
+    def seed(self) -> int:
+        """Seed from the operating system's entropy; the seed."""
+        s = int(np.random.default_rng().integers(2 ** 63))
+        self.manual_seed(s)
+        return s
+
+    def get_state(self) -> Mapping[str, Any]:
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: Mapping[str, Any]) -> Generator:
+        self._rng.bit_generator.state = state
         return self
 
     def __getattr__(self, name: str) -> Any:  # uniform, normal, random, ... of the numpy Generator
@@ -89,11 +109,15 @@ class _DefaultGenerator(Generator):
     def initial_seed(self) -> int:
         return _initial_seed
 
+    def seed(self) -> int:
+        return seed()
+
     def get_state(self) -> Mapping[str, Any]:
         return get_rng_state()
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
+    def set_state(self, state: Mapping[str, Any]) -> Generator:
         set_rng_state(state)
+        return self
 
 
 default_generator: Generator = _DefaultGenerator()

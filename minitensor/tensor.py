@@ -216,6 +216,12 @@ def _one_number(t: Tensor) -> NDArray[Any]:
 _new = object.__new__
 
 
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Backward does not fill "
+    "it in for such a tensor; call .retain_grad() on it first to keep its gradient, or read the .grad of "
+    "the leaf it was computed from.")
+
+
 class VersionCounter:
     """How many in-place changes a storage has seen: shared by a tensor, its views and `detach()`."""
 
@@ -349,7 +355,11 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient backward accumulated here (None until then)."""
+        """The gradient backward accumulated here (None until then). Reading it on a non-leaf that does
+        not retain its gradient warns, as PyTorch does: backward never fills it, so None there is a slip."""
+        if self._grad is None and self.grad_fn is not None and not self.grad_fn.retain:
+            import warnings  # (only on this slip: the getter is read on every optimizer step)
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter

@@ -146,10 +146,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
             if materialize_grads:
                 g = _zeros_for(t, create_graph)
             elif not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
-                    "pass allow_unused=True if this is expected"
-                )
+                raise RuntimeError(  # (PyTorch's words, after the function's name)
+                    f"grad: The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
 

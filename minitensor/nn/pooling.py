@@ -65,6 +65,8 @@ def _as_2d(input, nd, op):
         if nd == 1:  # (PyTorch's 1-d pools too run as 2-d ones: their last node is this squeeze)
             t = t.squeeze(2)
         t = t.squeeze(0) if unbatched else t
+        if nd > 1 and t._base is not None:  # (PyTorch's 2-d and 3-d pools write a new tensor, which
+            t = t.clone()                     # `nn.ReLU(inplace=True)` may change: ours is no view either)
         return shown_as(t, name) if name is not None and nd > 1 else t  # PyTorch's one node
     return x, undo
 

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _dtype
+from ..factories import _linspace_values
 from ..ops._util import tensor_input
 from ..ops.indexing import where
 from ..tensor import Tensor
@@ -66,11 +67,13 @@ def _align_corners(align_corners):
 
 
 def _base_coords(n, align_corners, dtype):
-    """The n normalised pixel positions in [-1, 1]: the centres (align_corners) or the centres of n equal cells."""
+    """The n normalised pixel positions in [-1, 1]: the centres (align_corners) or the centres of n equal cells.
+    Rounded as PyTorch's: its linspace, then (in the dtype) times n - 1, over n; a grid point that lands on
+    a pixel is where bilinear sampling's gradient jumps, and its last bit picks the side."""
     if n <= 1:
         return np.zeros(max(n, 0), dtype=dtype)
-    c = np.linspace(-1.0, 1.0, n)
-    return (c if align_corners else c * (n - 1) / n).astype(dtype)
+    c = _linspace_values(-1.0, 1.0, n, dtype)
+    return c if align_corners else c * c.dtype.type(n - 1) / c.dtype.type(n)
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:

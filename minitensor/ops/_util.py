@@ -122,6 +122,15 @@ def broadcast_shapes(op, *shapes):
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
+        if len(shapes) == 2:  # the op, PyTorch's sentence for two operands (their first clash, from the last
+            a, b = (tuple(s) for s in shapes)  # dim on: what a search for the error finds), then both shapes
+            n = max(len(a), len(b))
+            for dim in reversed(range(n)):
+                sa = a[dim - n + len(a)] if dim - n + len(a) >= 0 else 1
+                sb = b[dim - n + len(b)] if dim - n + len(b) >= 0 else 1
+                if sa != sb and 1 not in (sa, sb):
+                    raise RuntimeError(f"{op}: The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                                       f"at non-singleton dimension {dim} (shapes {a} and {b})") from None
         listed = " and ".join(str(tuple(s)) for s in shapes)
         raise RuntimeError(f"{op}: shapes {listed} cannot be broadcast together") from None
 

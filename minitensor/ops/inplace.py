@@ -84,10 +84,8 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
     else:  # (nothing it reads requires grad, or grad mode is off: computing records no node)
         result = _named(op, compute, self, *args, **kwargs)
     if result._array.shape != self._array.shape:
-        raise RuntimeError(
-            f"{op}: the result has shape {tuple(result.shape)}, which can't be written in place into a "
-            f"tensor of shape {tuple(self.shape)}"
-        )
+        raise RuntimeError(  # (PyTorch's words after the op's name: the in-place tensor is the op's output)
+            f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}")
     if result._array.dtype != self._array.dtype:
         # PyTorch's rule: no float into int, no int into bool
         if _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:

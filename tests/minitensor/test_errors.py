@@ -198,7 +198,7 @@ def test_failed_in_place_update_changes_nothing():
         before = _snapshot(x)
         with pytest.raises(RuntimeError, match=r"add_.*\(3,\).*\(2,\)"):
             x.add_(mt.ones(2))
-        with pytest.raises(RuntimeError, match=r"mul_.*\(2, 3\).*\(3,\)"):
+        with pytest.raises(RuntimeError, match=r"mul_: output with shape \[3\] doesn't match .* shape \[2, 3\]"):
             x.mul_(mt.ones(2, 3))
         with pytest.raises(RuntimeError, match=r"__setitem__.*\(2,\)"):
             x[0] = mt.ones(2)
@@ -206,11 +206,11 @@ def test_failed_in_place_update_changes_nothing():
             x[5] = 1.0
         with pytest.raises(RuntimeError, match=r"copy_.*\(4,\).*\(3,\)"):
             x.copy_(mt.ones(4))
-        with pytest.raises(RuntimeError, match=r"__iadd__.*\(2, 3\).*\(3,\)"):
+        with pytest.raises(RuntimeError, match=r"__iadd__: output with shape \[3\] doesn't match .* shape \[2, 3\]"):
             x += mt.ones(2, 3)
         with pytest.raises(RuntimeError, match=r"masked_fill_.*\(2,\).*\(3,\)"):
             x.masked_fill_(mt.tensor([True, False]), 0.0)
-        with pytest.raises(RuntimeError, match=r"masked_fill_.*\(2, 3\).*\(3,\)"):
+        with pytest.raises(RuntimeError, match=r"masked_fill_: output with shape \[3\] .* shape \[2, 3\]"):
             x.masked_fill_(mt.ones(2, 3).bool(), 0.0)  # out of place the input would broadcast up to the mask
         with pytest.raises(RuntimeError, match=r"masked_fill_: expected a bool mask, got dtype int64"):
             x.masked_fill_(mt.tensor([1, 0, 1]), 0.0)

@@ -136,6 +136,12 @@ def run_in_process(script, on_minitensor, *args):
     "zeroing_out_gradients.py",       # recipe: Zeroing out gradients in PyTorch
     "warmstarting_model.py",          # recipe: Warmstarting model using parameters from a different model
     "changing_default_device.py",     # recipe: Changing default device
+    # h-tut3
+    "char_rnn_generation.py",         # NLP From Scratch: Generating Names with a Character-Level RNN
+    "spatial_transformer.py",         # Spatial Transformer Networks (affine_grid, grid_sample)
+    "reproducibility_notes.py",       # the Reproducibility notes (seeds, deterministic algorithms, Generator)
+    "autograd_mechanics_broadcasting.py",  # the Broadcasting semantics and Autograd mechanics notes
+    "d2l_from_scratch.py",            # Dive into Deep Learning's from-scratch chapters, without the d2l package
 ])
 def test_tutorial_idioms_print_and_warn_what_pytorch_does(script):
     ours, our_warnings = run_in_process(SCRIPTS / script, on_minitensor=True)
