@@ -28,6 +28,7 @@ TORCH_NODE_NAMES = {
     "Logsumexp": "LogsumexpBackward0", "LogSoftmax": "LogSoftmaxBackward0", "Log1p": "Log1PBackward0",
 }
 TORCH_NODE_NAMES["MatrixExp"] = "LinalgMatrixExpBackward0"  # (h-param: torch.matrix_exp is linalg's op)
+TORCH_NODE_NAMES["CopySlices"] = "CopySlices"  # (a base changed in place through a view: PyTorch's own node name)
 
 
 def torch_node_name(node: Any) -> str:
@@ -121,8 +122,18 @@ def _rounding_name(x: Any, mode: str, decimals: int) -> str:
     return "RoundBackward1" if decimals else mode.capitalize() + "Backward0"
 
 
+def _index_put_name(x: Any, key: Any, value: Any) -> str:
+    """`x[key] = value`: PyTorch writes a basic key (ints, slices, None) through a view (CopySlices), and
+    a tensor or list key with index_put."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, list) or (isinstance(k, np.ndarray) and (k.ndim or k.dtype == bool)) for k in key):
+        return "IndexPutBackward0"
+    return "CopySlices"
+
+
 NAMED_BY_CALL = {
-    "Index": _indexing_name, "Sum": _reduction_name("Sum"), "Mean": _reduction_name("Mean"),
+    "Index": _indexing_name, "IndexPut": _index_put_name, "Sum": _reduction_name("Sum"),
+    "Mean": _reduction_name("Mean"),
     "Matmul": _matmul_name, "Linear": _linear_name, "Pow": _pow_name, "Round": _rounding_name,
     "Sub": lambda a, b: "SubBackward0" if hasattr(a, "ndim") else "RsubBackward1",  # `1 - x` is PyTorch's rsub
     "Div": lambda a, b: "DivBackward0" if hasattr(a, "ndim") else "MulBackward0",  # `2 / x`: 2 * reciprocal(x)

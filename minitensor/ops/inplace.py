@@ -12,10 +12,16 @@ it was *before* the change (a copy, so the node can still read the old values). 
 all give PyTorch's gradients. Any node that saved the old value (e.g. `exp`, whose backward reads
 its output) sees the new version and refuses to run backward, as in PyTorch.
 
-Two cases are refused with an error, as in PyTorch: a leaf that requires grad can't change in
-place while recording (update it under `no_grad()`), and (a documented difference) an in-place op
-through a *view* of a tensor in the graph, where PyTorch would rewrite the base's graph: write
-into the base tensor itself instead (`y[0] = v`, `y.masked_fill_(...)`).
+Through a *view*, the base changes too (they share memory), so the base's history is rewritten as
+well: its `grad_fn` becomes a `CopySlices` node, "the base as it was, with the view's region
+replaced by the op's result". So d2l's masking of attention scores works as in PyTorch:
+
+    X = scores.reshape(-1, n)         # a view of scores, which is in the graph
+    X[~mask] = -1e6                   # X's node is the fill; scores' node is CopySlices
+
+A leaf that requires grad can't change in place while recording, directly or through a view, as in
+PyTorch (update it under `no_grad()`). Other views of the base taken before the change are out of
+date afterwards: using them raises an error that says to take the view again (PyTorch replays them).
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
+from ..autograd.function import Function
 from ..random import Generator, _gen
 from ..tensor import Tensor
 from ..types import Index, TensorOrNumber
@@ -70,12 +77,7 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
                 "update its values without recording (a training step), do it under `with minitensor.no_grad():`; "
                 "to compute a new value from it, use the out-of-place op (`x = x + 1`)"
             )
-        if self._base is not None:
-            raise RuntimeError(
-                f"{op}: an in-place operation on a view of a tensor whose gradient is tracked is not "
-                "supported in minitensor (PyTorch would rewrite the base's graph); write into the base "
-                "tensor itself (e.g. `y[0] = v` instead of `y[0].copy_(v)`), or use the out-of-place op"
-            )
+        region = None if self._base is None else _region_of(self._base, self, op)  # (refused: before any change)
         old = Tensor._make(self._array.copy())  # the value before the change, with its history
         old.grad_fn, old._rg = self.grad_fn, self._rg
         result = _named(op, compute, old, *args, **kwargs)
@@ -102,7 +104,65 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
         if before is not None and before.retain:  # retain_grad() asked for self's gradient: the new value's
             node.retain, before.retain = True, False
         self.grad_fn, self._rg = node, True
+        if region is not None:  # a view: its base changed as well
+            _rewrite_base(self, result, region)
     return self
+
+
+def _region_of(base: Tensor, view: Tensor, op: str) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Where `view` lies in `base`'s memory, as `as_strided` takes it: (shape, strides, offset) in elements.
+    Refuses a view of a leaf that requires grad (as PyTorch), and the views whose place it can't name."""
+    if base._rg and base.grad_fn is None:
+        raise RuntimeError(
+            f"{op}: a view of a leaf Variable that requires grad is being used in an in-place operation. To "
+            "update its values without recording, do it under `with minitensor.no_grad():`"
+        )
+    b, v = base._array, view._array
+    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    item = b.itemsize
+    if not b.flags.c_contiguous or v.dtype != b.dtype or offset % item or any(s % item for s in v.strides):
+        raise RuntimeError(
+            f"{op}: an in-place operation on this view (shape {tuple(view.shape)}) of a tensor whose gradient "
+            "is tracked is not supported in minitensor (its base's memory is not laid out in order); write "
+            "into the base tensor itself, or use the out-of-place op"
+        )
+    return tuple(v.shape), tuple(s // item for s in v.strides), offset // item
+
+
+def _rewrite_base(view: Tensor, result: Tensor, region: tuple[tuple[int, ...], tuple[int, ...], int]) -> None:
+    """The base of `view` now holds `result` in the view's region: its node becomes CopySlices of its old
+    history and `result`, and the view, whose node is result's, stays current with it."""
+    base = view._base
+    assert base is not None
+    before = Tensor._make(base._array)  # (the base's history; CopySlices reads no values)
+    before.grad_fn, before._rg = base.grad_fn, base._rg
+    node: Any = CopySlices.apply(before, result, region).grad_fn
+    node._out, node.output_version = weakref.ref(base), base._version
+    base.grad_fn, base._rg = node, True
+    view._base_grad_fn = node
+
+
+class CopySlices(Function):
+    r"""A base whose view changed in place: new = before, with the view's region (shape, strides, offset:
+    `region`) replaced by `values`.
+
+    forward: new = before;  new[region] = values   (already written through the view)
+    VJP:     g_before = g with the region zeroed;  g_values = g[region]
+    """
+    saves_values = False
+
+    @staticmethod
+    def forward(ctx, before, values, region):
+        return before._array.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, strides, offset = ctx.inputs[2]
+        outside = np.ones(g.shape, dtype=g._array.dtype)
+        np.lib.stride_tricks.as_strided(outside[...].reshape(-1)[offset:], shape,
+                                        tuple(s * outside.itemsize for s in strides))[...] = 0
+        g = g.contiguous()
+        return g * Tensor._make(outside), g.as_strided(shape, strides, offset), None
 
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}

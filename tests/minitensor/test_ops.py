@@ -1396,6 +1396,9 @@ ENGINE_NODES |= {"BackwardHookFunction"}
 # tests/minitensor/test_torch_saved_tensors_hooks.py) and a dual tensor's alias of its primal
 # (autograd/forward_ad.py, tests/minitensor/test_torch_forward_ad.py), their gradients compared with PyTorch's there
 ENGINE_NODES |= {"Unpacked", "_Alias"}
+# the node a base gets when it changes in place through a view (ops/inplace.py): its gradients are compared with
+# PyTorch's and checked by finite differences in tests/minitensor/test_inplace.py
+ENGINE_NODES |= {"CopySlices"}
 # issue 29 (h-miscns): PyTorch's legacy NestedIOFunction, a Function subclass by name only (it computes nothing,
 # and using it raises: tested in test_torch_namespaces_issue29.py)
 LEGACY_NAMES = {"NestedIOFunction"}

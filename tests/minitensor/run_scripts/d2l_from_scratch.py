@@ -6,8 +6,8 @@ the partition, cross_entropy picking y_hat[range(len(y_hat)), y], accuracy), wei
 dropout from scratch ((torch.rand(X.shape) > dropout).float()), initialization (xavier_uniform_ through
 net.apply(init_weights)), batch norm from scratch (moving_mean / moving_var, torch.is_grad_enabled()),
 a residual block of nn.LazyConv2d / nn.LazyBatchNorm2d, and attention scoring (masked_softmax with
-repeat_interleave, torch.bmm, additive attention's features.unsqueeze; run under no_grad, as minitensor
-refuses masked_softmax's write into a view of scores that track a gradient).
+repeat_interleave, torch.bmm, additive attention's features.unsqueeze, and the gradients through
+masked_softmax's write into a view of the scores).
 
 The two libraries draw different random numbers: each draw is made as the book does, then printed by
 shape (or by what does not depend on it), and the numbers trained on are made here from sines.
@@ -426,16 +426,22 @@ keys = torch.ones((2, 10, 2))
 values = torch.arange(40, dtype=torch.float32).reshape(1, 10, 4).repeat(2, 1, 1)
 valid_lens = torch.tensor([2, 6])
 
-# (under no_grad: masked_softmax writes into a view of the scores, X[~mask] = value, which minitensor does
-# not allow on a tensor whose gradient is tracked)
 attention = AdditiveAttention(num_hiddens=8, dropout=0.1)
 attention.eval()
+attention(queries, keys, values, valid_lens)  # (the lazy layers take their sizes)
 with torch.no_grad():
-    attention(queries, keys, values, valid_lens)
     for k, p in enumerate(attention.parameters()):
         p.copy_(fixed(*p.shape, scale=0.4, phase=k))
-    print(attention(queries, keys, values, valid_lens))
+out = attention(queries, keys, values, valid_lens)  # masked_softmax writes into a view of the scores
+print(out)
 print(attention.attention_weights.reshape(2, 10))
+# the gradients through the masked scores (X[~mask] = value on their view), with keys that differ (in float64:
+# float32's rounding moves them by 1e-4 between the two libraries)
+attention.double()
+out = attention(queries.double(), fixed(2, 10, 2, phase=0.4).double(), values.double(), valid_lens)
+(out * fixed(*out.shape, phase=0.3)).sum().backward()
+for name, p in attention.named_parameters():
+    print(name, " ".join(f"{v:.6g}" for v in p.grad.reshape(-1)[:4].tolist()))
 
 queries = fixed(2, 1, 2, phase=0.9)
 attention = DotProductAttention(dropout=0.5)
