@@ -15,6 +15,7 @@ from typing import Any
 from .. import _dtype
 from ..tensor import Tensor, _HookHandle
 from .saved_attrs import saved_attribute
+from .saved_names import NAMES as _SAVED_NAMES
 from .torch_names import is_node_input, torch_node_name
 
 
@@ -115,12 +116,6 @@ class NodeExtras:
         bias = (edges[2],) if 2 in edges else ()
         return bias + (edges.get(0, (None, 0)), weight)
 
-    def __getattr__(self, name: str) -> Any:
-        """PyTorch's `grad_fn._saved_<name>` and `_raw_saved_<name>` (saved_attrs.py), read only when asked."""
-        if name.startswith(("_saved_", "_raw_saved_")):
-            return saved_attribute(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def torch_name(self) -> str:
         """PyTorch's name of this node (`MulBackward0`, see torch_names.py); `name()` is explain()'s."""
         return torch_node_name(self)
@@ -133,6 +128,17 @@ class NodeExtras:
             name = f"{_dtype.shown_as()}.autograd.function.{name}"
         return f"<{name} object at {id(self):#x}>"
 
+
+
+def _saved_property(attr: str) -> property:
+    return property(lambda node: saved_attribute(node, attr),
+                    doc=f"PyTorch's `grad_fn.{attr}`: what its node saved (saved_attrs.py), read only when asked")
+
+
+# PyTorch's `grad_fn._saved_<name>` and `_raw_saved_<name>`, for every name of saved_names.py's table
+for _name in _SAVED_NAMES:
+    for _attr in ("_saved_" + _name, "_raw_saved_" + _name):
+        setattr(NodeExtras, _attr, _saved_property(_attr))
 
 def _pytorch_edge(target: Any) -> tuple[Any, int]:
     """An edge's target as PyTorch names it: a leaf's AccumulateGrad, or (node, which of its outputs)."""

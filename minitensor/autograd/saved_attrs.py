@@ -1,5 +1,5 @@
 """`grad_fn._saved_<name>` and `grad_fn._raw_saved_<name>`: what PyTorch's node saved, read from
-minitensor's node by the table in saved_names.py (reached through NodeExtras.__getattr__, so nothing is
+minitensor's node by the table in saved_names.py (properties of NodeExtras, one per name, so nothing is
 computed for a node unless asked).
 
 - `_saved_<input>` is the argument itself (`y.grad_fn._saved_self is x`, as in PyTorch); a number

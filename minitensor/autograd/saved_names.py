@@ -177,6 +177,17 @@ SAVED: dict[str, Callable[[tuple[Any, ...], str], Entry | None]] = {
 }
 
 
+#: every name an entry above can give (slots, values, derived): the `_saved_<name>` and `_raw_saved_<name>`
+#: attributes a node has (ctx.py makes them properties: a `__getattr__` on the node class would slow every
+#: attribute read of every node, as CPython then can't specialise them)
+NAMES = frozenset({
+    "self", "other", "exponent", "result", "mat1", "mat2", "vec", "tensor", "alpha", "beta", "self_sym_sizes",
+    "self_sym_numel", "mat1_sym_sizes", "mat2_sym_sizes", "keepdim", "indices", "index", "sparse_grad",
+    "scale_grad_by_freq", "sparse", "weight_sym_argsize_0", "mask", "condition", "min", "max", "bias", "input",
+    "weight", "normalized_shape", "result1", "result2", "target", "total_weight",
+})
+
+
 def saved_entry(node: Any) -> Entry | None:
     """What PyTorch's node for `node` saves (needs the node's arguments: call it before backward frees them);
     None for an op or a call the table doesn't cover."""
