@@ -129,7 +129,6 @@ class NodeExtras:
         return f"<{name} object at {id(self):#x}>"
 
 
-
 def _saved_property(attr: str) -> property:
     return property(lambda node: saved_attribute(node, attr),
                     doc=f"PyTorch's `grad_fn.{attr}`: what its node saved (saved_attrs.py), read only when asked")
@@ -139,6 +138,7 @@ def _saved_property(attr: str) -> property:
 for _name in _SAVED_NAMES:
     for _attr in ("_saved_" + _name, "_raw_saved_" + _name):
         setattr(NodeExtras, _attr, _saved_property(_attr))
+
 
 def _pytorch_edge(target: Any) -> tuple[Any, int]:
     """An edge's target as PyTorch names it: a leaf's AccumulateGrad, or (node, which of its outputs)."""

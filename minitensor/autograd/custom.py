@@ -216,12 +216,12 @@ def _pack_saved(ctx, hooks, results):
 
 
 def _unpack_saved(ctx, s):
-    from .saved_hooks import Unpacked, _unpacked
+    from .saved_hooks import _unpacked, in_place_of
     t = _unpacked(s.unpack_hook(s.value))
     if s.output is not None:  # an output: with this node as its grad_fn, as `_resolve_saved` gives it
         ctx.kept_outputs = ctx.kept_outputs[:s.output.j] + (t.detach(),) + ctx.kept_outputs[s.output.j + 1:]
         return _resolve_saved(ctx, s.output)
-    return t if s.source is None or t is s.source else Unpacked.apply(s.source, t.detach())
+    return in_place_of(s.source, t)
 
 
 def _resolve_saved(ctx, s):

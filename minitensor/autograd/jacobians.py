@@ -10,7 +10,7 @@ dy_k / dx_d[j].
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -24,24 +24,32 @@ def _columns(x: Tensor, outs: Sequence[Tensor], diff: Sequence[int]) -> list[np.
     return [np.zeros((x._array.size, outs[k]._array.size)) for k in diff]
 
 
+def central_differences(outputs: Outputs, args: list[Any], i: int,
+                        eps: float) -> Iterator[tuple[int, list[np.ndarray], list[np.ndarray]]]:
+    """For each element j of args[i], which owns C-contiguous memory (perturbed in place, then restored):
+    (j, the outputs at x + eps e_j, the outputs at x - eps e_j), as float64 copies (an output may be a view
+    of the input that is about to be perturbed again)."""
+    flat = args[i]._array.reshape(-1)
+    for j in range(flat.size):
+        orig = flat[j]
+        flat[j] = orig + eps
+        plus = [np.array(o._array, dtype=np.float64) for o in outputs(args)]
+        flat[j] = orig - eps
+        minus = [np.array(o._array, dtype=np.float64) for o in outputs(args)]
+        flat[j] = orig
+        yield j, plus, minus
+
+
 def numeric_jacobians(outputs: Outputs, args: list[Any], wanted: Sequence[int], diff: Sequence[int],
                       eps: float) -> list[list[np.ndarray]]:
     """Central-difference Jacobians of the outputs at positions `diff` (of `outputs(args)`) with respect to
-    the args at positions `wanted`, which own C-contiguous memory (they are perturbed in place)."""
+    the args at positions `wanted` (see `central_differences`)."""
     result = []
     with grad_mode.no_grad():
         outs = outputs(args)
         for i in wanted:
-            flat = args[i]._array.reshape(-1)
             jac = _columns(args[i], outs, diff)
-            for j in range(flat.size):
-                orig = flat[j]
-                flat[j] = orig + eps
-                # float64 copies: an output may be a view of the input that is about to be perturbed again
-                plus = [np.array(o._array, dtype=np.float64) for o in outputs(args)]
-                flat[j] = orig - eps
-                minus = [np.array(o._array, dtype=np.float64) for o in outputs(args)]
-                flat[j] = orig
+            for j, plus, minus in central_differences(outputs, args, i, eps):
                 for col, k in zip(jac, diff):
                     col[j] = ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
             result.append(jac)
@@ -72,14 +80,3 @@ def forward_jacobians(outputs: Outputs, args: list[Any], wanted: Sequence[int],
                         col[j] = np.asarray(t._array, dtype=np.float64).reshape(-1)
         result.append(jac if jac is not None else [np.zeros((0, 0)) for _ in diff])
     return result
-
-
-def first_mismatch(analytic: list[list[np.ndarray]], numeric: list[list[np.ndarray]], atol: float,
-                   rtol: float) -> tuple[int, int] | None:
-    """(input d, output k) of the first pair, inputs outermost, whose Jacobians differ beyond
-    |a - n| <= atol + rtol |n| (nan fails), or None."""
-    for d, (per_a, per_n) in enumerate(zip(analytic, numeric)):
-        for k, (a, n) in enumerate(zip(per_a, per_n)):
-            if a.shape != n.shape or not (np.abs(a - n) <= atol + rtol * np.abs(n)).all():
-                return d, k
-    return None

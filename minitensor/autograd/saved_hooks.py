@@ -137,8 +137,14 @@ class Packed:
                 continue
             if transposed:
                 t = t.t()
-            inputs[where] = t if source is None or t is source else Unpacked.apply(source, t.detach())
+            inputs[where] = in_place_of(source, t)
         ctx.inputs = tuple(inputs)
+
+
+def in_place_of(source: Tensor | None, t: Tensor) -> Tensor:
+    """An unpacked tensor `t` where backward reads it: tied to `source` (see `_source`) in the graph, so
+    create_graph differentiates through it; `t` itself when there is nothing to tie it to."""
+    return t if source is None or t is source else Unpacked.apply(source, t.detach())
 
 
 def _source(a: Tensor) -> Tensor | None:
