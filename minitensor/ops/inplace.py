@@ -97,16 +97,21 @@ def inplace(self: Tensor, op: str, compute: Callable[..., Tensor], *args: Any, *
     np.copyto(self._array, result._array)
     self._bump_version()
     if records and result._rg:  # the node that made `result` now made `self`
-        node, before = result.grad_fn, self.grad_fn
-        node._out, node.output_version = weakref.ref(self), self._version
-        if node.saves_values:
-            node.saved_output = self.detach()
-        if before is not None and before.retain:  # retain_grad() asked for self's gradient: the new value's
-            node.retain, before.retain = True, False
-        self.grad_fn, self._rg = node, True
+        _now_made_by(result.grad_fn, self)
         if region is not None:  # a view: its base changed as well
             _rewrite_base(self, result, region)
     return self
+
+
+def _now_made_by(node: Any, t: Tensor) -> None:
+    """Make `node` the one that made `t` as it is now (t changed in place): its output, and t's grad_fn."""
+    before = t.grad_fn
+    node._out, node.output_version = weakref.ref(t), t._version
+    if node.saves_values:
+        node.saved_output = t.detach()
+    if before is not None and before.retain:  # retain_grad() asked for t's gradient: the new value's
+        node.retain, before.retain = True, False
+    t.grad_fn, t._rg = node, True
 
 
 def _region_of(base: Tensor, view: Tensor, op: str) -> tuple[tuple[int, ...], tuple[int, ...], int]:
@@ -136,9 +141,8 @@ def _rewrite_base(view: Tensor, result: Tensor, region: tuple[tuple[int, ...], t
     assert base is not None
     before = Tensor._make(base._array)  # (the base's history; CopySlices reads no values)
     before.grad_fn, before._rg = base.grad_fn, base._rg
-    node: Any = CopySlices.apply(before, result, region).grad_fn
-    node._out, node.output_version = weakref.ref(base), base._version
-    base.grad_fn, base._rg = node, True
+    node = CopySlices.apply(before, result, region).grad_fn
+    _now_made_by(node, base)
     view._base_grad_fn = node
 
 
@@ -153,13 +157,13 @@ class CopySlices(Function):
 
     @staticmethod
     def forward(ctx, before, values, region):
-        return before._array.copy()
+        return before._array  # (the base's own memory, already written: only this node is kept, on the base)
 
     @staticmethod
     def backward(ctx, g):
         shape, strides, offset = ctx.inputs[2]
         outside = np.ones(g.shape, dtype=g._array.dtype)
-        np.lib.stride_tricks.as_strided(outside[...].reshape(-1)[offset:], shape,
+        np.lib.stride_tricks.as_strided(outside.reshape(-1)[offset:], shape,
                                         tuple(s * outside.itemsize for s in strides))[...] = 0
         g = g.contiguous()
         return g * Tensor._make(outside), g.as_strided(shape, strides, offset), None

@@ -920,3 +920,17 @@ def test_in_place_through_a_view_passes_gradcheck():
     x = mt.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     h = mt.tensor(rng.standard_normal(2), requires_grad=True)
     assert mt.autograd.gradcheck(f, (x, h))
+
+
+def test_retain_grad_of_a_base_follows_it_through_an_in_place_change_of_its_view():
+    def run(lib):
+        x = T(lib, [[1.0, 2.0], [3.0, 4.0]], True)
+        y = x * 2
+        y.retain_grad()
+        y[0].mul_(3)
+        (y * T(lib, U22)).sum().backward()
+        return [y.grad, x.grad]
+    ours = run(mt)
+    assert ours[0] is not None
+    torch = pytest.importorskip("torch")
+    assert_arrays([t.numpy() for t in ours], [t.numpy() for t in run(torch)])
