@@ -35,59 +35,51 @@ def _check_output(conv: Callable[..., Tensor], y: Tensor, grad_output: Tensor) -
                            f"tensor.size[{d}] = {got}")
 
 
-def _input_grad(conv: Callable[..., Tensor], input_size: _Size, weight: Tensor, grad_output: Tensor,
-                stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
-    keep_graph = is_grad_enabled() and (weight.requires_grad or grad_output.requires_grad)
-    with enable_grad():
-        x = zeros(tuple(input_size), dtype=weight.dtype, requires_grad=True)
-        y = conv(x, weight, None, stride, padding, dilation, groups)
-        _check_output(conv, y, grad_output)
-        (gx,) = _vjp(y, x, grad_output, create_graph=keep_graph)
-    return gx if keep_graph else gx.detach()
-
-
-def _weight_grad(conv: Callable[..., Tensor], input: Tensor, weight_size: _Size, grad_output: Tensor,
+def _vjp_at_zero(conv: Callable[..., Tensor], size: _Size, known: Tensor, grad_output: Tensor, of_input: bool,
                  stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
-    keep_graph = is_grad_enabled() and (input.requires_grad or grad_output.requires_grad)
+    """dL/dz for the convolution's input z (`of_input`) or weight z, of `size`, the other operand being
+    `known`: the VJP at z = 0 (the map z -> conv is linear), with a graph when `known` or g require grad."""
+    keep_graph = is_grad_enabled() and (known.requires_grad or grad_output.requires_grad)
     with enable_grad():
-        w = zeros(tuple(weight_size), dtype=input.dtype, requires_grad=True)
-        y = conv(input, w, None, stride, padding, dilation, groups)
+        z = zeros(tuple(size), dtype=known.dtype, requires_grad=True)
+        y = conv(z, known, None, stride, padding, dilation, groups) if of_input else \
+            conv(known, z, None, stride, padding, dilation, groups)
         _check_output(conv, y, grad_output)
-        (gw,) = _vjp(y, w, grad_output, create_graph=keep_graph)
-    return gw if keep_graph else gw.detach()
+        (gz,) = _vjp(y, z, grad_output, create_graph=keep_graph)
+    return gz if keep_graph else gz.detach()
 
 
 def conv1d_input(input_size: _Size, weight: Tensor, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dx of y = conv1d(x, weight) for an x of `input_size`, given dL/dy = grad_output."""
-    return _input_grad(conv1d, input_size, weight, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv1d, input_size, weight, grad_output, True, stride, padding, dilation, groups)
 
 
 def conv1d_weight(input: Tensor, weight_size: _Size, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                   dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dw of y = conv1d(input, w) for a w of `weight_size`, given dL/dy = grad_output."""
-    return _weight_grad(conv1d, input, weight_size, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv1d, weight_size, input, grad_output, False, stride, padding, dilation, groups)
 
 
 def conv2d_input(input_size: _Size, weight: Tensor, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dx of y = conv2d(x, weight) for an x of `input_size`, given dL/dy = grad_output."""
-    return _input_grad(conv2d, input_size, weight, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv2d, input_size, weight, grad_output, True, stride, padding, dilation, groups)
 
 
 def conv2d_weight(input: Tensor, weight_size: _Size, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                   dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dw of y = conv2d(input, w) for a w of `weight_size`, given dL/dy = grad_output."""
-    return _weight_grad(conv2d, input, weight_size, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv2d, weight_size, input, grad_output, False, stride, padding, dilation, groups)
 
 
 def conv3d_input(input_size: _Size, weight: Tensor, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dx of y = conv3d(x, weight) for an x of `input_size`, given dL/dy = grad_output."""
-    return _input_grad(conv3d, input_size, weight, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv3d, input_size, weight, grad_output, True, stride, padding, dilation, groups)
 
 
 def conv3d_weight(input: Tensor, weight_size: _Size, grad_output: Tensor, stride: Any = 1, padding: Any = 0,
                   dilation: Any = 1, groups: int = 1) -> Tensor:
     """dL/dw of y = conv3d(input, w) for a w of `weight_size`, given dL/dy = grad_output."""
-    return _weight_grad(conv3d, input, weight_size, grad_output, stride, padding, dilation, groups)
+    return _vjp_at_zero(conv3d, weight_size, input, grad_output, False, stride, padding, dilation, groups)
